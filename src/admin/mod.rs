@@ -1,0 +1,176 @@
+//! Administrative commands: the one implementation behind the CLI.
+//!
+//! A command is data ([`Command`]), so the CLI can run it in two ways with
+//! the same result: sent over the server's Unix socket while a server runs
+//! (redb allows one process on the file), or executed here on a store the
+//! CLI opened itself when none runs.
+
+pub mod socket;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::auth::accounts::{self, Role};
+use crate::auth::keys::{IssuedKey, KeySettings, KeyUpdate, Keys};
+use crate::catalogue::credits_to_micros;
+use crate::store::{Store, StoreError};
+use crate::tenants::{self, Tier};
+use crate::time_util::now_ms;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum Command {
+    TenantsCreate {
+        name: String,
+        tier: Tier,
+    },
+    TenantsList,
+    TenantsShow {
+        tenant: String,
+    },
+    TenantsTopup {
+        tenant: String,
+        credits: f64,
+    },
+    KeysCreate {
+        tenant: String,
+        settings: KeySettings,
+    },
+    KeysList {
+        tenant: Option<String>,
+    },
+    KeysShow {
+        id: String,
+    },
+    KeysUpdate {
+        id: String,
+        update: KeyUpdate,
+    },
+    KeysRevoke {
+        id: String,
+    },
+    KeysRotate {
+        id: String,
+    },
+    UsersCreate {
+        email: String,
+        tenant: String,
+        role: Role,
+        password: String,
+    },
+    UsersList {
+        tenant: Option<String>,
+    },
+    UsersSetRole {
+        who: String,
+        role: Role,
+    },
+    UsersDisable {
+        who: String,
+    },
+    Backup {
+        out: PathBuf,
+    },
+}
+
+/// What a command needs: the store and the key service (whose cache must
+/// see every key change).
+#[derive(Clone)]
+pub struct Context {
+    pub store: Arc<Store>,
+    pub keys: Keys,
+}
+
+impl Context {
+    pub fn new(store: Arc<Store>) -> Context {
+        Context {
+            keys: Keys::new(store.clone()),
+            store,
+        }
+    }
+}
+
+fn issued_view(issued: IssuedKey) -> Value {
+    let mut view = issued.key.view(now_ms());
+    view["key"] = json!(issued.value);
+    view
+}
+
+pub async fn execute(ctx: &Context, command: Command) -> Result<Value, StoreError> {
+    let now = now_ms();
+    match command {
+        Command::TenantsCreate { name, tier } => {
+            Ok(tenants::create(&ctx.store, &name, tier).await?.view())
+        }
+        Command::TenantsList => Ok(json!(
+            tenants::list(&ctx.store)?
+                .iter()
+                .map(|t| t.view())
+                .collect::<Vec<_>>()
+        )),
+        Command::TenantsShow { tenant } => {
+            Ok(ctx.store.read(|tx| tenants::resolve(tx, &tenant))?.view())
+        }
+        Command::TenantsTopup { tenant, credits } => {
+            let micros = credits_to_micros(credits).map_err(StoreError::Invalid)?;
+            if micros == 0 {
+                return Err(StoreError::Invalid(
+                    "a top-up must add a positive amount of credits".into(),
+                ));
+            }
+            Ok(tenants::top_up(&ctx.store, &tenant, micros).await?.view())
+        }
+        Command::KeysCreate { tenant, settings } => {
+            Ok(issued_view(ctx.keys.create(&tenant, settings).await?))
+        }
+        Command::KeysList { tenant } => Ok(json!(
+            ctx.keys
+                .list(tenant.as_deref())?
+                .iter()
+                .map(|k| k.view(now))
+                .collect::<Vec<_>>()
+        )),
+        Command::KeysShow { id } => Ok(ctx.keys.get(&id)?.view(now)),
+        Command::KeysUpdate { id, update } => Ok(ctx.keys.update(&id, update).await?.view(now)),
+        Command::KeysRevoke { id } => Ok(ctx.keys.revoke(&id).await?.view(now)),
+        Command::KeysRotate { id } => Ok(issued_view(ctx.keys.rotate(&id).await?)),
+        Command::UsersCreate {
+            email,
+            tenant,
+            role,
+            password,
+        } => Ok(
+            accounts::create(&ctx.store, &email, &tenant, role, &password)
+                .await?
+                .view(),
+        ),
+        Command::UsersList { tenant } => Ok(json!(
+            accounts::list(&ctx.store, tenant.as_deref())?
+                .iter()
+                .map(|a| a.view())
+                .collect::<Vec<_>>()
+        )),
+        Command::UsersSetRole { who, role } => Ok(accounts::modify(&ctx.store, &who, move |a| {
+            a.role = role;
+            Ok(())
+        })
+        .await?
+        .view()),
+        Command::UsersDisable { who } => Ok(accounts::modify(&ctx.store, &who, |a| {
+            a.disabled = true;
+            Ok(())
+        })
+        .await?
+        .view()),
+        Command::Backup { out } => {
+            let store = ctx.store.clone();
+            let summary = tokio::task::spawn_blocking(move || store.backup_to(&out))
+                .await
+                .map_err(|e| StoreError::Database(e.to_string()))??;
+            Ok(json!(summary))
+        }
+    }
+}

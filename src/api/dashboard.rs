@@ -1,0 +1,71 @@
+//! Dashboard routes under `/api/v1`: sign-in and the signed-in account.
+//! Later capabilities add their routes here, each stating its permission
+//! in the handler's signature.
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::routing::{get, post};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::api::json::Json;
+use crate::app::AppState;
+use crate::auth::extract::Signed;
+use crate::auth::sessions;
+use crate::error::ApiError;
+use crate::tenants;
+use crate::time_util::format_rfc3339;
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/api/v1/auth/login", post(login))
+        .route("/api/v1/auth/logout", post(logout))
+        .route("/api/v1/me", get(me))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LoginBody {
+    email: String,
+    password: String,
+}
+
+async fn login(
+    State(state): State<AppState>,
+    Json(body): Json<LoginBody>,
+) -> Result<axum::Json<Value>, ApiError> {
+    let ttl = i64::try_from(state.config.session_ttl.as_millis()).unwrap_or(i64::MAX);
+    let issued = sessions::login(&state.store, &body.email, &body.password, ttl).await?;
+    tracing::info!(account = %issued.account.id, "signed in");
+    Ok(axum::Json(json!({
+        "token": issued.token,
+        "expiresAt": format_rfc3339(issued.expires_at),
+    })))
+}
+
+async fn logout(
+    State(state): State<AppState>,
+    Signed(current): Signed,
+) -> Result<StatusCode, ApiError> {
+    sessions::logout(&state.store, current.token_digest)
+        .await
+        .map_err(|e| ApiError::internal("ending a session", e))?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+async fn me(
+    State(state): State<AppState>,
+    Signed(current): Signed,
+) -> Result<axum::Json<Value>, ApiError> {
+    let account = &current.account;
+    let tenant = state
+        .store
+        .read(|tx| tenants::resolve(tx, &account.tenant_id))
+        .map_err(|e| ApiError::internal("reading the tenant", e))?;
+    let mut view = account.view();
+    view["tenant"] = json!({ "id": tenant.id, "name": tenant.name, "tier": tenant.tier.as_str() });
+    view["permissions"] = json!(account.role.permissions());
+    view["sessionExpiresAt"] = json!(format_rfc3339(current.expires_at));
+    Ok(axum::Json(view))
+}

@@ -1,0 +1,22 @@
+//! HTTP handlers only: extract, call the domain, map to a view. Handlers
+//! never open a transaction; the domain modules do.
+//!
+//! - `health`: `/healthz`, `/readyz` (public)
+//! - `v1`: inference routes (`/v1`, API key)
+//! - `dashboard`: `/api/v1` (session; permissions in each signature)
+
+pub mod dashboard;
+pub mod health;
+pub mod json;
+pub mod v1;
+
+use axum::Router;
+
+use crate::app::AppState;
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .merge(health::routes())
+        .merge(v1::routes())
+        .merge(dashboard::routes())
+}

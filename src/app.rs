@@ -1,0 +1,180 @@
+//! The running server: [`AppState`] (built once), the router and its
+//! layers, the admin socket, and graceful shutdown.
+//!
+//! Layers, outermost first: request id, tracing (path only: a query may
+//! carry a key), dialect of error bodies, the 50 MB body limit, then
+//! authentication, which denies by default. Shutdown on SIGTERM or Ctrl-C
+//! stops accepting, lets requests in flight finish (up to the configured
+//! grace), stops the admin socket, then flushes the writer.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::{DefaultBodyLimit, Request};
+use axum::http::{HeaderName, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::sensitive_headers::SetSensitiveRequestHeadersLayer;
+use tower_http::trace::TraceLayer;
+
+use crate::admin;
+use crate::auth::extract::authenticate;
+use crate::auth::keys::Keys;
+use crate::catalogue::Catalogue;
+use crate::config::Config;
+use crate::error::{ApiError, Code, render_in_dialect};
+use crate::store::Store;
+
+/// Bodies above this size are refused with 413 (spec, "Limits").
+pub const MAX_BODY_BYTES: usize = 50 * 1024 * 1024;
+
+static REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+
+/// Everything a request may need, cloned cheaply into each handler.
+#[derive(Clone)]
+pub struct AppState {
+    pub config: Arc<Config>,
+    pub store: Arc<Store>,
+    pub catalogue: Arc<Catalogue>,
+    pub keys: Keys,
+    /// Unix seconds at start, for `created` fields of catalogue views.
+    pub started_at: i64,
+}
+
+impl AppState {
+    pub fn new(config: Config, store: Store) -> AppState {
+        let store = Arc::new(store);
+        AppState {
+            catalogue: Arc::new(Catalogue::from_config(&config)),
+            config: Arc::new(config),
+            keys: Keys::new(store.clone()),
+            store,
+            started_at: crate::time_util::now_ms() / 1000,
+        }
+    }
+}
+
+pub fn router(state: AppState) -> Router {
+    crate::api::routes()
+        .fallback(|| async { ApiError::not_found("no such route") })
+        .method_not_allowed_fallback(|| async {
+            ApiError::new(Code::MethodNotAllowed, "this route does not accept that method")
+        })
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(middleware::from_fn_with_state(state.clone(), authenticate))
+        .layer(middleware::from_fn(refuse_oversized))
+        .layer(middleware::from_fn(render_in_dialect))
+        .layer(TraceLayer::new_for_http().make_span_with(|request: &Request| {
+            let id = request.headers().get(&REQUEST_ID).and_then(|v| v.to_str().ok()).unwrap_or("");
+            tracing::info_span!("request", method = %request.method(), path = %request.uri().path(), request_id = %id)
+        }))
+        .layer(SetSensitiveRequestHeadersLayer::new([
+            header::AUTHORIZATION,
+            HeaderName::from_static("x-api-key"),
+            HeaderName::from_static("x-goog-api-key"),
+        ]))
+        .layer(PropagateRequestIdLayer::new(REQUEST_ID.clone()))
+        .layer(SetRequestIdLayer::new(REQUEST_ID.clone(), MakeRequestUuid))
+        .with_state(state)
+}
+
+/// Refuses a declared body above the limit before authentication or any
+/// reading; a body without a length is cut at the limit when read.
+async fn refuse_oversized(request: Request, next: Next) -> Response {
+    let declared = request
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > MAX_BODY_BYTES as u64) {
+        return payload_too_large().into_response();
+    }
+    next.run(request).await
+}
+
+pub fn payload_too_large() -> ApiError {
+    ApiError::new(
+        Code::PayloadTooLarge,
+        format!(
+            "the request body exceeds {} MB",
+            MAX_BODY_BYTES / (1024 * 1024)
+        ),
+    )
+}
+
+/// A server bound to its address, not yet serving.
+pub struct Server {
+    pub state: AppState,
+    pub listener: TcpListener,
+    pub shutdown: CancellationToken,
+}
+
+impl Server {
+    pub async fn bind(state: AppState) -> std::io::Result<Server> {
+        let listener = TcpListener::bind(state.config.listen).await?;
+        Ok(Server {
+            state,
+            listener,
+            shutdown: CancellationToken::new(),
+        })
+    }
+
+    pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
+        self.listener.local_addr()
+    }
+
+    /// Serves until the token is cancelled, then drains and flushes.
+    pub async fn run(self) -> std::io::Result<()> {
+        let Server {
+            state,
+            listener,
+            shutdown,
+        } = self;
+        let socket = admin::socket::serve(state.clone(), shutdown.clone())?;
+        let app = router(state.clone());
+        let grace = state.config.shutdown_grace;
+        let stop = shutdown.clone();
+        let serving = axum::serve(listener, app)
+            .with_graceful_shutdown(async move { stop.cancelled().await });
+        let mut serving = std::pin::pin!(serving.into_future());
+        tokio::select! {
+            result = &mut serving => result?,
+            () = shutdown.cancelled() => {
+                // In-flight requests get the grace period to finish.
+                if tokio::time::timeout(grace, &mut serving).await.is_err() {
+                    tracing::warn!(?grace, "requests still running after the shutdown grace period; closing");
+                }
+            }
+        }
+        let _ = socket.await;
+        state.store.close();
+        tracing::info!("stopped; every answered write is durable");
+        Ok(())
+    }
+}
+
+/// Resolves on SIGTERM or Ctrl-C.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = term => {},
+    }
+}

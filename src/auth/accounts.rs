@@ -1,0 +1,463 @@
+//! Dashboard accounts, their roles, and the one permission table.
+//!
+//! Permissions attach to the account's role, never to a key (spec,
+//! "Account roles"). [`Role::can`] is the whole table: a `match` over every
+//! (role, permission) pair, so adding either makes the compiler ask.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use super::{new_id, random_token};
+use crate::store::tables::{self, ACCOUNT_EMAILS, ACCOUNTS};
+use crate::store::{Reader, Store, StoreError, Table};
+use crate::tenants;
+use crate::time_util::{format_rfc3339, now_ms};
+
+pub const ACCOUNT_TABLE: Table<Account> = Table::new(ACCOUNTS);
+
+/// Passwords shorter than this are refused.
+pub const MIN_PASSWORD_LEN: usize = 12;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    Owner,
+    Admin,
+    Billing,
+    Auditor,
+    Reviewer,
+    User,
+    Tester,
+}
+
+impl Role {
+    pub const ALL: [Role; 7] = [
+        Role::Owner,
+        Role::Admin,
+        Role::Billing,
+        Role::Auditor,
+        Role::Reviewer,
+        Role::User,
+        Role::Tester,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Owner => "owner",
+            Role::Admin => "admin",
+            Role::Billing => "billing",
+            Role::Auditor => "auditor",
+            Role::Reviewer => "reviewer",
+            Role::User => "user",
+            Role::Tester => "tester",
+        }
+    }
+
+    /// The permission table.
+    pub fn can(self, permission: Permission) -> bool {
+        use Permission as P;
+        use Role as R;
+        match permission {
+            // Only the owner: ownership, hard deletes, the registry, erasure.
+            P::AssignOwner | P::HardDeleteModels | P::ManageRegistry | P::EraseSubjects => {
+                self == R::Owner
+            }
+            P::ManageModels
+            | P::ManageUsers
+            | P::ManagePolicies
+            | P::ManageAllKeys
+            | P::ManageWebhooks => {
+                matches!(self, R::Owner | R::Admin)
+            }
+            P::ManageIncidents | P::ManageConsents => matches!(self, R::Owner | R::Admin),
+            P::TopUpCredits => matches!(self, R::Owner | R::Admin | R::Billing),
+            P::ManagePaymentMethods => matches!(self, R::Owner | R::Billing),
+            P::ViewBilling => matches!(self, R::Owner | R::Admin | R::Billing),
+            P::ViewAllUsage => matches!(self, R::Owner | R::Admin | R::Billing | R::Auditor),
+            P::ViewConversations | P::ViewAudit => matches!(self, R::Owner | R::Auditor),
+            P::ReviewItems => matches!(self, R::Owner | R::Reviewer),
+            P::ManageOwnKeys | P::ViewOwnUsage => matches!(self, R::Owner | R::Admin | R::User),
+            P::SendInference => matches!(self, R::Owner | R::Admin | R::User | R::Tester),
+            P::UsePlayground => matches!(self, R::Owner | R::Tester),
+            P::ViewModels => true,
+        }
+    }
+
+    pub fn permissions(self) -> Vec<&'static str> {
+        Permission::ALL
+            .iter()
+            .filter(|p| self.can(**p))
+            .map(|p| p.as_str())
+            .collect()
+    }
+}
+
+impl std::str::FromStr for Role {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Role::ALL
+            .into_iter()
+            .find(|r| r.as_str() == s)
+            .ok_or_else(|| format!("`{s}` is not a role; use one of owner, admin, billing, auditor, reviewer, user, tester"))
+    }
+}
+
+/// What a dashboard account may do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Permission {
+    ManageModels,
+    HardDeleteModels,
+    ManageUsers,
+    AssignOwner,
+    ManagePolicies,
+    TopUpCredits,
+    ManagePaymentMethods,
+    ViewBilling,
+    ViewAllUsage,
+    ViewConversations,
+    ViewAudit,
+    ReviewItems,
+    ManageAllKeys,
+    ManageOwnKeys,
+    ViewOwnUsage,
+    SendInference,
+    UsePlayground,
+    ManageWebhooks,
+    ManageRegistry,
+    ManageIncidents,
+    ManageConsents,
+    EraseSubjects,
+    ViewModels,
+}
+
+impl Permission {
+    pub const ALL: [Permission; 23] = [
+        Permission::ManageModels,
+        Permission::HardDeleteModels,
+        Permission::ManageUsers,
+        Permission::AssignOwner,
+        Permission::ManagePolicies,
+        Permission::TopUpCredits,
+        Permission::ManagePaymentMethods,
+        Permission::ViewBilling,
+        Permission::ViewAllUsage,
+        Permission::ViewConversations,
+        Permission::ViewAudit,
+        Permission::ReviewItems,
+        Permission::ManageAllKeys,
+        Permission::ManageOwnKeys,
+        Permission::ViewOwnUsage,
+        Permission::SendInference,
+        Permission::UsePlayground,
+        Permission::ManageWebhooks,
+        Permission::ManageRegistry,
+        Permission::ManageIncidents,
+        Permission::ManageConsents,
+        Permission::EraseSubjects,
+        Permission::ViewModels,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Permission::ManageModels => "models.manage",
+            Permission::HardDeleteModels => "models.hard_delete",
+            Permission::ManageUsers => "users.manage",
+            Permission::AssignOwner => "users.assign_owner",
+            Permission::ManagePolicies => "policies.manage",
+            Permission::TopUpCredits => "credits.top_up",
+            Permission::ManagePaymentMethods => "billing.payment_methods",
+            Permission::ViewBilling => "billing.view",
+            Permission::ViewAllUsage => "usage.view_all",
+            Permission::ViewConversations => "conversations.view",
+            Permission::ViewAudit => "audit.view",
+            Permission::ReviewItems => "reviews.decide",
+            Permission::ManageAllKeys => "keys.manage_all",
+            Permission::ManageOwnKeys => "keys.manage_own",
+            Permission::ViewOwnUsage => "usage.view_own",
+            Permission::SendInference => "inference.send",
+            Permission::UsePlayground => "playground.use",
+            Permission::ManageWebhooks => "webhooks.manage",
+            Permission::ManageRegistry => "registry.manage",
+            Permission::ManageIncidents => "incidents.manage",
+            Permission::ManageConsents => "consents.manage",
+            Permission::EraseSubjects => "subjects.erase",
+            Permission::ViewModels => "models.view",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Account {
+    pub id: String,
+    pub email: String,
+    pub tenant_id: String,
+    pub role: Role,
+    /// argon2id, PHC string.
+    pub password_hash: String,
+    pub disabled: bool,
+    pub created_at: i64,
+}
+
+impl Account {
+    pub fn view(&self) -> Value {
+        json!({
+            "id": self.id,
+            "email": self.email,
+            "tenantId": self.tenant_id,
+            "role": self.role.as_str(),
+            "disabled": self.disabled,
+            "createdAt": format_rfc3339(self.created_at),
+        })
+    }
+}
+
+/// Lower-cases and checks an email address (a light check: one `@`, a dot
+/// or `localhost` after it, no spaces).
+pub fn normalize_email(email: &str) -> Result<String, String> {
+    let email = email.trim().to_lowercase();
+    let valid = email.len() <= 254
+        && !email.chars().any(|c| c.is_whitespace() || c.is_control())
+        && email.split_once('@').is_some_and(|(local, domain)| {
+            !local.is_empty()
+                && !domain.contains('@')
+                && (domain.contains('.') || domain == "localhost")
+        });
+    if valid {
+        Ok(email)
+    } else {
+        Err(format!("`{email}` is not an email address"))
+    }
+}
+
+pub fn hash_password(password: &str) -> Result<String, StoreError> {
+    use argon2::password_hash::PasswordHasher;
+    if password.chars().count() < MIN_PASSWORD_LEN {
+        return Err(StoreError::Invalid(format!(
+            "a password needs at least {MIN_PASSWORD_LEN} characters"
+        )));
+    }
+    argon2::Argon2::default()
+        .hash_password(password.as_bytes())
+        .map(|h| h.to_string())
+        .map_err(|e| StoreError::Database(format!("hashing a password: {e}")))
+}
+
+pub fn verify_password(password: &str, hash: &str) -> bool {
+    use argon2::password_hash::PasswordVerifier;
+    use argon2::password_hash::phc::PasswordHash;
+    match PasswordHash::new(hash) {
+        Ok(parsed) => argon2::Argon2::default()
+            .verify_password(password.as_bytes(), &parsed)
+            .is_ok(),
+        Err(_) => false,
+    }
+}
+
+/// A password for a new account when none was given: 18 random bytes.
+pub fn generate_password() -> String {
+    random_token(18)
+}
+
+/// Inserts an account inside a write transaction, refusing a taken email.
+pub fn insert(txn: &redb::WriteTransaction, account: &Account) -> Result<(), StoreError> {
+    if tables::index_get(txn, ACCOUNT_EMAILS, account.email.as_bytes())?.is_some() {
+        return Err(StoreError::Conflict(format!(
+            "an account `{}` already exists",
+            account.email
+        )));
+    }
+    ACCOUNT_TABLE.put(txn, account.id.as_bytes(), account)?;
+    tables::index_put(txn, ACCOUNT_EMAILS, account.email.as_bytes(), &account.id)
+}
+
+pub fn find_by_email(tx: &impl Reader, email: &str) -> Result<Option<Account>, StoreError> {
+    let email = email.trim().to_lowercase();
+    match tables::index_get(tx, ACCOUNT_EMAILS, email.as_bytes())? {
+        Some(id) => ACCOUNT_TABLE.get(tx, id.as_bytes()),
+        None => Ok(None),
+    }
+}
+
+/// Creates an account. The password is hashed before the write (argon2 is
+/// slow on purpose and must not hold the writer).
+pub async fn create(
+    store: &Store,
+    email: &str,
+    tenant: &str,
+    role: Role,
+    password: &str,
+) -> Result<Account, StoreError> {
+    let email = normalize_email(email).map_err(StoreError::Invalid)?;
+    let password = password.to_owned();
+    let password_hash = tokio::task::spawn_blocking(move || hash_password(&password))
+        .await
+        .map_err(|e| StoreError::Database(e.to_string()))??;
+    let tenant = tenant.to_owned();
+    store
+        .write(move |txn| {
+            let tenant = tenants::resolve(txn, &tenant)?;
+            let account = Account {
+                id: new_id("acc"),
+                email: email.clone(),
+                tenant_id: tenant.id,
+                role,
+                password_hash: password_hash.clone(),
+                disabled: false,
+                created_at: now_ms(),
+            };
+            insert(txn, &account)?;
+            Ok(account)
+        })
+        .await
+}
+
+pub fn list(store: &Store, tenant: Option<&str>) -> Result<Vec<Account>, StoreError> {
+    store.read(|tx| {
+        let tenant_id = tenant
+            .map(|t| tenants::resolve(tx, t))
+            .transpose()?
+            .map(|t| t.id);
+        let mut accounts: Vec<Account> = ACCOUNT_TABLE
+            .all(tx)?
+            .into_iter()
+            .filter(|a| tenant_id.as_ref().is_none_or(|t| &a.tenant_id == t))
+            .collect();
+        accounts.sort_by(|a, b| a.email.cmp(&b.email));
+        Ok(accounts)
+    })
+}
+
+/// Changes an account (by email or id) in one transaction; a disabled
+/// account also loses its sessions at once.
+pub async fn modify(
+    store: &Store,
+    who: &str,
+    change: impl Fn(&mut Account) -> Result<(), StoreError> + Send + 'static,
+) -> Result<Account, StoreError> {
+    let who = who.to_owned();
+    store
+        .write(move |txn| {
+            let mut account = match find_by_email(txn, &who)? {
+                Some(a) => a,
+                None => ACCOUNT_TABLE
+                    .get(txn, who.as_bytes())?
+                    .ok_or_else(|| StoreError::NotFound(format!("no account `{who}`")))?,
+            };
+            change(&mut account)?;
+            ACCOUNT_TABLE.put(txn, account.id.as_bytes(), &account)?;
+            if account.disabled {
+                super::sessions::remove_all_of(txn, &account.id)?;
+            }
+            Ok(account)
+        })
+        .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use Permission as P;
+
+    /// The spec's role table, written out independently of `Role::can`.
+    fn expected(role: Role) -> Vec<Permission> {
+        match role {
+            Role::Owner => Permission::ALL.to_vec(),
+            Role::Admin => vec![
+                P::ManageModels,
+                P::ManageUsers,
+                P::ManagePolicies,
+                P::TopUpCredits,
+                P::ViewBilling,
+                P::ViewAllUsage,
+                P::ManageAllKeys,
+                P::ManageOwnKeys,
+                P::ViewOwnUsage,
+                P::SendInference,
+                P::ManageWebhooks,
+                P::ManageIncidents,
+                P::ManageConsents,
+                P::ViewModels,
+            ],
+            Role::Billing => vec![
+                P::TopUpCredits,
+                P::ManagePaymentMethods,
+                P::ViewBilling,
+                P::ViewAllUsage,
+                P::ViewModels,
+            ],
+            Role::Auditor => vec![
+                P::ViewAllUsage,
+                P::ViewConversations,
+                P::ViewAudit,
+                P::ViewModels,
+            ],
+            Role::Reviewer => vec![P::ReviewItems, P::ViewModels],
+            Role::User => vec![
+                P::ManageOwnKeys,
+                P::ViewOwnUsage,
+                P::SendInference,
+                P::ViewModels,
+            ],
+            Role::Tester => vec![P::SendInference, P::UsePlayground, P::ViewModels],
+        }
+    }
+
+    #[test]
+    fn role_permission_table_matches_the_spec() {
+        for role in Role::ALL {
+            let allowed = expected(role);
+            for permission in Permission::ALL {
+                assert_eq!(
+                    role.can(permission),
+                    allowed.contains(&permission),
+                    "{} / {}",
+                    role.as_str(),
+                    permission.as_str()
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn admin_cannot_transfer_ownership_or_hard_delete() {
+        assert!(!Role::Admin.can(P::AssignOwner));
+        assert!(!Role::Admin.can(P::HardDeleteModels));
+        assert!(Role::Owner.can(P::AssignOwner));
+    }
+
+    #[test]
+    fn passwords_hash_with_argon2id_and_verify() {
+        let hash = hash_password("correct horse battery").unwrap();
+        assert!(hash.starts_with("$argon2id$"));
+        assert!(verify_password("correct horse battery", &hash));
+        assert!(!verify_password("correct horse batterx", &hash));
+        assert!(!verify_password("x", "not a hash"));
+        assert!(matches!(
+            hash_password("short"),
+            Err(StoreError::Invalid(_))
+        ));
+    }
+
+    #[test]
+    fn emails_are_normalized() {
+        assert_eq!(
+            normalize_email(" Ada@Example.COM ").unwrap(),
+            "ada@example.com"
+        );
+        assert_eq!(
+            normalize_email("owner@localhost").unwrap(),
+            "owner@localhost"
+        );
+        for bad in ["", "ada", "@x.io", "a@b", "a b@x.io", "a@b@c.io"] {
+            assert!(normalize_email(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn roles_parse_from_their_names() {
+        for role in Role::ALL {
+            assert_eq!(role.as_str().parse::<Role>().unwrap(), role);
+        }
+        assert!("root".parse::<Role>().is_err());
+    }
+}

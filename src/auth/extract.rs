@@ -1,0 +1,231 @@
+//! Authentication at the HTTP edge.
+//!
+//! [`authenticate`] runs in front of every route and denies by default:
+//! a path is public only if [`is_public`] lists it; `/v1` and `/v1beta`
+//! need an API key; everything else (`/api/v1`) needs a dashboard session.
+//! What it establishes is put in the request's extensions, where the
+//! extractors ([`InferenceKey`], [`Signed`], [`Require`]) pick it up, so a
+//! handler states what it needs in its signature.
+
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use axum::extract::{FromRequestParts, Request, State};
+use axum::http::HeaderMap;
+use axum::http::request::Parts;
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+
+use super::accounts::Permission;
+use super::keys::ApiKey;
+use super::sessions::{self, CurrentAccount};
+use crate::app::AppState;
+use crate::error::{ApiError, Code};
+use crate::time_util::now_ms;
+
+/// Routes anyone may call: probes and sign-in.
+const PUBLIC: &[&str] = &["/healthz", "/readyz", "/api/v1/auth/login"];
+
+pub fn is_public(path: &str) -> bool {
+    PUBLIC.contains(&path)
+}
+
+fn is_inference(path: &str) -> bool {
+    path == "/v1" || path.starts_with("/v1/") || path.starts_with("/v1beta/")
+}
+
+/// The API key of an inference request.
+#[derive(Debug, Clone)]
+pub struct InferenceKey(pub Arc<ApiKey>);
+
+/// The key value from whichever of the three accepted headers carries it.
+pub fn presented_key(headers: &HeaderMap) -> Option<&str> {
+    if let Some(value) = headers.get("authorization").and_then(|v| v.to_str().ok()) {
+        let value = value.trim();
+        if let Some(token) = value
+            .strip_prefix("Bearer ")
+            .or_else(|| value.strip_prefix("bearer "))
+        {
+            return Some(token.trim());
+        }
+    }
+    ["x-api-key", "x-goog-api-key"]
+        .into_iter()
+        .find_map(|name| headers.get(name).and_then(|v| v.to_str().ok()))
+        .map(str::trim)
+}
+
+fn bearer(headers: &HeaderMap) -> Option<&str> {
+    let value = headers.get("authorization")?.to_str().ok()?.trim();
+    value
+        .strip_prefix("Bearer ")
+        .or_else(|| value.strip_prefix("bearer "))
+        .map(str::trim)
+}
+
+pub async fn authenticate(
+    State(state): State<AppState>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    let path = request.uri().path();
+    if is_public(path) {
+        return next.run(request).await;
+    }
+    let now = now_ms();
+    if is_inference(path) {
+        let Some(presented) = presented_key(request.headers()) else {
+            return ApiError::new(
+                Code::MissingApiKey,
+                "no API key: send it as `Authorization: Bearer <key>`, `X-Api-Key` or `x-goog-api-key`",
+            )
+            .into_response();
+        };
+        match state.keys.authenticate(presented, now) {
+            Ok(key) => {
+                request.extensions_mut().insert(InferenceKey(key));
+                next.run(request).await
+            }
+            Err(error) => error.into_response(),
+        }
+    } else {
+        let Some(token) = bearer(request.headers()) else {
+            return ApiError::new(
+                Code::MissingToken,
+                "sign in first: send `Authorization: Bearer <session token>`",
+            )
+            .into_response();
+        };
+        match sessions::authenticate(&state.store, token, now) {
+            Ok(current) => {
+                request.extensions_mut().insert(current);
+                next.run(request).await
+            }
+            Err(error) => error.into_response(),
+        }
+    }
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for InferenceKey {
+    type Rejection = ApiError;
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
+        parts
+            .extensions
+            .get::<InferenceKey>()
+            .cloned()
+            .ok_or_else(|| ApiError::new(Code::MissingApiKey, "this route needs an API key"))
+    }
+}
+
+/// Any signed-in account.
+#[derive(Debug, Clone)]
+pub struct Signed(pub CurrentAccount);
+
+impl<S: Send + Sync> FromRequestParts<S> for Signed {
+    type Rejection = ApiError;
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
+        parts
+            .extensions
+            .get::<CurrentAccount>()
+            .cloned()
+            .map(Signed)
+            .ok_or_else(|| {
+                ApiError::new(Code::MissingToken, "this route needs a dashboard session")
+            })
+    }
+}
+
+/// A permission as a type, so a handler can require it in its signature.
+pub trait PermissionMarker: Send + Sync + 'static {
+    const PERMISSION: Permission;
+}
+
+/// A signed-in account whose role has the permission `P`.
+pub struct Require<P: PermissionMarker>(pub CurrentAccount, PhantomData<P>);
+
+impl<P: PermissionMarker, S: Send + Sync> FromRequestParts<S> for Require<P> {
+    type Rejection = ApiError;
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        let Signed(current) = Signed::from_request_parts(parts, state).await?;
+        if !current.account.role.can(P::PERMISSION) {
+            return Err(ApiError::new(
+                Code::Forbidden,
+                format!(
+                    "the role `{}` does not have the permission `{}`",
+                    current.account.role.as_str(),
+                    P::PERMISSION.as_str()
+                ),
+            ));
+        }
+        Ok(Require(current, PhantomData))
+    }
+}
+
+/// Marker types, one per permission.
+pub mod perm {
+    use super::PermissionMarker;
+    use crate::auth::accounts::Permission;
+
+    macro_rules! markers {
+        ($($name:ident),*) => {$(
+            pub struct $name;
+            impl PermissionMarker for $name {
+                const PERMISSION: Permission = Permission::$name;
+            }
+        )*};
+    }
+    markers!(
+        ManageModels,
+        HardDeleteModels,
+        ManageUsers,
+        AssignOwner,
+        ManagePolicies,
+        TopUpCredits,
+        ManagePaymentMethods,
+        ViewBilling,
+        ViewAllUsage,
+        ViewConversations,
+        ViewAudit,
+        ReviewItems,
+        ManageAllKeys,
+        ManageOwnKeys,
+        ViewOwnUsage,
+        SendInference,
+        UsePlayground,
+        ManageWebhooks,
+        ManageRegistry,
+        ManageIncidents,
+        ManageConsents,
+        EraseSubjects,
+        ViewModels
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::http::HeaderValue;
+
+    #[test]
+    fn the_key_is_read_from_any_of_the_three_headers() {
+        for (name, value) in [
+            ("authorization", "Bearer kp_live_x"),
+            ("x-api-key", "kp_live_x"),
+            ("x-goog-api-key", "kp_live_x"),
+        ] {
+            let mut headers = HeaderMap::new();
+            headers.insert(name, HeaderValue::from_static(value));
+            assert_eq!(presented_key(&headers), Some("kp_live_x"), "{name}");
+        }
+        assert_eq!(presented_key(&HeaderMap::new()), None);
+    }
+
+    #[test]
+    fn only_listed_paths_are_public() {
+        assert!(is_public("/healthz"));
+        assert!(is_public("/api/v1/auth/login"));
+        assert!(!is_public("/api/v1/auth/logout"));
+        assert!(!is_public("/api/v1/me"));
+        assert!(!is_public("/v1/models"));
+    }
+}

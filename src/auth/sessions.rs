@@ -1,0 +1,174 @@
+//! Dashboard sessions: opaque bearer tokens for `/api/v1`.
+//!
+//! `POST /api/v1/auth/login` verifies the password and issues a token
+//! (`tgs_` and 32 random bytes); only its digest is stored, with an expiry.
+//! Logout deletes it; disabling an account deletes all of its sessions.
+
+use serde::{Deserialize, Serialize};
+
+use super::accounts::{self, ACCOUNT_TABLE, Account};
+use super::{random_token, sha256};
+use crate::error::{ApiError, Code};
+use crate::store::tables::SESSIONS;
+use crate::store::{Store, StoreError, Table};
+use crate::time_util::now_ms;
+
+pub const SESSION_TABLE: Table<Session> = Table::new(SESSIONS);
+pub const TOKEN_PREFIX: &str = "tgs_";
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Session {
+    pub account_id: String,
+    pub created_at: i64,
+    pub expires_at: i64,
+}
+
+/// A signed-in account, as handlers see it.
+#[derive(Debug, Clone)]
+pub struct CurrentAccount {
+    pub account: Account,
+    pub token_digest: [u8; 32],
+    pub expires_at: i64,
+}
+
+pub struct Issued {
+    pub token: String,
+    pub expires_at: i64,
+    pub account: Account,
+}
+
+/// A PHC hash of a random password, verified when the email is unknown so a
+/// failed login takes the same time whether or not the account exists.
+static DECOY_HASH: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    accounts::hash_password(&random_token(18)).expect("hashing a decoy")
+});
+
+pub async fn login(
+    store: &Store,
+    email: &str,
+    password: &str,
+    ttl_ms: i64,
+) -> Result<Issued, ApiError> {
+    let refused = || {
+        ApiError::new(
+            Code::InvalidCredentials,
+            "the email or the password is wrong",
+        )
+    };
+    let account = store
+        .read(|tx| accounts::find_by_email(tx, email))
+        .map_err(|e| ApiError::internal("reading an account", e))?;
+    let hash = account
+        .as_ref()
+        .map_or_else(|| DECOY_HASH.clone(), |a| a.password_hash.clone());
+    let password = password.to_owned();
+    let matches = tokio::task::spawn_blocking(move || accounts::verify_password(&password, &hash))
+        .await
+        .map_err(|e| ApiError::internal("verifying a password", e))?;
+    let account = match account {
+        Some(account) if matches => account,
+        _ => return Err(refused()),
+    };
+    if account.disabled {
+        return Err(ApiError::new(
+            Code::AccountDisabled,
+            "this account is disabled",
+        ));
+    }
+    let token = format!("{TOKEN_PREFIX}{}", random_token(32));
+    let digest = sha256(token.as_bytes());
+    let now = now_ms();
+    let session = Session {
+        account_id: account.id.clone(),
+        created_at: now,
+        expires_at: now + ttl_ms,
+    };
+    let expires_at = session.expires_at;
+    store
+        .write(move |txn| {
+            // Expired sessions of this account are swept at each login, so
+            // the table cannot grow without bound.
+            let mut table = txn.open_table(SESSIONS)?;
+            let mut stale = Vec::new();
+            for item in redb::ReadableTable::iter(&table)? {
+                let (k, v) = item?;
+                let s: Session = crate::store::codec::decode(v.value())?;
+                if s.account_id == session.account_id && s.expires_at <= now {
+                    stale.push(k.value().to_vec());
+                }
+            }
+            for k in stale {
+                table.remove(k.as_slice())?;
+            }
+            drop(table);
+            SESSION_TABLE.put(txn, &digest, &session)
+        })
+        .await
+        .map_err(|e| ApiError::internal("storing a session", e))?;
+    Ok(Issued {
+        token,
+        expires_at,
+        account,
+    })
+}
+
+/// Resolves a bearer token to its account, refusing unknown, expired and
+/// disabled ones.
+pub fn authenticate(store: &Store, token: &str, now: i64) -> Result<CurrentAccount, ApiError> {
+    let invalid = || {
+        ApiError::new(
+            Code::InvalidToken,
+            "the session token is not valid or has expired; sign in again",
+        )
+    };
+    if !token.starts_with(TOKEN_PREFIX) || token.len() > 100 {
+        return Err(invalid());
+    }
+    let digest = sha256(token.as_bytes());
+    let found = store
+        .read(|tx| {
+            let Some(session) = SESSION_TABLE.get(tx, &digest)? else {
+                return Ok(None);
+            };
+            let account = ACCOUNT_TABLE.get(tx, session.account_id.as_bytes())?;
+            Ok(account.map(|a| (session, a)))
+        })
+        .map_err(|e| ApiError::internal("reading a session", e))?;
+    let (session, account) = found.ok_or_else(invalid)?;
+    if session.expires_at <= now {
+        return Err(invalid());
+    }
+    if account.disabled {
+        return Err(ApiError::new(
+            Code::AccountDisabled,
+            "this account is disabled",
+        ));
+    }
+    Ok(CurrentAccount {
+        account,
+        token_digest: digest,
+        expires_at: session.expires_at,
+    })
+}
+
+pub async fn logout(store: &Store, digest: [u8; 32]) -> Result<(), StoreError> {
+    store
+        .write(move |txn| SESSION_TABLE.remove(txn, &digest).map(|_| ()))
+        .await
+}
+
+pub fn remove_all_of(txn: &redb::WriteTransaction, account_id: &str) -> Result<(), StoreError> {
+    let mut table = txn.open_table(SESSIONS)?;
+    let mut doomed = Vec::new();
+    for item in redb::ReadableTable::iter(&table)? {
+        let (k, v) = item?;
+        let s: Session = crate::store::codec::decode(v.value())?;
+        if s.account_id == account_id {
+            doomed.push(k.value().to_vec());
+        }
+    }
+    for k in doomed {
+        table.remove(k.as_slice())?;
+    }
+    Ok(())
+}

@@ -1,0 +1,204 @@
+//! The model catalogue: which models callers may name, which provider serves
+//! each, what it accepts and returns, and what it costs.
+//!
+//! The catalogue is built once from the validated configuration and shared
+//! read-only; its closed sets (provider kinds, capabilities, pricing units)
+//! are enums so that every `match` over them is exhaustive.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::{Config, ModelConfig, ProviderConfig};
+
+/// The wire format a provider speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProviderKind {
+    /// OpenAI and every OpenAI-compatible server (vLLM, Ollama, Groq...).
+    Openai,
+    Anthropic,
+    Gemini,
+    /// The built-in deterministic provider: no network, for demos and tests.
+    Mock,
+}
+
+impl ProviderKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProviderKind::Openai => "openai",
+            ProviderKind::Anthropic => "anthropic",
+            ProviderKind::Gemini => "gemini",
+            ProviderKind::Mock => "mock",
+        }
+    }
+
+    /// Whether a `base_url` is required to reach this kind of provider.
+    pub fn needs_base_url(self) -> bool {
+        !matches!(self, ProviderKind::Mock)
+    }
+}
+
+/// A modality a model accepts or produces (spec, "Model catalogue entry").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum Capability {
+    Text,
+    Image,
+    Audio,
+    Files,
+    Video,
+}
+
+/// How a model is billed. Amounts are integer micro-credits
+/// (1 credit = 1,000,000 micro-credits); floats exist only in the config file
+/// and the API.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "unit", rename_all = "snake_case")]
+pub enum Pricing {
+    PerToken {
+        input_per_million: u64,
+        output_per_million: u64,
+        cached_input_per_million: Option<u64>,
+    },
+    PerImage {
+        per_image: u64,
+    },
+    PerSecond {
+        per_second: u64,
+    },
+    PerMinute {
+        per_minute: u64,
+    },
+    PerCharacter {
+        per_million_characters: u64,
+    },
+    PerRequest {
+        per_request: u64,
+    },
+}
+
+impl Pricing {
+    pub fn unit(&self) -> &'static str {
+        match self {
+            Pricing::PerToken { .. } => "per_token",
+            Pricing::PerImage { .. } => "per_image",
+            Pricing::PerSecond { .. } => "per_second",
+            Pricing::PerMinute { .. } => "per_minute",
+            Pricing::PerCharacter { .. } => "per_character",
+            Pricing::PerRequest { .. } => "per_request",
+        }
+    }
+}
+
+/// One catalogue entry, resolved against its provider.
+#[derive(Debug, Clone)]
+pub struct Model {
+    pub id: String,
+    pub provider: Arc<ProviderConfig>,
+    pub upstream: String,
+    pub input: Vec<Capability>,
+    pub output: Vec<Capability>,
+    pub context_window: u32,
+    pub max_output_tokens: Option<u32>,
+    pub pricing: Pricing,
+}
+
+impl Model {
+    pub fn accepts(&self, capability: Capability) -> bool {
+        self.input.contains(&capability)
+    }
+
+    pub fn produces(&self, capability: Capability) -> bool {
+        self.output.contains(&capability)
+    }
+}
+
+/// Every model callers may name, in configuration order.
+#[derive(Debug, Clone, Default)]
+pub struct Catalogue {
+    models: Vec<Arc<Model>>,
+    by_id: HashMap<String, Arc<Model>>,
+}
+
+impl Catalogue {
+    /// Builds the catalogue; the configuration was validated, so every
+    /// model's provider exists.
+    pub fn from_config(config: &Config) -> Catalogue {
+        let providers: HashMap<&str, Arc<ProviderConfig>> = config
+            .providers
+            .iter()
+            .map(|p| (p.id.as_str(), Arc::new(p.clone())))
+            .collect();
+        let mut catalogue = Catalogue::default();
+        for ModelConfig {
+            id,
+            provider,
+            upstream,
+            input,
+            output,
+            context_window,
+            max_output_tokens,
+            pricing,
+        } in &config.models
+        {
+            let model = Arc::new(Model {
+                id: id.clone(),
+                provider: providers[provider.as_str()].clone(),
+                upstream: upstream.clone(),
+                input: input.clone(),
+                output: output.clone(),
+                context_window: *context_window,
+                max_output_tokens: *max_output_tokens,
+                pricing: *pricing,
+            });
+            catalogue.by_id.insert(id.clone(), model.clone());
+            catalogue.models.push(model);
+        }
+        catalogue
+    }
+
+    pub fn get(&self, id: &str) -> Option<&Arc<Model>> {
+        self.by_id.get(id)
+    }
+
+    pub fn models(&self) -> &[Arc<Model>] {
+        &self.models
+    }
+}
+
+/// Credits (a float at the edge) to micro-credits, refusing what cannot be
+/// money: negative, not finite, or beyond what an `i64` ledger can hold.
+pub fn credits_to_micros(credits: f64) -> Result<u64, String> {
+    if !credits.is_finite() || credits < 0.0 {
+        return Err(format!("{credits} is not a non-negative amount of credits"));
+    }
+    let micros = (credits * 1_000_000.0).round();
+    if micros > i64::MAX as f64 {
+        return Err(format!("{credits} credits is too large"));
+    }
+    Ok(micros as u64)
+}
+
+/// Micro-credits to credits for display.
+pub fn micros_to_credits(micros: i64) -> f64 {
+    micros as f64 / 1_000_000.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credits_convert_exactly_at_micro_precision() {
+        assert_eq!(credits_to_micros(0.15).unwrap(), 150_000);
+        assert_eq!(credits_to_micros(1.0).unwrap(), 1_000_000);
+        assert_eq!(credits_to_micros(0.000_001).unwrap(), 1);
+        assert!(credits_to_micros(-1.0).is_err());
+        assert!(credits_to_micros(f64::NAN).is_err());
+        assert!(credits_to_micros(f64::INFINITY).is_err());
+        assert!(credits_to_micros(1e300).is_err());
+        assert_eq!(micros_to_credits(2_500_000), 2.5);
+    }
+}

@@ -1,0 +1,795 @@
+//! Configuration: defaults < TOML file < `TOLLGATE_*` environment < CLI flags.
+//!
+//! The file is deserialized into raw types (unknown keys refused), then
+//! validated once into [`Config`]; after that nothing is optional that
+//! cannot be missing. Every refusal names where the bad value came from (file
+//! and line, environment variable, or flag), the key, and what is wrong, so an
+//! operator fixes it on the first try. Provider secrets never live in the
+//! file: a provider names the environment variable that holds its key, and
+//! the value is kept in a [`Secret`] that prints as `***`.
+
+use std::collections::HashSet;
+use std::fmt;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+use toml::Spanned;
+use url::Url;
+
+use crate::catalogue::{Capability, Pricing, ProviderKind, credits_to_micros};
+
+/// The embedded demo configuration: the built-in mock provider and demo
+/// models, so `tollgate serve` works offline with no file at all.
+pub const EMBEDDED_DEFAULT: &str = include_str!("../assets/default-config.toml");
+
+/// Environment variables read as configuration, beside `TOLLGATE_CONFIG`
+/// (the file) and `TOLLGATE_OWNER_PASSWORD` (a first-start secret).
+const ENV_KEYS: &[&str] = &[
+    "TOLLGATE_LISTEN",
+    "TOLLGATE_DATA_DIR",
+    "TOLLGATE_LOG_FORMAT",
+    "TOLLGATE_LOG_LEVEL",
+    "TOLLGATE_DEFAULT_RATE_LIMIT",
+    "TOLLGATE_SESSION_TTL_HOURS",
+    "TOLLGATE_SHUTDOWN_GRACE_SECONDS",
+    "TOLLGATE_OWNER_EMAIL",
+];
+const ENV_OTHER: &[&str] = &["TOLLGATE_CONFIG", "TOLLGATE_OWNER_PASSWORD"];
+
+/// A secret value (an upstream API key). Never printed, never serialized.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    pub fn new(value: String) -> Secret {
+        Secret(value)
+    }
+
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("***")
+    }
+}
+
+impl fmt::Display for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("***")
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+impl std::str::FromStr for LogFormat {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "text" => Ok(LogFormat::Text),
+            "json" => Ok(LogFormat::Json),
+            other => Err(format!("`{other}` is not a log format; use text or json")),
+        }
+    }
+}
+
+/// Where the configuration came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConfigSource {
+    /// No file given: the embedded demo configuration.
+    Embedded,
+    File(PathBuf),
+}
+
+/// The validated configuration.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub source: ConfigSource,
+    /// Address the HTTP server listens on.
+    pub listen: SocketAddr,
+    /// Directory holding the redb file and the admin socket.
+    pub data_dir: PathBuf,
+    /// `text` for people, `json` for log collectors.
+    pub log_format: LogFormat,
+    /// A tracing filter such as `info` or `tollgate=debug,info`.
+    pub log_level: String,
+    /// Requests per minute for keys without their own `rateLimit`.
+    pub default_rate_limit: u32,
+    /// Lifetime of a dashboard session.
+    pub session_ttl: Duration,
+    /// How long shutdown waits for requests in flight.
+    pub shutdown_grace: Duration,
+    /// Email of the owner account created at first start.
+    pub owner_email: String,
+    /// Operator-level webhook URLs (`WEBHOOK_URLS`): every event, unsigned.
+    pub webhook_urls: Vec<Url>,
+    pub providers: Vec<ProviderConfig>,
+    pub models: Vec<ModelConfig>,
+}
+
+/// An upstream provider.
+#[derive(Debug, Clone)]
+pub struct ProviderConfig {
+    /// The name models refer to.
+    pub id: String,
+    pub kind: ProviderKind,
+    /// Base URL of the provider's API; absent only for `mock`.
+    pub base_url: Option<Url>,
+    /// The environment variable holding the provider's API key.
+    pub api_key_env: Option<String>,
+    /// The key itself, read from that variable at start.
+    pub api_key: Option<Secret>,
+    /// Per-attempt connect timeout.
+    pub connect_timeout: Duration,
+    /// Per-attempt time allowed until the first response byte.
+    pub first_byte_timeout: Duration,
+}
+
+/// A catalogue model as configured.
+#[derive(Debug, Clone)]
+pub struct ModelConfig {
+    pub id: String,
+    pub provider: String,
+    pub upstream: String,
+    pub input: Vec<Capability>,
+    pub output: Vec<Capability>,
+    pub context_window: u32,
+    pub max_output_tokens: Option<u32>,
+    pub pricing: Pricing,
+}
+
+/// A refusal of the configuration: where, which key, what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError {
+    /// `FILE:LINE`, `environment VAR`, or `flag --name`.
+    pub origin: String,
+    pub key: String,
+    pub message: String,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.key.is_empty() {
+            write!(f, "{}: {}", self.origin, self.message)
+        } else {
+            write!(f, "{}: `{}`: {}", self.origin, self.key, self.message)
+        }
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// Values given as command-line flags: the top layer.
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    pub listen: Option<SocketAddr>,
+    pub data_dir: Option<PathBuf>,
+    pub log_format: Option<LogFormat>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawConfig {
+    listen: Option<SocketAddr>,
+    data_dir: Option<PathBuf>,
+    log_format: Option<LogFormat>,
+    log_level: Option<String>,
+    default_rate_limit: Option<Spanned<u32>>,
+    session_ttl_hours: Option<Spanned<u32>>,
+    shutdown_grace_seconds: Option<u64>,
+    owner_email: Option<Spanned<String>>,
+    webhook_urls: Option<Vec<Spanned<String>>>,
+    #[serde(default)]
+    providers: Vec<RawProvider>,
+    #[serde(default)]
+    models: Vec<RawModel>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawProvider {
+    id: Spanned<String>,
+    kind: ProviderKind,
+    base_url: Option<Spanned<String>>,
+    api_key_env: Option<Spanned<String>>,
+    connect_timeout_ms: Option<u64>,
+    first_byte_timeout_ms: Option<u64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawModel {
+    id: Spanned<String>,
+    provider: Spanned<String>,
+    upstream: Option<String>,
+    input: Spanned<Vec<Capability>>,
+    output: Spanned<Vec<Capability>>,
+    context_window: Spanned<u32>,
+    max_output_tokens: Option<u32>,
+    pricing: Spanned<RawPricing>,
+}
+
+#[derive(Deserialize)]
+#[serde(tag = "unit", rename_all = "snake_case", deny_unknown_fields)]
+enum RawPricing {
+    PerToken {
+        input_per_million: f64,
+        output_per_million: f64,
+        cached_input_per_million: Option<f64>,
+    },
+    PerImage {
+        per_image: f64,
+    },
+    PerSecond {
+        per_second: f64,
+    },
+    PerMinute {
+        per_minute: f64,
+    },
+    PerCharacter {
+        per_million_characters: f64,
+    },
+    PerRequest {
+        per_request: f64,
+    },
+}
+
+/// Loads the configuration: `path` (or the embedded demo), then the
+/// environment as read by `env`, then the flags.
+pub fn load(
+    path: Option<&Path>,
+    env: &dyn Fn(&str) -> Option<String>,
+    env_names: &[String],
+    overrides: &Overrides,
+) -> Result<Config, ConfigError> {
+    let (source, text) = match path {
+        None => (ConfigSource::Embedded, EMBEDDED_DEFAULT.to_owned()),
+        Some(path) => {
+            let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+                origin: path.display().to_string(),
+                key: String::new(),
+                message: format!("cannot read the file: {e}"),
+            })?;
+            (ConfigSource::File(path.to_owned()), text)
+        }
+    };
+    for name in env_names {
+        if name.starts_with("TOLLGATE_")
+            && !ENV_KEYS.contains(&name.as_str())
+            && !ENV_OTHER.contains(&name.as_str())
+        {
+            return Err(ConfigError {
+                origin: format!("environment {name}"),
+                key: name.clone(),
+                message: format!(
+                    "unknown setting; known TOLLGATE_* variables: {}",
+                    ENV_KEYS
+                        .iter()
+                        .chain(ENV_OTHER)
+                        .copied()
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            });
+        }
+    }
+    parse(source, &text, env, overrides)
+}
+
+/// Loads with the process environment.
+pub fn load_from_process(
+    path: Option<&Path>,
+    overrides: &Overrides,
+) -> Result<Config, ConfigError> {
+    let names: Vec<String> = std::env::vars_os()
+        .filter_map(|(k, _)| k.into_string().ok())
+        .collect();
+    load(path, &|name| std::env::var(name).ok(), &names, overrides)
+}
+
+fn parse(
+    source: ConfigSource,
+    text: &str,
+    env: &dyn Fn(&str) -> Option<String>,
+    overrides: &Overrides,
+) -> Result<Config, ConfigError> {
+    let file_name = match &source {
+        ConfigSource::Embedded => "embedded default config".to_owned(),
+        ConfigSource::File(p) => p.display().to_string(),
+    };
+    let at = |span: std::ops::Range<usize>| format!("{file_name}:{}", line_of(text, span.start));
+    let deserializer = toml::Deserializer::parse(text).map_err(|e| ConfigError {
+        origin: e.span().map_or_else(|| file_name.clone(), &at),
+        key: String::new(),
+        message: e.message().trim().to_owned(),
+    })?;
+    let raw: RawConfig = serde_path_to_error::deserialize(deserializer).map_err(|e| {
+        // `Spanned` shows up in the path as a private field; hide it.
+        let key = e
+            .path()
+            .to_string()
+            .replace(".$__serde_spanned_private_value", "");
+        let inner = e.into_inner();
+        ConfigError {
+            origin: inner.span().map_or_else(|| file_name.clone(), &at),
+            key: if key == "." { String::new() } else { key },
+            message: inner.message().trim().to_owned(),
+        }
+    })?;
+
+    let bad = |span: std::ops::Range<usize>, key: String, message: String| ConfigError {
+        origin: at(span),
+        key,
+        message,
+    };
+    let env_error = |name: &str, message: String| ConfigError {
+        origin: format!("environment {name}"),
+        key: name.to_owned(),
+        message,
+    };
+
+    let mut listen = raw
+        .listen
+        .unwrap_or_else(|| "127.0.0.1:8080".parse().expect("literal"));
+    if let Some(v) = env("TOLLGATE_LISTEN") {
+        listen = v.parse().map_err(|_| {
+            env_error(
+                "TOLLGATE_LISTEN",
+                format!("`{v}` is not an address like 127.0.0.1:8080"),
+            )
+        })?;
+    }
+    let mut data_dir = raw
+        .data_dir
+        .unwrap_or_else(|| PathBuf::from("./tollgate-data"));
+    if let Some(v) = env("TOLLGATE_DATA_DIR") {
+        data_dir = PathBuf::from(v);
+    }
+    let mut log_format = raw.log_format.unwrap_or(LogFormat::Text);
+    if let Some(v) = env("TOLLGATE_LOG_FORMAT") {
+        log_format = v.parse().map_err(|m| env_error("TOLLGATE_LOG_FORMAT", m))?;
+    }
+    let log_level = env("TOLLGATE_LOG_LEVEL")
+        .or(raw.log_level)
+        .unwrap_or_else(|| "info".to_owned());
+
+    let mut default_rate_limit = 60;
+    if let Some(v) = raw.default_rate_limit {
+        if *v.get_ref() == 0 {
+            return Err(bad(
+                v.span(),
+                "default_rate_limit".into(),
+                "must be at least 1 request per minute".into(),
+            ));
+        }
+        default_rate_limit = v.into_inner();
+    }
+    if let Some(v) = env("TOLLGATE_DEFAULT_RATE_LIMIT") {
+        default_rate_limit = v.parse().ok().filter(|n| *n > 0).ok_or_else(|| {
+            env_error(
+                "TOLLGATE_DEFAULT_RATE_LIMIT",
+                format!("`{v}` is not a whole number of requests per minute (1 or more)"),
+            )
+        })?;
+    }
+    let mut session_ttl_hours = 12;
+    if let Some(v) = raw.session_ttl_hours {
+        if *v.get_ref() == 0 {
+            return Err(bad(
+                v.span(),
+                "session_ttl_hours".into(),
+                "must be at least 1 hour".into(),
+            ));
+        }
+        session_ttl_hours = v.into_inner();
+    }
+    if let Some(v) = env("TOLLGATE_SESSION_TTL_HOURS") {
+        session_ttl_hours = v.parse().ok().filter(|n| *n > 0).ok_or_else(|| {
+            env_error(
+                "TOLLGATE_SESSION_TTL_HOURS",
+                format!("`{v}` is not a whole number of hours (1 or more)"),
+            )
+        })?;
+    }
+    let mut shutdown_grace_seconds = raw.shutdown_grace_seconds.unwrap_or(30);
+    if let Some(v) = env("TOLLGATE_SHUTDOWN_GRACE_SECONDS") {
+        shutdown_grace_seconds = v.parse().map_err(|_| {
+            env_error(
+                "TOLLGATE_SHUTDOWN_GRACE_SECONDS",
+                format!("`{v}` is not a whole number of seconds"),
+            )
+        })?;
+    }
+    let owner_email = match (env("TOLLGATE_OWNER_EMAIL"), raw.owner_email) {
+        (Some(v), _) => crate::auth::accounts::normalize_email(&v)
+            .map_err(|m| env_error("TOLLGATE_OWNER_EMAIL", m))?,
+        (None, Some(v)) => crate::auth::accounts::normalize_email(v.get_ref())
+            .map_err(|m| bad(v.span(), "owner_email".into(), m))?,
+        (None, None) => "owner@localhost".to_owned(),
+    };
+
+    let mut webhook_urls = Vec::new();
+    for (i, url) in raw.webhook_urls.unwrap_or_default().into_iter().enumerate() {
+        let parsed = parse_http_url(url.get_ref())
+            .map_err(|m| bad(url.span(), format!("webhook_urls[{i}]"), m))?;
+        webhook_urls.push(parsed);
+    }
+    // The spec fixes this name; it adds to the file's list rather than
+    // replacing it, so operator URLs can live in either place.
+    if let Some(v) = env("WEBHOOK_URLS") {
+        for part in v.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            webhook_urls.push(parse_http_url(part).map_err(|m| env_error("WEBHOOK_URLS", m))?);
+        }
+    }
+
+    let mut providers = Vec::new();
+    let mut provider_ids = HashSet::new();
+    for (i, p) in raw.providers.into_iter().enumerate() {
+        let key = |field: &str| format!("providers[{i}].{field}");
+        let id = p.id.get_ref().trim().to_owned();
+        if id.is_empty() || !provider_ids.insert(id.clone()) {
+            let why = if id.is_empty() {
+                "must not be empty".to_owned()
+            } else {
+                format!("provider `{id}` is declared twice")
+            };
+            return Err(bad(p.id.span(), key("id"), why));
+        }
+        let base_url = match &p.base_url {
+            Some(u) => {
+                Some(parse_http_url(u.get_ref()).map_err(|m| bad(u.span(), key("base_url"), m))?)
+            }
+            None if p.kind.needs_base_url() => {
+                return Err(bad(
+                    p.id.span(),
+                    key("base_url"),
+                    format!("a `{}` provider needs base_url", p.kind.as_str()),
+                ));
+            }
+            None => None,
+        };
+        let mut api_key = None;
+        let mut api_key_env = None;
+        if let Some(name) = &p.api_key_env {
+            let n = name.get_ref();
+            if n.is_empty() || !n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                return Err(bad(
+                    name.span(),
+                    key("api_key_env"),
+                    format!("`{n}` is not an environment variable name"),
+                ));
+            }
+            api_key = env(n).filter(|v| !v.is_empty()).map(Secret::new);
+            api_key_env = Some(n.clone());
+        }
+        providers.push(ProviderConfig {
+            id,
+            kind: p.kind,
+            base_url,
+            api_key_env,
+            api_key,
+            connect_timeout: Duration::from_millis(p.connect_timeout_ms.unwrap_or(5_000)),
+            first_byte_timeout: Duration::from_millis(p.first_byte_timeout_ms.unwrap_or(60_000)),
+        });
+    }
+
+    let mut models = Vec::new();
+    let mut model_ids = HashSet::new();
+    for (i, m) in raw.models.into_iter().enumerate() {
+        let key = |field: &str| format!("models[{i}].{field}");
+        let id = m.id.get_ref().trim().to_owned();
+        if id.is_empty() || !model_ids.insert(id.clone()) {
+            let why = if id.is_empty() {
+                "must not be empty".to_owned()
+            } else {
+                format!("model `{id}` is declared twice")
+            };
+            return Err(bad(m.id.span(), key("id"), why));
+        }
+        let provider = m.provider.get_ref().clone();
+        if !provider_ids.contains(&provider) {
+            let known: Vec<_> = providers.iter().map(|p| p.id.as_str()).collect();
+            return Err(bad(
+                m.provider.span(),
+                key("provider"),
+                format!(
+                    "unknown provider `{provider}` (declared: {})",
+                    known.join(", ")
+                ),
+            ));
+        }
+        if m.input.get_ref().is_empty() {
+            return Err(bad(
+                m.input.span(),
+                key("input"),
+                "a model must accept at least one capability".into(),
+            ));
+        }
+        if m.output.get_ref().is_empty() {
+            return Err(bad(
+                m.output.span(),
+                key("output"),
+                "a model must produce at least one capability".into(),
+            ));
+        }
+        if *m.context_window.get_ref() == 0 {
+            return Err(bad(
+                m.context_window.span(),
+                key("context_window"),
+                "must be at least 1 token".into(),
+            ));
+        }
+        let span = m.pricing.span();
+        let price = |v: f64, field: &str| {
+            credits_to_micros(v).map_err(|e| bad(span.clone(), key(&format!("pricing.{field}")), e))
+        };
+        let pricing = match m.pricing.into_inner() {
+            RawPricing::PerToken {
+                input_per_million,
+                output_per_million,
+                cached_input_per_million,
+            } => Pricing::PerToken {
+                input_per_million: price(input_per_million, "input_per_million")?,
+                output_per_million: price(output_per_million, "output_per_million")?,
+                cached_input_per_million: cached_input_per_million
+                    .map(|v| price(v, "cached_input_per_million"))
+                    .transpose()?,
+            },
+            RawPricing::PerImage { per_image } => Pricing::PerImage {
+                per_image: price(per_image, "per_image")?,
+            },
+            RawPricing::PerSecond { per_second } => Pricing::PerSecond {
+                per_second: price(per_second, "per_second")?,
+            },
+            RawPricing::PerMinute { per_minute } => Pricing::PerMinute {
+                per_minute: price(per_minute, "per_minute")?,
+            },
+            RawPricing::PerCharacter {
+                per_million_characters,
+            } => Pricing::PerCharacter {
+                per_million_characters: price(per_million_characters, "per_million_characters")?,
+            },
+            RawPricing::PerRequest { per_request } => Pricing::PerRequest {
+                per_request: price(per_request, "per_request")?,
+            },
+        };
+        models.push(ModelConfig {
+            upstream: m.upstream.unwrap_or_else(|| id.clone()),
+            id,
+            provider,
+            input: m.input.into_inner(),
+            output: m.output.into_inner(),
+            context_window: m.context_window.into_inner(),
+            max_output_tokens: m.max_output_tokens,
+            pricing,
+        });
+    }
+
+    if let Some(v) = overrides.listen {
+        listen = v;
+    }
+    if let Some(v) = &overrides.data_dir {
+        data_dir = v.clone();
+    }
+    if let Some(v) = overrides.log_format {
+        log_format = v;
+    }
+
+    Ok(Config {
+        source,
+        listen,
+        data_dir,
+        log_format,
+        log_level,
+        default_rate_limit,
+        session_ttl: Duration::from_secs(u64::from(session_ttl_hours) * 3600),
+        shutdown_grace: Duration::from_secs(shutdown_grace_seconds),
+        owner_email,
+        webhook_urls,
+        providers,
+        models,
+    })
+}
+
+fn parse_http_url(text: &str) -> Result<Url, String> {
+    let url = Url::parse(text).map_err(|e| format!("`{text}` is not a URL ({e})"))?;
+    match url.scheme() {
+        "http" | "https" if url.host().is_some() => Ok(url),
+        _ => Err(format!("`{text}` must be an http(s) URL with a host")),
+    }
+}
+
+/// 1-based line of a byte offset.
+fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())].matches('\n').count() + 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load_text(text: &str, vars: &[(&str, &str)]) -> Result<Config, ConfigError> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tollgate.toml");
+        std::fs::write(&path, text).unwrap();
+        let vars: Vec<(String, String)> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let names: Vec<String> = vars.iter().map(|(k, _)| k.clone()).collect();
+        let env = |name: &str| vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
+        load(Some(&path), &env, &names, &Overrides::default())
+    }
+
+    const GOOD: &str = r#"
+listen = "127.0.0.1:9000"
+data_dir = "/var/lib/tollgate"
+[[providers]]
+id = "openai"
+kind = "openai"
+base_url = "https://api.openai.com/v1"
+api_key_env = "OPENAI_API_KEY"
+[[models]]
+id = "gpt-4o-mini"
+provider = "openai"
+upstream = "gpt-4o-mini"
+input = ["TEXT", "IMAGE"]
+output = ["TEXT"]
+context_window = 128000
+pricing = { unit = "per_token", input_per_million = 0.15, output_per_million = 0.60 }
+"#;
+
+    #[test]
+    fn the_documented_shape_loads() {
+        let config = load_text(GOOD, &[("OPENAI_API_KEY", "sk-test")]).unwrap();
+        assert_eq!(config.listen.to_string(), "127.0.0.1:9000");
+        assert_eq!(
+            config.providers[0].api_key.as_ref().unwrap().expose(),
+            "sk-test"
+        );
+        assert_eq!(format!("{:?}", config.providers[0].api_key), "Some(***)");
+        assert_eq!(
+            config.models[0].pricing,
+            Pricing::PerToken {
+                input_per_million: 150_000,
+                output_per_million: 600_000,
+                cached_input_per_million: None
+            }
+        );
+        assert_eq!(config.default_rate_limit, 60);
+    }
+
+    #[test]
+    fn the_embedded_default_serves_the_mock_provider() {
+        let config = load(None, &|_| None, &[], &Overrides::default()).unwrap();
+        assert_eq!(config.source, ConfigSource::Embedded);
+        assert_eq!(config.listen.to_string(), "127.0.0.1:8080");
+        assert_eq!(config.data_dir, PathBuf::from("./tollgate-data"));
+        assert!(
+            config
+                .providers
+                .iter()
+                .any(|p| p.kind == ProviderKind::Mock)
+        );
+        assert!(!config.models.is_empty());
+    }
+
+    #[test]
+    fn layers_apply_in_order_file_env_flags() {
+        let config = load_text(GOOD, &[("TOLLGATE_LISTEN", "127.0.0.1:9100")]).unwrap();
+        assert_eq!(config.listen.to_string(), "127.0.0.1:9100");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.toml");
+        std::fs::write(&path, GOOD).unwrap();
+        let env = |n: &str| (n == "TOLLGATE_LISTEN").then(|| "127.0.0.1:9100".to_owned());
+        let flags = Overrides {
+            listen: Some("127.0.0.1:9200".parse().unwrap()),
+            ..Default::default()
+        };
+        let config = load(Some(&path), &env, &["TOLLGATE_LISTEN".into()], &flags).unwrap();
+        assert_eq!(config.listen.to_string(), "127.0.0.1:9200");
+    }
+
+    #[test]
+    fn webhook_urls_come_from_the_exact_env_name() {
+        let config = load_text(
+            GOOD,
+            &[(
+                "WEBHOOK_URLS",
+                "https://a.example/hook, https://b.example/h",
+            )],
+        )
+        .unwrap();
+        assert_eq!(config.webhook_urls.len(), 2);
+        let err = load_text(GOOD, &[("WEBHOOK_URLS", "ftp://x")]).unwrap_err();
+        assert_eq!(err.origin, "environment WEBHOOK_URLS");
+    }
+
+    #[test]
+    fn an_unknown_key_names_the_line_and_key() {
+        let text = GOOD.replace(
+            "context_window = 128000",
+            "context_window = 128000\ncontext_windw = 5",
+        );
+        let err = load_text(&text, &[]).unwrap_err();
+        assert!(err.origin.ends_with(":16"), "{err}");
+        assert!(
+            err.message.contains("unknown field `context_windw`"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_wrong_type_names_the_line_and_key() {
+        let text = GOOD.replace("context_window = 128000", "context_window = \"big\"");
+        let err = load_text(&text, &[]).unwrap_err();
+        assert!(err.origin.ends_with(":15"), "{err}");
+        assert_eq!(err.key, "models[0].context_window");
+    }
+
+    #[test]
+    fn an_unknown_provider_reference_names_the_line() {
+        let text = GOOD.replace("provider = \"openai\"", "provider = \"opnai\"");
+        let err = load_text(&text, &[]).unwrap_err();
+        assert!(err.origin.ends_with(":11"), "{err}");
+        assert_eq!(err.key, "models[0].provider");
+        assert!(err.message.contains("unknown provider `opnai`"), "{err}");
+    }
+
+    #[test]
+    fn bad_values_are_refused_with_their_key() {
+        let cases = [
+            (
+                GOOD.replace("0.60", "-1.0"),
+                "models[0].pricing.output_per_million",
+            ),
+            (
+                GOOD.replace("\"TEXT\", \"IMAGE\"", "\"TEXT\", \"SMELL\""),
+                "models[0].input[1]",
+            ),
+            (
+                GOOD.replace("https://api.openai.com/v1", "api.openai.com"),
+                "providers[0].base_url",
+            ),
+            (GOOD.replace("127.0.0.1:9000", "localhost"), "listen"),
+            (
+                GOOD.replace("kind = \"openai\"", "kind = \"azure\""),
+                "providers[0].kind",
+            ),
+            (
+                GOOD.replace(
+                    "unit = \"per_token\"",
+                    "unit = \"per_token\", per_image = 1.0",
+                ),
+                "models[0].pricing",
+            ),
+        ];
+        for (text, key) in cases {
+            let err = load_text(&text, &[]).unwrap_err();
+            assert!(err.key.starts_with(key), "expected key {key}, got {err}");
+        }
+    }
+
+    #[test]
+    fn a_syntax_error_names_the_line() {
+        let err = load_text("listen = \"127.0.0.1:1\"\n[[models]\n", &[]).unwrap_err();
+        assert!(err.origin.ends_with(":2"), "{err}");
+    }
+
+    #[test]
+    fn unknown_tollgate_env_vars_are_refused() {
+        let err = load_text(GOOD, &[("TOLLGATE_LISTN", "x")]).unwrap_err();
+        assert_eq!(err.key, "TOLLGATE_LISTN");
+        let err = load_text(GOOD, &[("TOLLGATE_DEFAULT_RATE_LIMIT", "0")]).unwrap_err();
+        assert_eq!(err.origin, "environment TOLLGATE_DEFAULT_RATE_LIMIT");
+    }
+}

@@ -1,0 +1,305 @@
+//! The error boundary of the HTTP API.
+//!
+//! Every refusal the gateway makes is an [`ApiError`] carrying a [`Code`]. One
+//! table ([`Code::status`] and [`Code::kind`]) fixes each code's HTTP status
+//! and type, so a code can never be answered with two statuses. One
+//! [`IntoResponse`] writes the OpenAI-shaped body (DESIGN 7.1); the
+//! [`render_in_dialect`] middleware rewrites it into the Anthropic or Google
+//! shape on the routes whose callers expect those. Codes are documented in
+//! `docs/errors.md`.
+
+use axum::Json;
+use axum::extract::Request;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+
+/// A stable, snake_case error code. Adding one makes the compiler list the
+/// table entries to fill in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Code {
+    InvalidRequest,
+    MissingApiKey,
+    InvalidApiKey,
+    RevokedApiKey,
+    KeyExpired,
+    BudgetExceeded,
+    MissingToken,
+    InvalidToken,
+    InvalidCredentials,
+    AccountDisabled,
+    Forbidden,
+    NotFound,
+    ModelNotFound,
+    MethodNotAllowed,
+    Conflict,
+    PayloadTooLarge,
+    UnsupportedMediaType,
+    RateLimitExceeded,
+    Internal,
+    Unavailable,
+}
+
+impl Code {
+    /// The code as it appears in error bodies.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Code::InvalidRequest => "invalid_request",
+            Code::MissingApiKey => "missing_api_key",
+            // The spec names both the unknown key (401) and the revoked key
+            // (403) `invalid_api_key`; the status tells them apart.
+            Code::InvalidApiKey | Code::RevokedApiKey => "invalid_api_key",
+            Code::KeyExpired => "key_expired",
+            Code::BudgetExceeded => "budget_exceeded",
+            Code::MissingToken => "missing_token",
+            Code::InvalidToken => "invalid_token",
+            Code::InvalidCredentials => "invalid_credentials",
+            Code::AccountDisabled => "account_disabled",
+            Code::Forbidden => "forbidden",
+            Code::NotFound => "not_found",
+            Code::ModelNotFound => "model_not_found",
+            Code::MethodNotAllowed => "method_not_allowed",
+            Code::Conflict => "conflict",
+            Code::PayloadTooLarge => "payload_too_large",
+            Code::UnsupportedMediaType => "unsupported_media_type",
+            Code::RateLimitExceeded => "rate_limit_exceeded",
+            Code::Internal => "internal_error",
+            Code::Unavailable => "service_unavailable",
+        }
+    }
+
+    /// The HTTP status this code is always answered with.
+    pub fn status(self) -> StatusCode {
+        match self {
+            Code::InvalidRequest => StatusCode::BAD_REQUEST,
+            Code::MissingApiKey | Code::InvalidApiKey => StatusCode::UNAUTHORIZED,
+            Code::MissingToken | Code::InvalidToken | Code::InvalidCredentials => {
+                StatusCode::UNAUTHORIZED
+            }
+            Code::BudgetExceeded => StatusCode::PAYMENT_REQUIRED,
+            Code::RevokedApiKey | Code::KeyExpired | Code::AccountDisabled | Code::Forbidden => {
+                StatusCode::FORBIDDEN
+            }
+            Code::NotFound | Code::ModelNotFound => StatusCode::NOT_FOUND,
+            Code::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            Code::Conflict => StatusCode::CONFLICT,
+            Code::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            Code::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Code::RateLimitExceeded => StatusCode::TOO_MANY_REQUESTS,
+            Code::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+            Code::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
+        }
+    }
+
+    /// The `type` field of the OpenAI-shaped body: the families the OpenAI
+    /// SDKs already know how to read.
+    pub fn kind(self) -> &'static str {
+        match self.status() {
+            StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN => "authentication_error",
+            StatusCode::PAYMENT_REQUIRED => "insufficient_quota",
+            StatusCode::NOT_FOUND => "not_found_error",
+            StatusCode::TOO_MANY_REQUESTS => "rate_limit_error",
+            s if s.is_server_error() => "server_error",
+            _ => "invalid_request_error",
+        }
+    }
+}
+
+/// A refusal, with the message shown to the caller. Internal details go to
+/// the log, never into `message`.
+#[derive(Debug, Clone)]
+pub struct ApiError {
+    pub code: Code,
+    pub message: String,
+    /// The request field at fault, when there is one.
+    pub param: Option<String>,
+    /// Seconds for a `Retry-After` header.
+    pub retry_after: Option<u64>,
+}
+
+impl ApiError {
+    pub fn new(code: Code, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+            param: None,
+            retry_after: None,
+        }
+    }
+
+    pub fn invalid(param: impl Into<String>, message: impl Into<String>) -> Self {
+        let mut error = Self::new(Code::InvalidRequest, message);
+        error.param = Some(param.into());
+        error
+    }
+
+    pub fn not_found(what: impl Into<String>) -> Self {
+        Self::new(Code::NotFound, what)
+    }
+
+    /// An unexpected failure: logged in full, answered with a generic message.
+    pub fn internal(context: &str, detail: impl std::fmt::Display) -> Self {
+        tracing::error!(%detail, "{context}");
+        Self::new(Code::Internal, format!("internal error: {context}"))
+    }
+}
+
+impl std::fmt::Display for ApiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({})", self.message, self.code.as_str())
+    }
+}
+
+impl std::error::Error for ApiError {}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = json!({
+            "error": {
+                "message": self.message,
+                "type": self.code.kind(),
+                "code": self.code.as_str(),
+                "param": self.param,
+            }
+        });
+        let mut response = (self.code.status(), Json(body)).into_response();
+        if let Some(seconds) = self.retry_after {
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+        }
+        // Kept so the dialect middleware can re-render without parsing JSON.
+        response.extensions_mut().insert(self);
+        response
+    }
+}
+
+/// The error-body dialect a route's callers expect (DESIGN 7.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    OpenAi,
+    Anthropic,
+    Google,
+}
+
+impl Dialect {
+    /// Decided by path alone, so even a refusal made before routing (body
+    /// limit, authentication) speaks the caller's dialect.
+    pub fn for_path(path: &str) -> Dialect {
+        if path == "/v1/messages" || path.starts_with("/v1/messages/") {
+            Dialect::Anthropic
+        } else if path.starts_with("/v1beta/")
+            || (path.starts_with("/v1/models/") && path.contains(':'))
+        {
+            Dialect::Google
+        } else {
+            Dialect::OpenAi
+        }
+    }
+
+    fn render(self, error: &ApiError) -> serde_json::Value {
+        match self {
+            Dialect::OpenAi => json!({
+                "error": {
+                    "message": error.message,
+                    "type": error.code.kind(),
+                    "code": error.code.as_str(),
+                    "param": error.param,
+                }
+            }),
+            Dialect::Anthropic => json!({
+                "type": "error",
+                "error": { "type": error.code.as_str(), "message": error.message }
+            }),
+            Dialect::Google => json!({
+                "error": {
+                    "code": error.code.status().as_u16(),
+                    "message": error.message,
+                    "status": google_status(error.code.status()),
+                    "details": [{ "reason": error.code.as_str() }],
+                }
+            }),
+        }
+    }
+}
+
+fn google_status(status: StatusCode) -> &'static str {
+    match status.as_u16() {
+        400 | 413 | 415 => "INVALID_ARGUMENT",
+        401 => "UNAUTHENTICATED",
+        402 | 429 => "RESOURCE_EXHAUSTED",
+        403 => "PERMISSION_DENIED",
+        404 => "NOT_FOUND",
+        405 => "UNIMPLEMENTED",
+        409 => "ALREADY_EXISTS",
+        503 => "UNAVAILABLE",
+        _ => "INTERNAL",
+    }
+}
+
+/// Middleware: re-renders our own error bodies in the dialect of the route.
+pub async fn render_in_dialect(request: Request, next: Next) -> Response {
+    let dialect = Dialect::for_path(request.uri().path());
+    let response = next.run(request).await;
+    if dialect == Dialect::OpenAi {
+        return response;
+    }
+    match response.extensions().get::<ApiError>().cloned() {
+        Some(error) => {
+            let (mut parts, _) = response.into_parts();
+            parts.headers.remove(header::CONTENT_LENGTH);
+            let body = serde_json::to_vec(&dialect.render(&error)).unwrap_or_default();
+            Response::from_parts(parts, axum::body::Body::from(body))
+        }
+        None => response,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spec_codes_have_spec_statuses() {
+        assert_eq!(Code::InvalidApiKey.status(), StatusCode::UNAUTHORIZED);
+        assert_eq!(Code::RevokedApiKey.status(), StatusCode::FORBIDDEN);
+        assert_eq!(Code::RevokedApiKey.as_str(), "invalid_api_key");
+        assert_eq!(Code::KeyExpired.status(), StatusCode::FORBIDDEN);
+        assert_eq!(Code::BudgetExceeded.status(), StatusCode::PAYMENT_REQUIRED);
+        assert_eq!(
+            Code::PayloadTooLarge.status(),
+            StatusCode::PAYLOAD_TOO_LARGE
+        );
+        assert_eq!(
+            Code::RateLimitExceeded.status(),
+            StatusCode::TOO_MANY_REQUESTS
+        );
+    }
+
+    #[test]
+    fn dialect_follows_the_path() {
+        assert_eq!(Dialect::for_path("/v1/chat/completions"), Dialect::OpenAi);
+        assert_eq!(Dialect::for_path("/v1/messages"), Dialect::Anthropic);
+        assert_eq!(
+            Dialect::for_path("/v1beta/models/gemini-2.0-flash:generateContent"),
+            Dialect::Google
+        );
+        assert_eq!(
+            Dialect::for_path("/v1/models/gemini:streamGenerateContent"),
+            Dialect::Google
+        );
+        assert_eq!(Dialect::for_path("/v1/models"), Dialect::OpenAi);
+    }
+
+    #[test]
+    fn anthropic_and_google_shapes() {
+        let error = ApiError::new(Code::KeyExpired, "expired");
+        let anthropic = Dialect::Anthropic.render(&error);
+        assert_eq!(anthropic["type"], "error");
+        assert_eq!(anthropic["error"]["type"], "key_expired");
+        let google = Dialect::Google.render(&error);
+        assert_eq!(google["error"]["code"], 403);
+        assert_eq!(google["error"]["status"], "PERMISSION_DENIED");
+    }
+}

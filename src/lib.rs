@@ -1,0 +1,18 @@
+//! Tollgate: a single-binary AI inference gateway.
+//!
+//! The library holds every capability; `main.rs` only parses the command
+//! line and dispatches here, so tests and benchmarks drive the same code the
+//! binary runs.
+
+pub mod admin;
+pub mod api;
+pub mod app;
+pub mod auth;
+pub mod catalogue;
+pub mod cli;
+pub mod config;
+pub mod error;
+pub mod setup;
+pub mod store;
+pub mod tenants;
+pub mod time_util;

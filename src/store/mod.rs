@@ -1,0 +1,196 @@
+//! Storage: one redb file in the data directory.
+//!
+//! [`Store`] owns the database handle and the [`writer::Writer`]. Reads run
+//! on read transactions (MVCC snapshots, cheap, never blocked by the writer);
+//! every write goes through the writer's group commit and is durable before
+//! its caller hears back. Domain modules describe *what* to write as a
+//! closure over the transaction, using the typed tables of [`tables`];
+//! handlers never see redb.
+
+pub mod backup;
+pub mod codec;
+mod migrate;
+pub mod tables;
+pub mod writer;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use redb::{Database, ReadTransaction, ReadableDatabase, WriteTransaction};
+
+pub use tables::{Reader, SCHEMA_VERSION, Table};
+
+/// The file name of the database inside the data directory.
+pub const DB_FILE: &str = "tollgate.redb";
+/// The admin socket inside the data directory.
+pub const SOCKET_FILE: &str = "tollgate.sock";
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoreError {
+    /// Another process has the data file open.
+    Locked(PathBuf),
+    /// The file was written by a newer Tollgate.
+    NewerSchema { found: u32, supported: u32 },
+    /// The file is not a Tollgate store, or it is damaged.
+    Corrupt(String),
+    /// Any other storage failure (I/O, redb).
+    Database(String),
+    /// The writer has shut down.
+    Closed,
+    /// A domain refusal: the record does not exist.
+    NotFound(String),
+    /// A domain refusal: the change conflicts with what is stored.
+    Conflict(String),
+    /// A domain refusal: the change is not valid.
+    Invalid(String),
+}
+
+impl std::fmt::Display for StoreError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StoreError::Locked(path) => write!(
+                f,
+                "the data file {} is in use by another tollgate process (a running server?)",
+                path.display()
+            ),
+            StoreError::NewerSchema { found, supported } => write!(
+                f,
+                "the data file has schema version {found}, newer than this build supports ({supported}); \
+                 run the newer tollgate or restore a backup made by this version"
+            ),
+            StoreError::Corrupt(m) => {
+                write!(f, "the data file is damaged or not a tollgate store: {m}")
+            }
+            StoreError::Database(m) => write!(f, "storage error: {m}"),
+            StoreError::Closed => write!(f, "the store is shutting down"),
+            StoreError::NotFound(m) | StoreError::Conflict(m) | StoreError::Invalid(m) => {
+                f.write_str(m)
+            }
+        }
+    }
+}
+
+impl std::error::Error for StoreError {}
+
+macro_rules! from_redb {
+    ($($t:ty),*) => {$(
+        impl From<$t> for StoreError {
+            fn from(e: $t) -> Self {
+                StoreError::Database(e.to_string())
+            }
+        }
+    )*};
+}
+from_redb!(
+    redb::TransactionError,
+    redb::TableError,
+    redb::StorageError,
+    redb::CommitError,
+    std::io::Error
+);
+
+impl From<redb::DatabaseError> for StoreError {
+    fn from(e: redb::DatabaseError) -> Self {
+        match e {
+            redb::DatabaseError::Storage(redb::StorageError::Corrupted(m)) => {
+                StoreError::Corrupt(m)
+            }
+            redb::DatabaseError::UpgradeRequired(v) => {
+                StoreError::Corrupt(format!("redb file format {v} needs an upgrade"))
+            }
+            other => StoreError::Database(other.to_string()),
+        }
+    }
+}
+
+pub struct Store {
+    db: Arc<Database>,
+    writer: writer::Writer,
+    path: PathBuf,
+}
+
+impl Store {
+    /// Opens (creating if needed) the store in `data_dir`: the directory is
+    /// made private (0700), the schema checked and migrated. A file written by
+    /// a newer build is refused before anything is written to it.
+    pub fn open(data_dir: &Path) -> Result<Store, StoreError> {
+        std::fs::create_dir_all(data_dir).map_err(|e| {
+            StoreError::Database(format!("cannot create {}: {e}", data_dir.display()))
+        })?;
+        restrict_to_owner(data_dir, 0o700)?;
+        let path = data_dir.join(DB_FILE);
+        let db = open_database(&path)?;
+        restrict_to_owner(&path, 0o600)?;
+        migrate::prepare(&db)?;
+        let db = Arc::new(db);
+        let writer = writer::Writer::start(db.clone());
+        Ok(Store { db, writer, path })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Runs `f` on a consistent snapshot.
+    pub fn read<T>(
+        &self,
+        f: impl FnOnce(&ReadTransaction) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let txn = self.db.begin_read()?;
+        f(&txn)
+    }
+
+    /// Applies `work` through the group-commit writer; returns once durable.
+    pub async fn write<T, F>(&self, work: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnMut(&WriteTransaction) -> Result<T, StoreError> + Send + 'static,
+    {
+        self.writer.write(work).await
+    }
+
+    pub fn writer_stats(&self) -> &writer::WriterStats {
+        &self.writer.stats
+    }
+
+    /// A durable write of a probe value: the readiness check.
+    pub async fn probe_writable(&self) -> Result<(), StoreError> {
+        let now = crate::time_util::now_ms();
+        self.write(move |txn| {
+            txn.open_table(tables::META)?
+                .insert(tables::META_READY_PROBE, now.to_be_bytes().as_slice())?;
+            Ok(())
+        })
+        .await
+    }
+
+    /// Flushes the writer: every accepted write is durable afterwards.
+    pub fn close(&self) {
+        self.writer.close();
+    }
+
+    /// Copies a consistent snapshot to `out` (see [`backup`]).
+    pub fn backup_to(&self, out: &Path) -> Result<backup::Summary, StoreError> {
+        backup::snapshot(&self.db, out)
+    }
+}
+
+fn open_database(path: &Path) -> Result<Database, StoreError> {
+    match Database::create(path) {
+        Ok(db) => Ok(db),
+        Err(redb::DatabaseError::DatabaseAlreadyOpen) => Err(StoreError::Locked(path.to_owned())),
+        Err(e) => Err(StoreError::from(e)),
+    }
+}
+
+#[cfg(unix)]
+fn restrict_to_owner(path: &Path, mode: u32) -> Result<(), StoreError> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+        .map_err(|e| StoreError::Database(format!("cannot restrict {}: {e}", path.display())))
+}
+
+#[cfg(not(unix))]
+fn restrict_to_owner(_: &Path, _: u32) -> Result<(), StoreError> {
+    Ok(())
+}

@@ -1,0 +1,159 @@
+//! Every redb table, in one place.
+//!
+//! All tables map bytes to bytes: keys are chosen per table (ids as UTF-8,
+//! digests raw, times big-endian so ranges scan in order) and values go
+//! through the one codec. One uniform shape lets backup copy every table
+//! without knowing what it holds; [`Table`] adds the typing back.
+
+use std::marker::PhantomData;
+
+use redb::{ReadableTable, TableDefinition, WriteTransaction};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use super::{StoreError, codec};
+
+pub type Def = TableDefinition<'static, &'static [u8], &'static [u8]>;
+
+/// The schema this build writes. Raise it with a migration in `migrate.rs`.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Store-wide facts: schema version, first-start marker, readiness probe.
+pub const META: Def = TableDefinition::new("meta");
+/// tenant id -> `Tenant`
+pub const TENANTS: Def = TableDefinition::new("tenants");
+/// tenant name -> tenant id
+pub const TENANT_NAMES: Def = TableDefinition::new("tenant_names");
+/// key id -> `ApiKey`
+pub const API_KEYS: Def = TableDefinition::new("api_keys");
+/// SHA-256 of the key value -> key id
+pub const KEY_DIGESTS: Def = TableDefinition::new("key_digests");
+/// account id -> `Account`
+pub const ACCOUNTS: Def = TableDefinition::new("accounts");
+/// lower-cased email -> account id
+pub const ACCOUNT_EMAILS: Def = TableDefinition::new("account_emails");
+/// SHA-256 of the session token -> `Session`
+pub const SESSIONS: Def = TableDefinition::new("sessions");
+
+/// Every table, for creation at open and for backup.
+pub const ALL: &[Def] = &[
+    META,
+    TENANTS,
+    TENANT_NAMES,
+    API_KEYS,
+    KEY_DIGESTS,
+    ACCOUNTS,
+    ACCOUNT_EMAILS,
+    SESSIONS,
+];
+
+pub const META_SCHEMA_VERSION: &[u8] = b"schema_version";
+pub const META_INITIALIZED: &[u8] = b"initialized";
+pub const META_READY_PROBE: &[u8] = b"ready_probe";
+
+/// Read access shared by read and write transactions.
+pub trait Reader {
+    fn get_raw(&self, def: Def, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError>;
+    fn scan_raw(&self, def: Def) -> Result<Vec<(Vec<u8>, Vec<u8>)>, StoreError>;
+}
+
+fn collect<T: ReadableTable<&'static [u8], &'static [u8]>>(
+    table: &T,
+) -> Result<Vec<(Vec<u8>, Vec<u8>)>, StoreError> {
+    let mut out = Vec::new();
+    for item in table.iter()? {
+        let (k, v) = item?;
+        out.push((k.value().to_vec(), v.value().to_vec()));
+    }
+    Ok(out)
+}
+
+// A read transaction on a file whose table was never created (an old or a
+// foreign file) reads it as empty, as a write transaction would.
+impl Reader for redb::ReadTransaction {
+    fn get_raw(&self, def: Def, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+        match self.open_table(def) {
+            Ok(table) => Ok(table.get(key)?.map(|v| v.value().to_vec())),
+            Err(redb::TableError::TableDoesNotExist(_)) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+    fn scan_raw(&self, def: Def) -> Result<Vec<(Vec<u8>, Vec<u8>)>, StoreError> {
+        match self.open_table(def) {
+            Ok(table) => collect(&table),
+            Err(redb::TableError::TableDoesNotExist(_)) => Ok(Vec::new()),
+            Err(e) => Err(e.into()),
+        }
+    }
+}
+
+impl Reader for WriteTransaction {
+    fn get_raw(&self, def: Def, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+        let table = self.open_table(def)?;
+        Ok(table.get(key)?.map(|v| v.value().to_vec()))
+    }
+    fn scan_raw(&self, def: Def) -> Result<Vec<(Vec<u8>, Vec<u8>)>, StoreError> {
+        collect(&self.open_table(def)?)
+    }
+}
+
+/// A table with typed values.
+pub struct Table<V> {
+    pub def: Def,
+    _value: PhantomData<fn() -> V>,
+}
+
+impl<V: Serialize + DeserializeOwned> Table<V> {
+    pub const fn new(def: Def) -> Self {
+        Table {
+            def,
+            _value: PhantomData,
+        }
+    }
+
+    pub fn get(&self, tx: &impl Reader, key: &[u8]) -> Result<Option<V>, StoreError> {
+        tx.get_raw(self.def, key)?
+            .map(|bytes| codec::decode(&bytes))
+            .transpose()
+    }
+
+    pub fn all(&self, tx: &impl Reader) -> Result<Vec<V>, StoreError> {
+        tx.scan_raw(self.def)?
+            .iter()
+            .map(|(_, v)| codec::decode(v))
+            .collect()
+    }
+
+    pub fn is_empty(&self, tx: &impl Reader) -> Result<bool, StoreError> {
+        Ok(tx.scan_raw(self.def)?.is_empty())
+    }
+
+    pub fn put(&self, tx: &WriteTransaction, key: &[u8], value: &V) -> Result<(), StoreError> {
+        tx.open_table(self.def)?
+            .insert(key, codec::encode(value).as_slice())?;
+        Ok(())
+    }
+
+    pub fn remove(&self, tx: &WriteTransaction, key: &[u8]) -> Result<bool, StoreError> {
+        Ok(tx.open_table(self.def)?.remove(key)?.is_some())
+    }
+}
+
+/// Raw-valued index tables (name -> id and the like).
+pub fn index_get(tx: &impl Reader, def: Def, key: &[u8]) -> Result<Option<String>, StoreError> {
+    tx.get_raw(def, key)?
+        .map(|v| {
+            String::from_utf8(v).map_err(|_| StoreError::Corrupt("index value is not UTF-8".into()))
+        })
+        .transpose()
+}
+
+pub fn index_put(tx: &WriteTransaction, def: Def, key: &[u8], id: &str) -> Result<(), StoreError> {
+    tx.open_table(def)?.insert(key, id.as_bytes())?;
+    Ok(())
+}
+
+pub fn index_remove(tx: &WriteTransaction, def: Def, key: &[u8]) -> Result<(), StoreError> {
+    tx.open_table(def)?.remove(key)?;
+    Ok(())
+}

@@ -1,0 +1,196 @@
+//! Tenants: the organisations that own keys, accounts, a credit wallet,
+//! webhook settings and a compliance policy.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::auth::{new_id, random_token};
+use crate::catalogue::micros_to_credits;
+use crate::store::tables::{self, TENANT_NAMES, TENANTS};
+use crate::store::{Reader, Store, StoreError, Table};
+use crate::time_util::{format_rfc3339, now_ms};
+
+pub const TENANT_TABLE: Table<Tenant> = Table::new(TENANTS);
+
+/// The tenant created at first start.
+pub const DEFAULT_TENANT: &str = "default";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Tier {
+    /// Blocked by the daily multimodal cap instead of billed.
+    Free,
+    Paid,
+    /// The wallet may go negative.
+    Enterprise,
+}
+
+impl Tier {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tier::Free => "free",
+            Tier::Paid => "paid",
+            Tier::Enterprise => "enterprise",
+        }
+    }
+}
+
+impl std::str::FromStr for Tier {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "free" => Ok(Tier::Free),
+            "paid" => Ok(Tier::Paid),
+            "enterprise" => Ok(Tier::Enterprise),
+            other => Err(format!(
+                "`{other}` is not a tier; use free, paid or enterprise"
+            )),
+        }
+    }
+}
+
+/// When the human-review queue holds a response (Article 14).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReviewMode {
+    Off,
+    HighRisk,
+    All,
+}
+
+/// A tenant's compliance policy. The compliance work reads and edits it;
+/// the defaults are the conservative ones (DESIGN section 5).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CompliancePolicy {
+    pub require_purpose: bool,
+    pub require_consent: bool,
+    pub review_mode: ReviewMode,
+    pub judge_model: Option<String>,
+    pub log_bodies: bool,
+    /// Article 26: at least six months.
+    pub retention_days: u32,
+    pub enforce_registry: bool,
+}
+
+impl Default for CompliancePolicy {
+    fn default() -> Self {
+        CompliancePolicy {
+            require_purpose: false,
+            require_consent: false,
+            review_mode: ReviewMode::Off,
+            judge_model: None,
+            log_bodies: true,
+            retention_days: 183,
+            enforce_registry: false,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Tenant {
+    pub id: String,
+    pub name: String,
+    pub tier: Tier,
+    /// Prepaid credits, in micro-credits.
+    pub wallet: i64,
+    /// Signs this tenant's webhook deliveries (HMAC-SHA256). It must be
+    /// usable to sign, so unlike keys it cannot be stored as a digest.
+    pub webhook_secret: String,
+    pub webhook_urls: Vec<String>,
+    pub policy: CompliancePolicy,
+    pub created_at: i64,
+}
+
+impl Tenant {
+    pub fn new(name: &str, tier: Tier) -> Result<Tenant, StoreError> {
+        let name = validate_name(name)?;
+        Ok(Tenant {
+            id: new_id("ten"),
+            name,
+            tier,
+            wallet: 0,
+            webhook_secret: format!("whsec_{}", random_token(32)),
+            webhook_urls: Vec::new(),
+            policy: CompliancePolicy::default(),
+            created_at: now_ms(),
+        })
+    }
+
+    /// The JSON view: never the secret, only its last four characters.
+    pub fn view(&self) -> Value {
+        let hint = &self.webhook_secret[self.webhook_secret.len().saturating_sub(4)..];
+        json!({
+            "id": self.id,
+            "name": self.name,
+            "tier": self.tier.as_str(),
+            "walletBalance": micros_to_credits(self.wallet),
+            "webhookUrls": self.webhook_urls,
+            "signingSecretHint": format!("...{hint}"),
+            "createdAt": format_rfc3339(self.created_at),
+        })
+    }
+}
+
+fn validate_name(name: &str) -> Result<String, StoreError> {
+    let name = name.trim();
+    if name.is_empty() || name.len() > 100 || name.chars().any(char::is_control) {
+        return Err(StoreError::Invalid(
+            "a tenant name must be 1 to 100 printable characters".into(),
+        ));
+    }
+    Ok(name.to_owned())
+}
+
+/// Inserts a tenant inside a write transaction, refusing a taken name.
+pub fn insert(txn: &redb::WriteTransaction, tenant: &Tenant) -> Result<(), StoreError> {
+    if tables::index_get(txn, TENANT_NAMES, tenant.name.as_bytes())?.is_some() {
+        return Err(StoreError::Conflict(format!(
+            "a tenant named `{}` already exists",
+            tenant.name
+        )));
+    }
+    TENANT_TABLE.put(txn, tenant.id.as_bytes(), tenant)?;
+    tables::index_put(txn, TENANT_NAMES, tenant.name.as_bytes(), &tenant.id)
+}
+
+pub async fn create(store: &Store, name: &str, tier: Tier) -> Result<Tenant, StoreError> {
+    let tenant = Tenant::new(name, tier)?;
+    let stored = tenant.clone();
+    store.write(move |txn| insert(txn, &stored)).await?;
+    Ok(tenant)
+}
+
+/// Finds a tenant by id or by name.
+pub fn resolve(tx: &impl Reader, id_or_name: &str) -> Result<Tenant, StoreError> {
+    if let Some(tenant) = TENANT_TABLE.get(tx, id_or_name.as_bytes())? {
+        return Ok(tenant);
+    }
+    if let Some(id) = tables::index_get(tx, TENANT_NAMES, id_or_name.as_bytes())? {
+        if let Some(tenant) = TENANT_TABLE.get(tx, id.as_bytes())? {
+            return Ok(tenant);
+        }
+    }
+    Err(StoreError::NotFound(format!("no tenant `{id_or_name}`")))
+}
+
+pub fn list(store: &Store) -> Result<Vec<Tenant>, StoreError> {
+    store.read(|tx| TENANT_TABLE.all(tx))
+}
+
+/// Adds credits to a tenant's wallet.
+pub async fn top_up(store: &Store, id_or_name: &str, micros: u64) -> Result<Tenant, StoreError> {
+    let key = id_or_name.to_owned();
+    let amount =
+        i64::try_from(micros).map_err(|_| StoreError::Invalid("amount too large".into()))?;
+    store
+        .write(move |txn| {
+            let mut tenant = resolve(txn, &key)?;
+            tenant.wallet = tenant
+                .wallet
+                .checked_add(amount)
+                .ok_or_else(|| StoreError::Invalid("the wallet would overflow".into()))?;
+            TENANT_TABLE.put(txn, tenant.id.as_bytes(), &tenant)?;
+            Ok(tenant)
+        })
+        .await
+}
