@@ -110,15 +110,18 @@ pub fn payload_too_large() -> ApiError {
 pub struct Server {
     pub state: AppState,
     pub listener: TcpListener,
+    pub admin: tokio::net::UnixListener,
     pub shutdown: CancellationToken,
 }
 
 impl Server {
     pub async fn bind(state: AppState) -> std::io::Result<Server> {
         let listener = TcpListener::bind(state.config.listen).await?;
+        let admin = admin::socket::bind(&state.config.data_dir)?;
         Ok(Server {
             state,
             listener,
+            admin,
             shutdown: CancellationToken::new(),
         })
     }
@@ -132,9 +135,10 @@ impl Server {
         let Server {
             state,
             listener,
+            admin,
             shutdown,
         } = self;
-        let socket = admin::socket::serve(state.clone(), shutdown.clone())?;
+        let socket = admin::socket::serve(admin, state.clone(), shutdown.clone());
         let app = router(state.clone());
         let grace = state.config.shutdown_grace;
         let stop = shutdown.clone();
@@ -157,24 +161,28 @@ impl Server {
     }
 }
 
-/// Resolves on SIGTERM or Ctrl-C.
-pub async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
+/// Registers for SIGTERM and Ctrl-C now (so a signal that arrives before
+/// the returned future is polled is not lost) and resolves on either.
+pub fn shutdown_signal() -> impl std::future::Future<Output = ()> {
     #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let term = signal(SignalKind::terminate());
+        let interrupt = signal(SignalKind::interrupt());
+        async move {
+            match (term, interrupt) {
+                (Ok(mut term), Ok(mut interrupt)) => {
+                    tokio::select! {
+                        _ = term.recv() => {},
+                        _ = interrupt.recv() => {},
+                    }
+                }
+                _ => std::future::pending::<()>().await,
             }
-            Err(_) => std::future::pending::<()>().await,
         }
-    };
+    }
     #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {},
-        () = term => {},
+    async {
+        let _ = tokio::signal::ctrl_c().await;
     }
 }

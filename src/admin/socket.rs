@@ -54,10 +54,10 @@ impl ReplyError {
     }
 }
 
-/// Binds the socket and serves it until `shutdown`; the handle completes
-/// once every connection has been answered and the socket file removed.
-pub fn serve(state: AppState, shutdown: CancellationToken) -> std::io::Result<JoinHandle<()>> {
-    let path = state.config.data_dir.join(SOCKET_FILE);
+/// Binds the socket (before the server announces itself, so a CLI started
+/// after that always finds it).
+pub fn bind(data_dir: &Path) -> std::io::Result<UnixListener> {
+    let path = data_dir.join(SOCKET_FILE);
     // A socket file left by a killed server answers nobody: remove it. (A
     // live server would hold the store lock, so we would not be here.)
     match std::fs::remove_file(&path) {
@@ -70,11 +70,22 @@ pub fn serve(state: AppState, shutdown: CancellationToken) -> std::io::Result<Jo
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))?;
     }
+    Ok(listener)
+}
+
+/// Serves the bound socket until `shutdown`; the handle completes once every
+/// connection has been answered and the socket file removed.
+pub fn serve(
+    listener: UnixListener,
+    state: AppState,
+    shutdown: CancellationToken,
+) -> JoinHandle<()> {
+    let path = state.config.data_dir.join(SOCKET_FILE);
     let context = Context {
         store: state.store.clone(),
         keys: state.keys.clone(),
     };
-    Ok(tokio::spawn(async move {
+    tokio::spawn(async move {
         let tracker = TaskTracker::new();
         loop {
             tokio::select! {
@@ -91,7 +102,7 @@ pub fn serve(state: AppState, shutdown: CancellationToken) -> std::io::Result<Jo
         tracker.close();
         tracker.wait().await;
         let _ = std::fs::remove_file(&path);
-    }))
+    })
 }
 
 async fn answer(stream: UnixStream, context: &Context) {

@@ -641,6 +641,7 @@ async fn serve(config: Config) -> Result<(), Failure> {
         tracing::warn!(provider = %p.id, variable = p.api_key_env.as_deref().unwrap_or_default(), "the provider's API key variable is not set");
     }
     let data_dir = config.data_dir.clone();
+    let signal = shutdown_signal();
     let state = AppState::new(config, store);
     let server = match Server::bind(state.clone()).await {
         Ok(server) => server,
@@ -666,7 +667,7 @@ async fn serve(config: Config) -> Result<(), Failure> {
     tracing::info!(%addr, data_dir = %data_dir.display(), "listening");
     let token = server.shutdown.clone();
     tokio::spawn(async move {
-        shutdown_signal().await;
+        signal.await;
         tracing::info!("shutdown requested; finishing requests in flight");
         token.cancel();
     });

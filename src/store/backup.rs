@@ -68,23 +68,22 @@ pub fn restore(from: &Path, data_dir: &Path, force: bool) -> Result<Summary, Sto
     }
     let target = data_dir.join(DB_FILE);
     if target.exists() {
-        // Opening takes redb's exclusive lock: a running server refuses it.
-        let existing = match Database::open(&target) {
-            Ok(db) => db,
+        // A read-only open never writes to the file, and fails while a
+        // server holds it.
+        let holds_data = match redb::ReadOnlyDatabase::open(&target) {
+            Ok(existing) => {
+                let read = existing.begin_read()?;
+                !tables::Table::<()>::new(TENANTS).is_empty(&read)?
+            }
             Err(redb::DatabaseError::DatabaseAlreadyOpen) => {
                 return Err(StoreError::Locked(target));
             }
-            Err(e) if force => {
-                tracing::warn!(error = %e, "replacing an unreadable data file because --force was given");
-                return replace(from, data_dir, &target, summary);
+            // Unreadable (damaged, or left mid-crash): treat as data.
+            Err(e) => {
+                tracing::warn!(error = %e, "the current data file cannot be read");
+                true
             }
-            Err(e) => return Err(StoreError::from(e)),
         };
-        let holds_data = {
-            let read = existing.begin_read()?;
-            !tables::Table::<()>::new(TENANTS).is_empty(&read)?
-        };
-        drop(existing);
         if holds_data && !force {
             return Err(StoreError::Conflict(format!(
                 "{} already holds data; restoring would replace it. Move it away or pass --force",

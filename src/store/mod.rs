@@ -119,6 +119,7 @@ impl Store {
         })?;
         restrict_to_owner(data_dir, 0o700)?;
         let path = data_dir.join(DB_FILE);
+        check_not_newer(&path)?;
         let db = open_database(&path)?;
         restrict_to_owner(&path, 0o600)?;
         migrate::prepare(&db)?;
@@ -172,6 +173,38 @@ impl Store {
     /// Copies a consistent snapshot to `out` (see [`backup`]).
     pub fn backup_to(&self, out: &Path) -> Result<backup::Summary, StoreError> {
         backup::snapshot(&self.db, out)
+    }
+}
+
+/// Refuses a file from a newer build before opening it for writing (a
+/// writable open may touch the file's header). A file that needs recovery
+/// after a crash cannot be opened read-only; the writable open recovers it
+/// and `migrate::prepare` checks the version again.
+fn check_not_newer(path: &Path) -> Result<(), StoreError> {
+    if !path.exists()
+        || std::fs::metadata(path)
+            .map(|m| m.len() == 0)
+            .unwrap_or(true)
+    {
+        return Ok(());
+    }
+    let db = match redb::ReadOnlyDatabase::open(path) {
+        Ok(db) => db,
+        Err(redb::DatabaseError::DatabaseAlreadyOpen) => {
+            return Err(StoreError::Locked(path.to_owned()));
+        }
+        Err(redb::DatabaseError::Storage(redb::StorageError::Corrupted(m))) => {
+            return Err(StoreError::Corrupt(m));
+        }
+        Err(_) => return Ok(()),
+    };
+    let found = migrate::read_version(&db.begin_read()?)?;
+    match found {
+        Some(found) if found > SCHEMA_VERSION => Err(StoreError::NewerSchema {
+            found,
+            supported: SCHEMA_VERSION,
+        }),
+        _ => Ok(()),
     }
 }
 
