@@ -220,6 +220,7 @@ struct RawModel {
 
 #[derive(Deserialize)]
 #[serde(tag = "unit", rename_all = "snake_case", deny_unknown_fields)]
+#[allow(clippy::enum_variant_names)] // the names are the file's `unit` values
 enum RawPricing {
     PerToken {
         input_per_million: f64,

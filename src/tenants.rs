@@ -165,10 +165,10 @@ pub fn resolve(tx: &impl Reader, id_or_name: &str) -> Result<Tenant, StoreError>
     if let Some(tenant) = TENANT_TABLE.get(tx, id_or_name.as_bytes())? {
         return Ok(tenant);
     }
-    if let Some(id) = tables::index_get(tx, TENANT_NAMES, id_or_name.as_bytes())? {
-        if let Some(tenant) = TENANT_TABLE.get(tx, id.as_bytes())? {
-            return Ok(tenant);
-        }
+    if let Some(id) = tables::index_get(tx, TENANT_NAMES, id_or_name.as_bytes())?
+        && let Some(tenant) = TENANT_TABLE.get(tx, id.as_bytes())?
+    {
+        return Ok(tenant);
     }
     Err(StoreError::NotFound(format!("no tenant `{id_or_name}`")))
 }

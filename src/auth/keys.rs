@@ -475,24 +475,24 @@ impl Keys {
                     key.name = validate_key_name(name)?;
                 }
                 update.credit_limit.apply(&mut key.credit_limit);
-                if let Some(interval) = update.reset_interval {
-                    if interval != key.reset_interval {
-                        // A new interval starts a new cycle now.
-                        let (consumed, thresholds) = key.current_cycle(now);
-                        let thresholds = thresholds.to_vec();
-                        key.credits_consumed = consumed;
-                        key.notified_thresholds = thresholds;
-                        key.reset_interval = interval;
-                        key.cycle_start = interval.cycle_start(now);
-                    }
+                if let Some(interval) = update.reset_interval
+                    && interval != key.reset_interval
+                {
+                    // A new interval starts a new cycle now.
+                    let (consumed, thresholds) = key.current_cycle(now);
+                    let thresholds = thresholds.to_vec();
+                    key.credits_consumed = consumed;
+                    key.notified_thresholds = thresholds;
+                    key.reset_interval = interval;
+                    key.cycle_start = interval.cycle_start(now);
                 }
                 update.rate_limit.apply(&mut key.rate_limit);
-                if let Patch::Set(at) = update.expires_at {
-                    if at <= now {
-                        return Err(StoreError::Invalid(
-                            "expiresAt must be in the future".into(),
-                        ));
-                    }
+                if let Patch::Set(at) = update.expires_at
+                    && at <= now
+                {
+                    return Err(StoreError::Invalid(
+                        "expiresAt must be in the future".into(),
+                    ));
                 }
                 update.expires_at.apply(&mut key.expires_at);
                 if let Some(allow) = update.allow_high_risk {

@@ -14,10 +14,10 @@ pub fn result(command: &Command, value: &Value, json: bool) {
         );
         return;
     }
-    if let Command::Keys(KeysCommand::Create { .. } | KeysCommand::Rotate { .. }) = command {
-        if let Some(key) = value.get("key").and_then(Value::as_str) {
-            println!("API key (shown once, store it now): {key}");
-        }
+    if let Command::Keys(KeysCommand::Create { .. } | KeysCommand::Rotate { .. }) = command
+        && let Some(key) = value.get("key").and_then(Value::as_str)
+    {
+        println!("API key (shown once, store it now): {key}");
     }
     match value {
         Value::Array(rows) => table(rows, columns(command)),

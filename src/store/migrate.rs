@@ -12,19 +12,20 @@ use super::tables::{self, ALL, META, META_SCHEMA_VERSION, SCHEMA_VERSION};
 
 /// `MIGRATIONS[n]` upgrades a store from version `n + 1` to `n + 2`.
 /// Version 1 is the first schema, so there is nothing to run yet.
-const MIGRATIONS: &[fn(&WriteTransaction) -> Result<(), StoreError>] = &[];
+type Migration = fn(&WriteTransaction) -> Result<(), StoreError>;
+const MIGRATIONS: &[Migration] = &[];
 
 pub fn prepare(db: &Database) -> Result<(), StoreError> {
     let txn = db.begin_write()?;
     let found = read_version(&txn)?;
-    if let Some(found) = found {
-        if found > SCHEMA_VERSION {
-            // Dropping the transaction aborts it: the file stays untouched.
-            return Err(StoreError::NewerSchema {
-                found,
-                supported: SCHEMA_VERSION,
-            });
-        }
+    if let Some(found) = found
+        && found > SCHEMA_VERSION
+    {
+        // Dropping the transaction aborts it: the file stays untouched.
+        return Err(StoreError::NewerSchema {
+            found,
+            supported: SCHEMA_VERSION,
+        });
     }
     for def in ALL {
         txn.open_table(*def)?;

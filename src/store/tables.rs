@@ -13,6 +13,9 @@ use serde::de::DeserializeOwned;
 
 use super::{StoreError, codec};
 
+/// Raw (key, value) rows of a table scan.
+pub type Rows = Vec<(Vec<u8>, Vec<u8>)>;
+
 pub type Def = TableDefinition<'static, &'static [u8], &'static [u8]>;
 
 /// The schema this build writes. Raise it with a migration in `migrate.rs`.
@@ -54,12 +57,10 @@ pub const META_READY_PROBE: &[u8] = b"ready_probe";
 /// Read access shared by read and write transactions.
 pub trait Reader {
     fn get_raw(&self, def: Def, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError>;
-    fn scan_raw(&self, def: Def) -> Result<Vec<(Vec<u8>, Vec<u8>)>, StoreError>;
+    fn scan_raw(&self, def: Def) -> Result<Rows, StoreError>;
 }
 
-fn collect<T: ReadableTable<&'static [u8], &'static [u8]>>(
-    table: &T,
-) -> Result<Vec<(Vec<u8>, Vec<u8>)>, StoreError> {
+fn collect<T: ReadableTable<&'static [u8], &'static [u8]>>(table: &T) -> Result<Rows, StoreError> {
     let mut out = Vec::new();
     for item in table.iter()? {
         let (k, v) = item?;
@@ -78,7 +79,7 @@ impl Reader for redb::ReadTransaction {
             Err(e) => Err(e.into()),
         }
     }
-    fn scan_raw(&self, def: Def) -> Result<Vec<(Vec<u8>, Vec<u8>)>, StoreError> {
+    fn scan_raw(&self, def: Def) -> Result<Rows, StoreError> {
         match self.open_table(def) {
             Ok(table) => collect(&table),
             Err(redb::TableError::TableDoesNotExist(_)) => Ok(Vec::new()),
@@ -92,7 +93,7 @@ impl Reader for WriteTransaction {
         let table = self.open_table(def)?;
         Ok(table.get(key)?.map(|v| v.value().to_vec()))
     }
-    fn scan_raw(&self, def: Def) -> Result<Vec<(Vec<u8>, Vec<u8>)>, StoreError> {
+    fn scan_raw(&self, def: Def) -> Result<Rows, StoreError> {
         collect(&self.open_table(def)?)
     }
 }
