@@ -80,6 +80,42 @@ pub enum Pricing {
 }
 
 impl Pricing {
+    /// The pricing in credits, as the API and the CLI show it.
+    pub fn view(&self) -> serde_json::Value {
+        use serde_json::json;
+        let c = |micros: u64| micros_to_credits(micros as i64);
+        match *self {
+            Pricing::PerToken {
+                input_per_million,
+                output_per_million,
+                cached_input_per_million,
+            } => json!({
+                "unit": "per_token",
+                "input_per_million": c(input_per_million),
+                "output_per_million": c(output_per_million),
+                "cached_input_per_million": cached_input_per_million.map(c),
+            }),
+            Pricing::PerImage { per_image } => {
+                json!({ "unit": "per_image", "per_image": c(per_image) })
+            }
+            Pricing::PerSecond { per_second } => {
+                json!({ "unit": "per_second", "per_second": c(per_second) })
+            }
+            Pricing::PerMinute { per_minute } => {
+                json!({ "unit": "per_minute", "per_minute": c(per_minute) })
+            }
+            Pricing::PerCharacter {
+                per_million_characters,
+            } => json!({
+                "unit": "per_character",
+                "per_million_characters": c(per_million_characters),
+            }),
+            Pricing::PerRequest { per_request } => {
+                json!({ "unit": "per_request", "per_request": c(per_request) })
+            }
+        }
+    }
+
     pub fn unit(&self) -> &'static str {
         match self {
             Pricing::PerToken { .. } => "per_token",

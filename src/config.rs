@@ -182,7 +182,7 @@ struct RawConfig {
     listen: Option<SocketAddr>,
     data_dir: Option<PathBuf>,
     log_format: Option<LogFormat>,
-    log_level: Option<String>,
+    log_level: Option<Spanned<String>>,
     default_rate_limit: Option<Spanned<u32>>,
     session_ttl_hours: Option<Spanned<u32>>,
     shutdown_grace_seconds: Option<u64>,
@@ -359,9 +359,17 @@ fn parse(
     if let Some(v) = env("TOLLGATE_LOG_FORMAT") {
         log_format = v.parse().map_err(|m| env_error("TOLLGATE_LOG_FORMAT", m))?;
     }
-    let log_level = env("TOLLGATE_LOG_LEVEL")
-        .or(raw.log_level)
-        .unwrap_or_else(|| "info".to_owned());
+    let log_level = match (env("TOLLGATE_LOG_LEVEL"), raw.log_level) {
+        (Some(v), _) => {
+            check_log_level(&v).map_err(|m| env_error("TOLLGATE_LOG_LEVEL", m))?;
+            v
+        }
+        (None, Some(v)) => {
+            check_log_level(v.get_ref()).map_err(|m| bad(v.span(), "log_level".into(), m))?;
+            v.into_inner()
+        }
+        (None, None) => "info".to_owned(),
+    };
 
     let mut default_rate_limit = 60;
     if let Some(v) = raw.default_rate_limit {
@@ -453,7 +461,7 @@ fn parse(
                 return Err(bad(
                     p.id.span(),
                     key("base_url"),
-                    format!("a `{}` provider needs base_url", p.kind.as_str()),
+                    format!("provider kind `{}` needs base_url", p.kind.as_str()),
                 ));
             }
             None => None,
@@ -599,6 +607,14 @@ fn parse(
         providers,
         models,
     })
+}
+
+fn check_log_level(filter: &str) -> Result<(), String> {
+    tracing_subscriber::EnvFilter::try_new(filter)
+        .map(|_| ())
+        .map_err(|e| {
+            format!("`{filter}` is not a log filter such as `info` or `tollgate=debug,info` ({e})")
+        })
 }
 
 fn parse_http_url(text: &str) -> Result<Url, String> {
@@ -772,6 +788,10 @@ pricing = { unit = "per_token", input_per_million = 0.15, output_per_million = 0
                     "unit = \"per_token\", per_image = 1.0",
                 ),
                 "models[0].pricing",
+            ),
+            (
+                GOOD.replace("data_dir", "log_level = \"info,tollgate=[\"\ndata_dir"),
+                "log_level",
             ),
         ];
         for (text, key) in cases {

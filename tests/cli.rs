@@ -333,3 +333,84 @@ fn help_lists_the_commands() {
         assert!(text.contains(command), "{command} missing from --help");
     }
 }
+
+#[test]
+fn the_last_owner_cannot_be_demoted_or_disabled_and_accounts_can_be_re_enabled() {
+    let server = TestServer::start();
+    let demote = server.cli(&["users", "set-role", "owner@localhost", "admin"]);
+    assert!(!demote.status.success());
+    assert!(stderr(&demote).contains("last enabled owner"), "{}", stderr(&demote));
+    assert!(!server.cli(&["users", "disable", "owner@localhost"]).status.success());
+    let second = server.cli_with_stdin(
+        &["users", "create", "--email", "second@example.com", "--role", "owner", "--password-stdin"],
+        "second owner password",
+    );
+    assert!(second.status.success());
+    let disabled = server.cli_json(&["users", "disable", "owner@localhost"]);
+    assert_eq!(disabled["disabled"], true);
+    let enabled = server.cli_json(&["users", "enable", "owner@localhost"]);
+    assert_eq!(enabled["disabled"], false);
+}
+
+#[test]
+fn keys_take_their_owner_by_email_and_refuse_another_tenants_account() {
+    let server = TestServer::start();
+    let key = server.cli_json(&["keys", "create", "--name", "owned", "--owner", "owner@localhost"]);
+    let owner = server.cli_json(&["users", "list"]);
+    assert_eq!(key["ownerAccountId"], owner[0]["id"]);
+    server.cli_json(&["tenants", "create", "--name", "other"]);
+    let refused = server.cli(&["keys", "create", "--name", "x", "--tenant", "other", "--owner", "owner@localhost"]);
+    assert!(!refused.status.success());
+    assert!(stderr(&refused).contains("another tenant"));
+}
+
+#[test]
+fn a_failed_account_creation_announces_no_password() {
+    let server = TestServer::start();
+    let failed = server.cli(&["users", "create", "--email", "owner@localhost", "--role", "user"]);
+    assert!(!failed.status.success());
+    assert!(!stderr(&failed).contains("Generated password"), "{}", stderr(&failed));
+}
+
+#[test]
+fn admin_commands_on_a_missing_data_directory_create_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("typo");
+    let output = Command::new(BIN).args(["--data-dir", missing.to_str().unwrap(), "keys", "list"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stderr(&output).contains("no tollgate data"), "{}", stderr(&output));
+    assert!(!missing.exists());
+}
+
+#[cfg(unix)]
+#[test]
+fn backups_restores_and_data_files_are_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let mut server = TestServer::start();
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&server.data_dir()), 0o700);
+    assert_eq!(mode(&server.data_dir().join("tollgate.redb")), 0o600);
+    assert_eq!(mode(&server.data_dir().join("tollgate.sock")), 0o600);
+    let backup = server.dir.path().join("b.redb");
+    assert!(server.cli(&["backup", "--out", backup.to_str().unwrap()]).status.success());
+    assert_eq!(mode(&backup), 0o600);
+    server.terminate();
+    let restored = server.dir.path().join("restored");
+    let output = Command::new(BIN)
+        .args(["--data-dir", restored.to_str().unwrap(), "restore", "--from", backup.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(mode(&restored), 0o700);
+    assert_eq!(mode(&restored.join("tollgate.redb")), 0o600);
+}
+
+#[test]
+fn prices_are_shown_in_credits() {
+    let models = Command::new(BIN).args(["models", "list", "--json"]).output().unwrap();
+    let models: serde_json::Value = serde_json::from_slice(&models.stdout).unwrap();
+    let chat = models.as_array().unwrap().iter().find(|m| m["id"] == "mock-chat").unwrap();
+    assert_eq!(chat["pricing"]["unit"], "per_token");
+    assert_eq!(chat["pricing"]["input_per_million"], 1.0);
+    assert_eq!(chat["pricing"]["output_per_million"], 2.0);
+}

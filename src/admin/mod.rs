@@ -71,6 +71,9 @@ pub enum Command {
     UsersDisable {
         who: String,
     },
+    UsersEnable {
+        who: String,
+    },
     Backup {
         out: PathBuf,
     },
@@ -161,6 +164,12 @@ pub async fn execute(ctx: &Context, command: Command) -> Result<Value, StoreErro
         .view()),
         Command::UsersDisable { who } => Ok(accounts::modify(&ctx.store, &who, |a| {
             a.disabled = true;
+            Ok(())
+        })
+        .await?
+        .view()),
+        Command::UsersEnable { who } => Ok(accounts::modify(&ctx.store, &who, |a| {
+            a.disabled = false;
             Ok(())
         })
         .await?

@@ -33,7 +33,7 @@ async fn list_models(
                 "inputCapabilities": m.input,
                 "outputCapabilities": m.output,
                 "context_window": m.context_window,
-                "pricing": { "unit": m.pricing.unit() },
+                "pricing": m.pricing.view(),
             })
         })
         .collect();

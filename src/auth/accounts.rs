@@ -270,6 +270,16 @@ pub fn insert(txn: &redb::WriteTransaction, account: &Account) -> Result<(), Sto
     tables::index_put(txn, ACCOUNT_EMAILS, account.email.as_bytes(), &account.id)
 }
 
+/// An account by email or by id.
+pub fn find(tx: &impl Reader, who: &str) -> Result<Account, StoreError> {
+    if let Some(account) = find_by_email(tx, who)? {
+        return Ok(account);
+    }
+    ACCOUNT_TABLE
+        .get(tx, who.as_bytes())?
+        .ok_or_else(|| StoreError::NotFound(format!("no account `{who}`")))
+}
+
 pub fn find_by_email(tx: &impl Reader, email: &str) -> Result<Option<Account>, StoreError> {
     let email = email.trim().to_lowercase();
     match tables::index_get(tx, ACCOUNT_EMAILS, email.as_bytes())? {
@@ -328,7 +338,9 @@ pub fn list(store: &Store, tenant: Option<&str>) -> Result<Vec<Account>, StoreEr
 }
 
 /// Changes an account (by email or id) in one transaction; a disabled
-/// account also loses its sessions at once.
+/// account also loses its sessions at once. A change that would leave its
+/// tenant without an enabled owner is refused: nobody could then manage
+/// the tenant from the dashboard.
 pub async fn modify(
     store: &Store,
     who: &str,
@@ -337,13 +349,22 @@ pub async fn modify(
     let who = who.to_owned();
     store
         .write(move |txn| {
-            let mut account = match find_by_email(txn, &who)? {
-                Some(a) => a,
-                None => ACCOUNT_TABLE
-                    .get(txn, who.as_bytes())?
-                    .ok_or_else(|| StoreError::NotFound(format!("no account `{who}`")))?,
-            };
+            let before = find(txn, &who)?;
+            let mut account = before.clone();
             change(&mut account)?;
+            let was_owner = before.role == Role::Owner && !before.disabled;
+            let is_owner = account.role == Role::Owner && !account.disabled;
+            if was_owner && !is_owner {
+                let other_owner = ACCOUNT_TABLE.all(txn)?.into_iter().any(|a| {
+                    a.id != account.id && a.tenant_id == account.tenant_id && a.role == Role::Owner && !a.disabled
+                });
+                if !other_owner {
+                    return Err(StoreError::Conflict(format!(
+                        "{} is the last enabled owner of its tenant; make another account owner first",
+                        account.email
+                    )));
+                }
+            }
             ACCOUNT_TABLE.put(txn, account.id.as_bytes(), &account)?;
             if account.disabled {
                 super::sessions::remove_all_of(txn, &account.id)?;

@@ -383,20 +383,22 @@ impl Keys {
             .store
             .write(move |txn| {
                 let tenant = tenants::resolve(txn, &tenant)?;
-                if let Some(owner) = &settings.owner_account_id {
-                    let account = super::accounts::ACCOUNT_TABLE
-                        .get(txn, owner.as_bytes())?
-                        .ok_or_else(|| StoreError::NotFound(format!("no account `{owner}`")))?;
-                    if account.tenant_id != tenant.id {
-                        return Err(StoreError::Invalid(
-                            "the owner account belongs to another tenant".into(),
-                        ));
+                let owner = match &settings.owner_account_id {
+                    Some(who) => {
+                        let account = super::accounts::find(txn, who)?;
+                        if account.tenant_id != tenant.id {
+                            return Err(StoreError::Invalid(
+                                "the owner account belongs to another tenant".into(),
+                            ));
+                        }
+                        Some(account.id)
                     }
-                }
+                    None => None,
+                };
                 let key = ApiKey {
                     id: new_id("key"),
                     tenant_id: tenant.id,
-                    owner_account_id: settings.owner_account_id.clone(),
+                    owner_account_id: owner,
                     name: name.clone(),
                     digest: issued.digest,
                     hint: issued.hint.clone(),
@@ -478,7 +480,8 @@ impl Keys {
                 if let Some(interval) = update.reset_interval
                     && interval != key.reset_interval
                 {
-                    // A new interval starts a new cycle now.
+                    // Consumption of the cycle in progress carries over; the
+                    // cycle is re-aligned to the new interval's boundary.
                     let (consumed, thresholds) = key.current_cycle(now);
                     let thresholds = thresholds.to_vec();
                     key.credits_consumed = consumed;
@@ -528,9 +531,11 @@ impl Keys {
     }
 
     /// Creates a new key with the settings of `id`; the old key stays valid
-    /// until revoked (rotation without downtime). The new key carries the
-    /// old one's consumption and notified thresholds for the current cycle,
-    /// so rotating is never a way around a cap.
+    /// until revoked (rotation without downtime). The new key starts from
+    /// the old one's consumption and notified thresholds for the current
+    /// cycle, so rotating does not reset a cap. While both keys live, each
+    /// has its own counter: the ledger (billing) must charge a rotated pair
+    /// against one allowance; see `rotated_from`.
     pub async fn rotate(&self, id: &str) -> Result<IssuedKey, StoreError> {
         let issued = generate_value();
         let value = issued.value;

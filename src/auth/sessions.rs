@@ -43,6 +43,12 @@ static DECOY_HASH: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
     accounts::hash_password(&random_token(18)).expect("hashing a decoy")
 });
 
+/// Computes the decoy hash now, so the first failed login after a start is
+/// not slower than the others.
+pub fn warm_up() {
+    std::sync::LazyLock::force(&DECOY_HASH);
+}
+
 pub async fn login(
     store: &Store,
     email: &str,

@@ -27,7 +27,7 @@ use crate::time_util::parse_rfc3339;
 
 /// Tollgate: a single-binary AI inference gateway.
 #[derive(Debug, Parser)]
-#[command(name = "tollgate", version, about, long_about = None)]
+#[command(name = "tollgate", version, long_about = None)]
 pub struct Cli {
     /// Configuration file (TOML). Without one, the embedded demo
     /// configuration is used (mock provider, ./tollgate-data).
@@ -246,6 +246,13 @@ pub enum UsersCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Enable a disabled account.
+    Enable {
+        /// Email or id.
+        account: String,
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -378,7 +385,23 @@ pub async fn run(cli: Cli) -> Result<(), Failure> {
         other => {
             let config = config::load_from_process(cli.config.as_deref(), &overrides(None))?;
             let (command, json) = admin_command(other)?;
+            let generated = match (other, &command) {
+                (
+                    Command::Users(UsersCommand::Create {
+                        password_stdin: false,
+                        email,
+                        ..
+                    }),
+                    Admin::UsersCreate { password, .. },
+                ) => Some((email.clone(), password.clone())),
+                _ => None,
+            };
             let result = run_admin(&config, command).await?;
+            if let Some((email, password)) = generated {
+                // Only once the account exists; on stderr, so `--json`
+                // output on stdout stays parseable.
+                eprintln!("Generated password for {email} (shown once): {password}");
+            }
             output::result(other, &result, json);
             Ok(())
         }
@@ -512,10 +535,7 @@ fn admin_command(command: &Command) -> Result<(Admin, bool), Failure> {
                 })?;
                 text.trim_end_matches(['\n', '\r']).to_owned()
             } else {
-                let generated = crate::auth::accounts::generate_password();
-                // On stderr, so `--json` output on stdout stays parseable.
-                eprintln!("Generated password for {email} (shown once): {generated}");
-                generated
+                crate::auth::accounts::generate_password()
             };
             (
                 Admin::UsersCreate {
@@ -546,6 +566,12 @@ fn admin_command(command: &Command) -> Result<(Admin, bool), Failure> {
         ),
         Command::Users(UsersCommand::Disable { account, json }) => (
             Admin::UsersDisable {
+                who: account.clone(),
+            },
+            *json,
+        ),
+        Command::Users(UsersCommand::Enable { account, json }) => (
+            Admin::UsersEnable {
                 who: account.clone(),
             },
             *json,
@@ -596,13 +622,34 @@ async fn run_admin(config: &Config, command: Admin) -> Result<Value, Failure> {
             )));
         }
     }
-    let store = Arc::new(open_store(&config.data_dir)?);
+    let store = Arc::new(open_existing_store(&config.data_dir)?);
     let result = admin::execute(&admin::Context::new(store.clone()), command).await;
     store.close();
     Ok(result?)
 }
 
+/// Opens the store to serve or initialize it (creating it if needed).
 fn open_store(data_dir: &Path) -> Result<Store, Failure> {
+    Store::open(data_dir).map_err(|e| match e {
+        StoreError::Locked(_) => Failure::new(format!(
+            "{e}: a tollgate server is already using {}",
+            data_dir.display()
+        )),
+        other => Failure::from(other),
+    })
+}
+
+/// Opens an existing store for an administrative command when no server
+/// answers on its socket. A missing store is an error, not a new store: a
+/// mistyped --data-dir must not create an empty one.
+fn open_existing_store(data_dir: &Path) -> Result<Store, Failure> {
+    if !data_dir.join(crate::store::DB_FILE).is_file() {
+        return Err(Failure::new(format!(
+            "no tollgate data in {}: start the server or run `tollgate init` first, \
+             or give the server's --config / --data-dir",
+            data_dir.display()
+        )));
+    }
     Store::open(data_dir).map_err(|e| match e {
         StoreError::Locked(_) => Failure::new(format!(
             "{e}; its admin socket {} does not answer, so it cannot be reached",
@@ -614,6 +661,7 @@ fn open_store(data_dir: &Path) -> Result<Store, Failure> {
 
 fn init_logging(config: &Config) {
     use tracing_subscriber::EnvFilter;
+    // Validated when the configuration was loaded.
     let filter = EnvFilter::try_new(&config.log_level).unwrap_or_else(|_| EnvFilter::new("info"));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
@@ -626,6 +674,7 @@ fn init_logging(config: &Config) {
 
 async fn serve(config: Config) -> Result<(), Failure> {
     init_logging(&config);
+    crate::auth::sessions::warm_up();
     let store = open_store(&config.data_dir)?;
     let first = setup::first_start(
         &store,

@@ -109,7 +109,7 @@ pub fn models(catalogue: &Catalogue, json: bool) {
                 "input": m.input,
                 "output": m.output,
                 "contextWindow": m.context_window,
-                "pricing": m.pricing,
+                "pricing": m.pricing.view(),
             })
         })
         .collect();

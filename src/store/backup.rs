@@ -47,6 +47,8 @@ pub fn snapshot(db: &Database, out: &Path) -> Result<Summary, StoreError> {
         }
         write.commit()?;
     }
+    // A backup holds hashes, digests and signing secrets: owner only.
+    super::restrict_to_owner(&tmp, 0o600)?;
     sync_file(&tmp)?;
     std::fs::rename(&tmp, out)?;
     sync_parent(out)?;
@@ -100,9 +102,13 @@ fn replace(
     target: &Path,
     summary: Summary,
 ) -> Result<Summary, StoreError> {
-    std::fs::create_dir_all(data_dir)?;
+    if !data_dir.exists() {
+        std::fs::create_dir_all(data_dir)?;
+        super::restrict_to_owner(data_dir, 0o700)?;
+    }
     let tmp = sibling(target, "restoring");
     std::fs::copy(from, &tmp)?;
+    super::restrict_to_owner(&tmp, 0o600)?;
     sync_file(&tmp)?;
     std::fs::rename(&tmp, target)?;
     sync_parent(target)?;

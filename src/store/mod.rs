@@ -114,10 +114,14 @@ impl Store {
     /// made private (0700), the schema checked and migrated. A file written by
     /// a newer build is refused before anything is written to it.
     pub fn open(data_dir: &Path) -> Result<Store, StoreError> {
-        std::fs::create_dir_all(data_dir).map_err(|e| {
-            StoreError::Database(format!("cannot create {}: {e}", data_dir.display()))
-        })?;
-        restrict_to_owner(data_dir, 0o700)?;
+        // A directory we create is private; an existing one is the
+        // operator's and keeps its mode (the file itself is made 0600).
+        if !data_dir.exists() {
+            std::fs::create_dir_all(data_dir).map_err(|e| {
+                StoreError::Database(format!("cannot create {}: {e}", data_dir.display()))
+            })?;
+            restrict_to_owner(data_dir, 0o700)?;
+        }
         let path = data_dir.join(DB_FILE);
         check_not_newer(&path)?;
         let db = open_database(&path)?;
@@ -217,13 +221,13 @@ fn open_database(path: &Path) -> Result<Database, StoreError> {
 }
 
 #[cfg(unix)]
-fn restrict_to_owner(path: &Path, mode: u32) -> Result<(), StoreError> {
+pub(crate) fn restrict_to_owner(path: &Path, mode: u32) -> Result<(), StoreError> {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
         .map_err(|e| StoreError::Database(format!("cannot restrict {}: {e}", path.display())))
 }
 
 #[cfg(not(unix))]
-fn restrict_to_owner(_: &Path, _: u32) -> Result<(), StoreError> {
+pub(crate) fn restrict_to_owner(_: &Path, _: u32) -> Result<(), StoreError> {
     Ok(())
 }
