@@ -65,28 +65,25 @@ fn main() {
     let rounds = if quick { 50_000 } else { 400_000 };
     let now = now_ms();
 
-    // Cold: a fresh service, so every key is read from redb once.
+    // Cold: a fresh service, so every key is read from redb once; then
+    // warm: the cache serves.
     let cold_keys = Keys::new(store.clone());
-    let mut cold = Vec::with_capacity(key_count);
-    for h in &headers {
-        let start = Instant::now();
-        let key = cold_keys
-            .authenticate(presented_key(h).unwrap(), now)
-            .unwrap();
-        cold.push(start.elapsed().as_nanos() as u64);
-        std::hint::black_box(key);
-    }
-    // Warm: the cache serves.
-    let mut warm = Vec::with_capacity(rounds);
-    for i in 0..rounds {
-        let h = &headers[i % headers.len()];
-        let start = Instant::now();
-        let key = cold_keys
-            .authenticate(presented_key(h).unwrap(), now)
-            .unwrap();
-        warm.push(start.elapsed().as_nanos() as u64);
-        std::hint::black_box(key);
-    }
+    let time_auth = |count: usize| -> Vec<u64> {
+        (0..count)
+            .map(|i| {
+                let h = &headers[i % headers.len()];
+                let start = Instant::now();
+                let key = cold_keys
+                    .authenticate(presented_key(h).unwrap(), now)
+                    .unwrap();
+                let elapsed = start.elapsed().as_nanos() as u64;
+                std::hint::black_box(key);
+                elapsed
+            })
+            .collect()
+    };
+    let cold = time_auth(key_count);
+    let warm = time_auth(rounds);
     // Baseline: the digest alone, the floor of any digest-based lookup.
     let mut digest = Vec::with_capacity(rounds);
     for i in 0..rounds {

@@ -339,10 +339,27 @@ fn the_last_owner_cannot_be_demoted_or_disabled_and_accounts_can_be_re_enabled()
     let server = TestServer::start();
     let demote = server.cli(&["users", "set-role", "owner@localhost", "admin"]);
     assert!(!demote.status.success());
-    assert!(stderr(&demote).contains("last enabled owner"), "{}", stderr(&demote));
-    assert!(!server.cli(&["users", "disable", "owner@localhost"]).status.success());
+    assert!(
+        stderr(&demote).contains("last enabled owner"),
+        "{}",
+        stderr(&demote)
+    );
+    assert!(
+        !server
+            .cli(&["users", "disable", "owner@localhost"])
+            .status
+            .success()
+    );
     let second = server.cli_with_stdin(
-        &["users", "create", "--email", "second@example.com", "--role", "owner", "--password-stdin"],
+        &[
+            "users",
+            "create",
+            "--email",
+            "second@example.com",
+            "--role",
+            "owner",
+            "--password-stdin",
+        ],
         "second owner password",
     );
     assert!(second.status.success());
@@ -355,11 +372,27 @@ fn the_last_owner_cannot_be_demoted_or_disabled_and_accounts_can_be_re_enabled()
 #[test]
 fn keys_take_their_owner_by_email_and_refuse_another_tenants_account() {
     let server = TestServer::start();
-    let key = server.cli_json(&["keys", "create", "--name", "owned", "--owner", "owner@localhost"]);
+    let key = server.cli_json(&[
+        "keys",
+        "create",
+        "--name",
+        "owned",
+        "--owner",
+        "owner@localhost",
+    ]);
     let owner = server.cli_json(&["users", "list"]);
     assert_eq!(key["ownerAccountId"], owner[0]["id"]);
     server.cli_json(&["tenants", "create", "--name", "other"]);
-    let refused = server.cli(&["keys", "create", "--name", "x", "--tenant", "other", "--owner", "owner@localhost"]);
+    let refused = server.cli(&[
+        "keys",
+        "create",
+        "--name",
+        "x",
+        "--tenant",
+        "other",
+        "--owner",
+        "owner@localhost",
+    ]);
     assert!(!refused.status.success());
     assert!(stderr(&refused).contains("another tenant"));
 }
@@ -367,18 +400,36 @@ fn keys_take_their_owner_by_email_and_refuse_another_tenants_account() {
 #[test]
 fn a_failed_account_creation_announces_no_password() {
     let server = TestServer::start();
-    let failed = server.cli(&["users", "create", "--email", "owner@localhost", "--role", "user"]);
+    let failed = server.cli(&[
+        "users",
+        "create",
+        "--email",
+        "owner@localhost",
+        "--role",
+        "user",
+    ]);
     assert!(!failed.status.success());
-    assert!(!stderr(&failed).contains("Generated password"), "{}", stderr(&failed));
+    assert!(
+        !stderr(&failed).contains("Generated password"),
+        "{}",
+        stderr(&failed)
+    );
 }
 
 #[test]
 fn admin_commands_on_a_missing_data_directory_create_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("typo");
-    let output = Command::new(BIN).args(["--data-dir", missing.to_str().unwrap(), "keys", "list"]).output().unwrap();
+    let output = Command::new(BIN)
+        .args(["--data-dir", missing.to_str().unwrap(), "keys", "list"])
+        .output()
+        .unwrap();
     assert_eq!(output.status.code(), Some(1));
-    assert!(stderr(&output).contains("no tollgate data"), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("no tollgate data"),
+        "{}",
+        stderr(&output)
+    );
     assert!(!missing.exists());
 }
 
@@ -392,12 +443,23 @@ fn backups_restores_and_data_files_are_private() {
     assert_eq!(mode(&server.data_dir().join("tollgate.redb")), 0o600);
     assert_eq!(mode(&server.data_dir().join("tollgate.sock")), 0o600);
     let backup = server.dir.path().join("b.redb");
-    assert!(server.cli(&["backup", "--out", backup.to_str().unwrap()]).status.success());
+    assert!(
+        server
+            .cli(&["backup", "--out", backup.to_str().unwrap()])
+            .status
+            .success()
+    );
     assert_eq!(mode(&backup), 0o600);
     server.terminate();
     let restored = server.dir.path().join("restored");
     let output = Command::new(BIN)
-        .args(["--data-dir", restored.to_str().unwrap(), "restore", "--from", backup.to_str().unwrap()])
+        .args([
+            "--data-dir",
+            restored.to_str().unwrap(),
+            "restore",
+            "--from",
+            backup.to_str().unwrap(),
+        ])
         .output()
         .unwrap();
     assert!(output.status.success(), "{}", stderr(&output));
@@ -407,9 +469,17 @@ fn backups_restores_and_data_files_are_private() {
 
 #[test]
 fn prices_are_shown_in_credits() {
-    let models = Command::new(BIN).args(["models", "list", "--json"]).output().unwrap();
+    let models = Command::new(BIN)
+        .args(["models", "list", "--json"])
+        .output()
+        .unwrap();
     let models: serde_json::Value = serde_json::from_slice(&models.stdout).unwrap();
-    let chat = models.as_array().unwrap().iter().find(|m| m["id"] == "mock-chat").unwrap();
+    let chat = models
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["id"] == "mock-chat")
+        .unwrap();
     assert_eq!(chat["pricing"]["unit"], "per_token");
     assert_eq!(chat["pricing"]["input_per_million"], 1.0);
     assert_eq!(chat["pricing"]["output_per_million"], 2.0);

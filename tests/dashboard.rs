@@ -6,6 +6,17 @@ mod common;
 use common::{TestServer, client, error_code};
 use serde_json::json;
 
+async fn fetch_me(server: &TestServer, token: &str) -> serde_json::Value {
+    let response = client()
+        .get(server.url("/api/v1/me"))
+        .bearer_auth(token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    response.json().await.unwrap()
+}
+
 async fn login(server: &TestServer, email: &str, password: &str) -> reqwest::Response {
     client()
         .post(server.url("/api/v1/auth/login"))
@@ -26,15 +37,7 @@ async fn the_owner_signs_in_sees_itself_and_signs_out() {
     assert!(body["expiresAt"].as_str().unwrap().ends_with('Z'));
 
     let http = client();
-    let me: serde_json::Value = http
-        .get(server.url("/api/v1/me"))
-        .bearer_auth(&token)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let me = fetch_me(&server, &token).await;
     assert_eq!(me["email"], "owner@localhost");
     assert_eq!(me["role"], "owner");
     assert_eq!(me["tenant"]["name"], "default");
@@ -122,15 +125,7 @@ async fn accounts_made_with_the_cli_sign_in_and_disabling_ends_their_sessions() 
         .unwrap()
         .to_owned();
     let http = client();
-    let me: serde_json::Value = http
-        .get(server.url("/api/v1/me"))
-        .bearer_auth(&token)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let me = fetch_me(&server, &token).await;
     assert_eq!(me["role"], "auditor");
     assert!(
         !me["permissions"]
@@ -142,15 +137,7 @@ async fn accounts_made_with_the_cli_sign_in_and_disabling_ends_their_sessions() 
 
     let changed = server.cli_json(&["users", "set-role", "ada@example.com", "reviewer"]);
     assert_eq!(changed["role"], "reviewer");
-    let me: serde_json::Value = http
-        .get(server.url("/api/v1/me"))
-        .bearer_auth(&token)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let me = fetch_me(&server, &token).await;
     assert_eq!(
         me["role"], "reviewer",
         "a role change applies to live sessions"
