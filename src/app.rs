@@ -41,6 +41,7 @@ pub struct AppState {
     pub store: Arc<Store>,
     pub catalogue: Arc<Catalogue>,
     pub keys: Keys,
+    pub providers: crate::providers::Providers,
     /// Unix seconds at start, for `created` fields of catalogue views.
     pub started_at: i64,
 }
@@ -48,10 +49,17 @@ pub struct AppState {
 impl AppState {
     pub fn new(config: Config, store: Store) -> AppState {
         let store = Arc::new(store);
+        let connect_timeout = config
+            .providers
+            .iter()
+            .map(|p| p.connect_timeout)
+            .max()
+            .unwrap_or(std::time::Duration::from_secs(5));
         AppState {
             catalogue: Arc::new(Catalogue::from_config(&config)),
             config: Arc::new(config),
             keys: Keys::new(store.clone()),
+            providers: crate::providers::Providers::new(connect_timeout),
             store,
             started_at: crate::time_util::now_ms() / 1000,
         }

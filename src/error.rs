@@ -37,6 +37,8 @@ pub enum Code {
     PayloadTooLarge,
     UnsupportedMediaType,
     RateLimitExceeded,
+    UpstreamUnprocessable,
+    AllProvidersFailed,
     Internal,
     Unavailable,
 }
@@ -64,6 +66,8 @@ impl Code {
             Code::PayloadTooLarge => "payload_too_large",
             Code::UnsupportedMediaType => "unsupported_media_type",
             Code::RateLimitExceeded => "rate_limit_exceeded",
+            Code::UpstreamUnprocessable => "unprocessable_request",
+            Code::AllProvidersFailed => "all_providers_failed",
             Code::Internal => "internal_error",
             Code::Unavailable => "service_unavailable",
         }
@@ -87,6 +91,8 @@ impl Code {
             Code::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             Code::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Code::RateLimitExceeded => StatusCode::TOO_MANY_REQUESTS,
+            Code::UpstreamUnprocessable => StatusCode::UNPROCESSABLE_ENTITY,
+            Code::AllProvidersFailed => StatusCode::BAD_GATEWAY,
             Code::Internal => StatusCode::INTERNAL_SERVER_ERROR,
             Code::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
         }

@@ -12,6 +12,8 @@ pub mod catalogue;
 pub mod cli;
 pub mod config;
 pub mod error;
+pub mod gateway;
+pub mod providers;
 pub mod setup;
 pub mod store;
 pub mod tenants;

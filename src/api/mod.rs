@@ -5,6 +5,7 @@
 //! - `v1`: inference routes (`/v1`, API key)
 //! - `dashboard`: `/api/v1` (session; permissions in each signature)
 
+pub mod body;
 pub mod dashboard;
 pub mod health;
 pub mod json;

@@ -11,6 +11,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+pub mod upstream;
+
 pub const BIN: &str = env!("CARGO_BIN_EXE_tollgate");
 
 pub struct TestServer {
@@ -228,6 +230,7 @@ impl Drop for TestServer {
 }
 
 pub fn client() -> reqwest::Client {
+    let _ = rustls::crypto::ring::default_provider().install_default();
     reqwest::Client::builder()
         .timeout(Duration::from_secs(60))
         .build()

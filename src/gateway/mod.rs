@@ -1,0 +1,332 @@
+//! The chat pipeline: `POST /v1/chat/completions` from a parsed request to
+//! a completion or a stream (DESIGN section 2).
+//!
+//! The fallback walk tries each model of the chain in order; a later model
+//! only after a retryable failure of the one before. Each attempt is
+//! recorded (provider, status, latency) and explained on the response. For
+//! streams, an attempt counts as served only once its first chunk arrived:
+//! until then nothing was written to the caller, so falling back is safe.
+
+pub mod multimodal;
+pub mod request;
+pub mod stream;
+pub mod tokens;
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use futures::StreamExt;
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::app::AppState;
+use crate::auth::keys::ApiKey;
+use crate::catalogue::{Model, Pricing, micros_to_credits};
+use crate::error::{ApiError, Code};
+use crate::providers::{ChunkStream, Failure, Reply, UpstreamError};
+use crate::tenants;
+use crate::time_util::now_ms;
+use request::ChatRequest;
+
+/// One try of one model of the chain.
+#[derive(Debug, Clone, Serialize)]
+pub struct Attempt {
+    pub model: String,
+    pub provider: String,
+    pub status: String,
+    #[serde(rename = "latencyMs")]
+    pub latency_ms: u64,
+    #[serde(skip)]
+    pub message: String,
+}
+
+/// What the caller gets.
+pub enum ChatOutcome {
+    Complete(Value),
+    Stream(stream::SseBody),
+}
+
+/// Everything known about the attempt that served.
+pub struct Served {
+    pub model: Arc<Model>,
+    /// The name the caller used for it.
+    pub requested: String,
+    pub attempts: Vec<Attempt>,
+    pub started: Instant,
+    pub replaced_parts: usize,
+    pub prompt_estimate: u64,
+}
+
+impl Served {
+    pub fn is_fallback(&self) -> bool {
+        !self.attempts.is_empty()
+    }
+}
+
+pub async fn chat_completions(
+    state: &AppState,
+    key: &ApiKey,
+    request: ChatRequest,
+) -> Result<ChatOutcome, ApiError> {
+    let started = Instant::now();
+    let mut attempts: Vec<Attempt> = Vec::new();
+    let mut known = 0;
+    for name in &request.chain {
+        let Some(model) = state.catalogue.get(name).cloned() else {
+            attempts.push(Attempt {
+                model: name.clone(),
+                provider: String::new(),
+                status: "unknown_model".into(),
+                latency_ms: 0,
+                message: format!("`{name}` is not in the catalogue"),
+            });
+            continue;
+        };
+        known += 1;
+        let (body, replaced_parts) = prepare(&request, &model);
+        let prompt_estimate = tokens::estimate_messages(&body["messages"]);
+        let attempt_started = Instant::now();
+        let outcome = match state.providers.chat(&model, body, request.stream).await {
+            Ok(Reply::Complete(completion)) => Ok(Reply::Complete(completion)),
+            Ok(Reply::Stream(chunks)) => first_chunk(chunks, &model).await,
+            Err(e) => Err(e),
+        };
+        let latency_ms = attempt_started.elapsed().as_millis() as u64;
+        let served = |attempts: Vec<Attempt>| Served {
+            model: model.clone(),
+            requested: name.clone(),
+            attempts,
+            started,
+            replaced_parts,
+            prompt_estimate,
+        };
+        match outcome {
+            Ok(Reply::Complete(completion)) => {
+                let served = served(attempts);
+                return Ok(ChatOutcome::Complete(finish(
+                    state, key, completion, &served,
+                )));
+            }
+            Ok(Reply::Stream(chunks)) => {
+                let served = served(attempts);
+                let extensions = Extensions::new(state, key, &served);
+                return Ok(ChatOutcome::Stream(stream::relay(
+                    chunks, served, extensions,
+                )));
+            }
+            Err(error) => {
+                tracing::info!(model = %name, provider = %model.provider.id, status = %error.status_label(), "upstream attempt failed");
+                attempts.push(Attempt {
+                    model: name.clone(),
+                    provider: model.provider.id.clone(),
+                    status: error.status_label(),
+                    latency_ms,
+                    message: error.message.clone(),
+                });
+                if !error.retryable() {
+                    return Err(relay_refusal(&model, &error));
+                }
+            }
+        }
+    }
+    if known == 0 {
+        return Err(ApiError::new(
+            Code::ModelNotFound,
+            format!(
+                "none of the requested models is in the catalogue: {}",
+                request.chain.join(", ")
+            ),
+        ));
+    }
+    let summary: Vec<String> = attempts
+        .iter()
+        .map(|a| format!("{} ({}: {})", a.model, a.status, a.message))
+        .collect();
+    tracing::warn!(chain = ?request.chain, "every model of the chain failed");
+    Err(ApiError::new(
+        Code::AllProvidersFailed,
+        format!("every model of the chain failed: {}", summary.join("; ")),
+    ))
+}
+
+/// The body sent for one model: the caller's fields, the upstream's model
+/// name, the messages adapted to the model's capabilities.
+fn prepare(request: &ChatRequest, model: &Model) -> (Value, usize) {
+    let mut body = Value::Object(request.body.clone());
+    body["model"] = Value::String(model.upstream.clone());
+    // Ask for usage in the stream (billing needs it); the caller's own
+    // stream_options, if any, are kept.
+    if request.stream && body.get("stream_options").is_none_or(Value::is_null) {
+        body["stream_options"] = json!({ "include_usage": true });
+    }
+    let (messages, replaced) = multimodal::adapt(&body["messages"], model);
+    body["messages"] = messages;
+    (body, replaced)
+}
+
+/// Waits for a stream's first chunk within the provider's first-byte
+/// timeout: a stream that fails before it is a failed attempt.
+async fn first_chunk(mut chunks: ChunkStream, model: &Model) -> Result<Reply, UpstreamError> {
+    match tokio::time::timeout(model.provider.first_byte_timeout, chunks.next()).await {
+        Err(_) => Err(UpstreamError::new(
+            Failure::Timeout,
+            "no first chunk before the first-byte timeout",
+        )),
+        Ok(None) => Err(UpstreamError::new(
+            Failure::Garbage,
+            "the stream ended before its first chunk",
+        )),
+        Ok(Some(Err(e))) => Err(e),
+        Ok(Some(Ok(first))) => Ok(Reply::Stream(Box::pin(
+            futures::stream::iter([Ok(first)]).chain(chunks),
+        ))),
+    }
+}
+
+/// A final refusal of the request by the upstream, in our error shape.
+fn relay_refusal(model: &Model, error: &UpstreamError) -> ApiError {
+    let message = format!(
+        "the provider `{}` refused the request: {}",
+        model.provider.id, error.message
+    );
+    match error.failure {
+        Failure::Status(413) => ApiError::new(Code::PayloadTooLarge, message),
+        Failure::Status(422) => ApiError::new(Code::UpstreamUnprocessable, message),
+        _ => ApiError::new(Code::InvalidRequest, message),
+    }
+}
+
+/// The response extensions, computed once the usage is known.
+pub struct Extensions {
+    pricing: Pricing,
+    wallet: Option<i64>,
+    key_remaining: Option<i64>,
+    is_fallback: bool,
+    started: Instant,
+    explainability: Value,
+}
+
+impl Extensions {
+    pub fn new(state: &AppState, key: &ApiKey, served: &Served) -> Extensions {
+        let wallet = state
+            .store
+            .read(|tx| tenants::resolve(tx, &key.tenant_id))
+            .ok()
+            .map(|t| t.wallet);
+        let (consumed, _) = key.current_cycle(now_ms());
+        Extensions {
+            pricing: served.model.pricing,
+            wallet,
+            key_remaining: key.credit_limit.map(|limit| limit as i64 - consumed as i64),
+            is_fallback: served.is_fallback(),
+            started: served.started,
+            explainability: explain(served),
+        }
+    }
+
+    /// Adds `billing`, `risk_classification` and `explainability` to `target`.
+    pub fn apply(&self, target: &mut Value, prompt_tokens: u64, completion_tokens: u64) {
+        let cost = cost(&self.pricing, prompt_tokens, completion_tokens);
+        target["billing"] = json!({
+            "cost": micros_to_credits(cost as i64),
+            "balanceAfter": self.wallet.map(micros_to_credits),
+            "keyRemaining": self.key_remaining.map(micros_to_credits),
+            "isFallback": self.is_fallback,
+            "latencyMs": self.started.elapsed().as_millis() as u64,
+        });
+        target["risk_classification"] = json!({
+            "level": "minimal",
+            "reason": "No rule of the built-in set matched this request.",
+            "requires_human_review": false,
+            "triggered_rules": [],
+        });
+        target["explainability"] = self.explainability.clone();
+    }
+}
+
+/// The price of a request in micro-credits, rounded to the nearest one.
+pub fn cost(pricing: &Pricing, prompt_tokens: u64, completion_tokens: u64) -> u64 {
+    match *pricing {
+        Pricing::PerToken {
+            input_per_million,
+            output_per_million,
+            ..
+        } => {
+            let total = u128::from(prompt_tokens) * u128::from(input_per_million)
+                + u128::from(completion_tokens) * u128::from(output_per_million);
+            u64::try_from((total + 500_000) / 1_000_000).unwrap_or(u64::MAX)
+        }
+        Pricing::PerRequest { per_request } => per_request,
+        // Units of other modalities do not apply to a chat completion.
+        Pricing::PerImage { .. }
+        | Pricing::PerSecond { .. }
+        | Pricing::PerMinute { .. }
+        | Pricing::PerCharacter { .. } => 0,
+    }
+}
+
+fn explain(served: &Served) -> Value {
+    let provider = &served.model.provider.id;
+    let (reason, mut sentence) = if served.attempts.is_empty() {
+        (
+            "primary".to_owned(),
+            format!(
+                "`{}` (provider `{provider}`) was the first model of the chain and served the request.",
+                served.requested
+            ),
+        )
+    } else {
+        let failed: Vec<String> = served
+            .attempts
+            .iter()
+            .map(|a| format!("`{}` ({})", a.model, a.status))
+            .collect();
+        (
+            format!("fallback after {} failed attempt(s)", served.attempts.len()),
+            format!(
+                "{} failed, so `{}` (provider `{provider}`) served the request.",
+                failed.join(", "),
+                served.requested
+            ),
+        )
+    };
+    if served.replaced_parts > 0 {
+        sentence.push_str(&format!(
+            " {} attachment(s) the model cannot take were replaced by a note.",
+            served.replaced_parts
+        ));
+    }
+    json!({
+        "model_selection_reason": reason,
+        "human_readable": sentence,
+        "attempts": served.attempts,
+    })
+}
+
+/// Sets `model` to the caller's name and adds the extensions.
+fn finish(state: &AppState, key: &ApiKey, mut completion: Value, served: &Served) -> Value {
+    completion["model"] = Value::String(served.requested.clone());
+    let usage = &completion["usage"];
+    let prompt = usage["prompt_tokens"]
+        .as_u64()
+        .unwrap_or(served.prompt_estimate);
+    let completion_tokens = usage["completion_tokens"].as_u64().unwrap_or_else(|| {
+        completion["choices"]
+            .as_array()
+            .map(|c| {
+                c.iter()
+                    .map(|choice| tokens::estimate_message(&choice["message"]).saturating_sub(4))
+                    .sum()
+            })
+            .unwrap_or(0)
+    });
+    if !usage.is_object() {
+        completion["usage"] = json!({
+            "prompt_tokens": prompt,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt + completion_tokens,
+        });
+    }
+    Extensions::new(state, key, served).apply(&mut completion, prompt, completion_tokens);
+    completion
+}

@@ -1,0 +1,143 @@
+//! The streaming relay: upstream chunks to Server-Sent Events, one by one
+//! as they arrive (nothing is buffered beyond the chunk at hand).
+//!
+//! Every chunk's `model` becomes the name the caller asked for. Usage comes
+//! from the upstream's usage chunk when it sends one; otherwise completion
+//! tokens are estimated from the relayed content (about 4 characters per
+//! token) and a usage chunk is added before `data: [DONE]`. The extensions
+//! ride on that last usage chunk. An upstream failure after the first chunk
+//! cannot fall back any more: the stream ends with an error event and no
+//! `[DONE]`. When the caller goes away, dropping this stream drops the
+//! upstream request.
+
+use std::convert::Infallible;
+use std::pin::Pin;
+
+use bytes::Bytes;
+use futures::{Stream, StreamExt};
+use serde_json::{Value, json};
+
+use super::{Extensions, Served};
+use crate::providers::ChunkStream;
+
+pub type SseBody = Pin<Box<dyn Stream<Item = Result<Bytes, Infallible>> + Send>>;
+
+struct Relay {
+    chunks: ChunkStream,
+    served: Served,
+    extensions: Extensions,
+    relayed_chars: u64,
+    saw_usage: bool,
+    id: Value,
+    created: Value,
+    done: bool,
+}
+
+fn event(value: &Value) -> String {
+    format!("data: {value}\n\n")
+}
+
+pub fn relay(chunks: ChunkStream, served: Served, extensions: Extensions) -> SseBody {
+    let relay = Relay {
+        chunks,
+        served,
+        extensions,
+        relayed_chars: 0,
+        saw_usage: false,
+        id: Value::Null,
+        created: Value::Null,
+        done: false,
+    };
+    Box::pin(futures::stream::unfold(relay, |mut r| async move {
+        if r.done {
+            return None;
+        }
+        let frame = match r.chunks.next().await {
+            Some(Ok(mut chunk)) => {
+                chunk["model"] = Value::String(r.served.requested.clone());
+                r.id = chunk["id"].clone();
+                r.created = chunk["created"].clone();
+                r.relayed_chars += relayed_chars(&chunk);
+                if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
+                    let prompt = usage["prompt_tokens"]
+                        .as_u64()
+                        .unwrap_or(r.served.prompt_estimate);
+                    let completion = usage["completion_tokens"]
+                        .as_u64()
+                        .unwrap_or(r.relayed_chars.div_ceil(4));
+                    r.saw_usage = true;
+                    r.extensions.apply(&mut chunk, prompt, completion);
+                }
+                event(&chunk)
+            }
+            Some(Err(error)) => {
+                r.done = true;
+                tracing::warn!(model = %r.served.requested, error = %error.message, "upstream stream failed mid-way");
+                event(&json!({
+                    "error": {
+                        "message": format!("the upstream stream failed mid-way: {}", error.message),
+                        "type": "server_error",
+                        "code": "upstream_stream_error",
+                        "param": null,
+                    }
+                }))
+            }
+            None => {
+                r.done = true;
+                let mut out = String::new();
+                if !r.saw_usage {
+                    let completion = r.relayed_chars.div_ceil(4);
+                    let prompt = r.served.prompt_estimate;
+                    let mut chunk = json!({
+                        "id": r.id,
+                        "object": "chat.completion.chunk",
+                        "created": r.created,
+                        "model": r.served.requested,
+                        "choices": [],
+                        "usage": {
+                            "prompt_tokens": prompt,
+                            "completion_tokens": completion,
+                            "total_tokens": prompt + completion,
+                            "estimated": true,
+                        },
+                    });
+                    r.extensions.apply(&mut chunk, prompt, completion);
+                    out.push_str(&event(&chunk));
+                }
+                out.push_str("data: [DONE]\n\n");
+                out
+            }
+        };
+        Some((Ok(Bytes::from(frame)), r))
+    }))
+}
+
+/// Characters of generated content in a chunk: text and tool arguments.
+fn relayed_chars(chunk: &Value) -> u64 {
+    let Some(choices) = chunk["choices"].as_array() else {
+        return 0;
+    };
+    choices
+        .iter()
+        .map(|choice| {
+            let delta = &choice["delta"];
+            let text = delta["content"]
+                .as_str()
+                .map_or(0, |t| t.chars().count() as u64);
+            let tools: u64 = delta["tool_calls"]
+                .as_array()
+                .map(|calls| {
+                    calls
+                        .iter()
+                        .map(|c| {
+                            c["function"]["arguments"]
+                                .as_str()
+                                .map_or(0, |a| a.chars().count() as u64)
+                        })
+                        .sum()
+                })
+                .unwrap_or(0);
+            text + tools
+        })
+        .sum()
+}

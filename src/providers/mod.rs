@@ -1,0 +1,122 @@
+//! Upstream providers: one closed set, dispatched by `match`.
+//!
+//! Every provider takes an OpenAI-shaped chat request (already prepared for
+//! the routed model) and answers with an OpenAI-shaped completion, or a
+//! stream of OpenAI-shaped chunks. Failures are [`UpstreamError`]s, which
+//! know whether the fallback walk may try the next model
+//! ([`UpstreamError::retryable`], DESIGN section 2).
+
+pub mod mock;
+pub mod openai;
+pub mod sse;
+
+use std::pin::Pin;
+use std::time::Duration;
+
+use futures::Stream;
+use serde_json::Value;
+
+use crate::catalogue::{Model, ProviderKind};
+
+/// A stream of completion chunks.
+pub type ChunkStream = Pin<Box<dyn Stream<Item = Result<Value, UpstreamError>> + Send>>;
+
+pub enum Reply {
+    /// A whole `chat.completion` object.
+    Complete(Value),
+    /// `chat.completion.chunk` objects as they arrive.
+    Stream(ChunkStream),
+}
+
+/// Why an upstream attempt failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Failure {
+    /// The connection could not be made.
+    Connect,
+    /// No response (or no first byte) within the provider's timeout.
+    Timeout,
+    /// The upstream answered with an error status.
+    Status(u16),
+    /// The upstream answered something that is not the protocol.
+    Garbage,
+    /// The stream ended before its end marker.
+    Cut,
+    /// This kind of provider is not supported by this build.
+    Unsupported,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UpstreamError {
+    pub failure: Failure,
+    /// What the upstream said, or what went wrong (never a secret).
+    pub message: String,
+}
+
+impl UpstreamError {
+    pub fn new(failure: Failure, message: impl Into<String>) -> UpstreamError {
+        UpstreamError {
+            failure,
+            message: message.into(),
+        }
+    }
+
+    /// Whether a later model of the chain may be tried. The request itself
+    /// being wrong (400, 413, 422) is final: another model would refuse it
+    /// too. Everything else (network, timeouts, rate limits, server errors,
+    /// the provider's own credential or model problems) is worth a fallback.
+    pub fn retryable(&self) -> bool {
+        !matches!(self.failure, Failure::Status(400 | 413 | 422))
+    }
+
+    /// The short status recorded for an attempt (`503`, `timeout`...).
+    pub fn status_label(&self) -> String {
+        match &self.failure {
+            Failure::Connect => "connect_error".into(),
+            Failure::Timeout => "timeout".into(),
+            Failure::Status(code) => code.to_string(),
+            Failure::Garbage => "invalid_response".into(),
+            Failure::Cut => "stream_cut".into(),
+            Failure::Unsupported => "unsupported".into(),
+        }
+    }
+}
+
+/// The provider layer: one shared HTTP client (connection pooling) for
+/// every upstream.
+#[derive(Clone)]
+pub struct Providers {
+    http: reqwest::Client,
+}
+
+impl Providers {
+    pub fn new(connect_timeout: Duration) -> Providers {
+        // One process-wide crypto provider: ring (no aws-lc, no OpenSSL).
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let http = reqwest::Client::builder()
+            .connect_timeout(connect_timeout)
+            .pool_idle_timeout(Duration::from_secs(90))
+            .build()
+            .expect("building the HTTP client");
+        Providers { http }
+    }
+
+    /// One attempt at `model` with a request already prepared for it.
+    pub async fn chat(
+        &self,
+        model: &Model,
+        body: Value,
+        stream: bool,
+    ) -> Result<Reply, UpstreamError> {
+        match model.provider.kind {
+            ProviderKind::Openai => openai::chat(&self.http, &model.provider, body, stream).await,
+            ProviderKind::Mock => mock::chat(&model.upstream, body, stream).await,
+            ProviderKind::Anthropic | ProviderKind::Gemini => Err(UpstreamError::new(
+                Failure::Unsupported,
+                format!(
+                    "provider kind `{}` is not supported by this build yet",
+                    model.provider.kind.as_str()
+                ),
+            )),
+        }
+    }
+}

@@ -1,0 +1,104 @@
+//! Server-Sent Events parsing of an upstream byte stream into JSON chunks.
+//!
+//! Only `data:` lines matter to chat streams; `data: [DONE]` ends the
+//! stream. A stream that ends without it was cut, and says so, so the relay
+//! can end the caller's stream with an error instead of a clean `[DONE]`.
+
+use bytes::{Buf, BytesMut};
+use futures::{Stream, StreamExt};
+use serde_json::Value;
+
+use super::{ChunkStream, Failure, UpstreamError};
+
+/// A line longer than this is not a chat chunk.
+const MAX_LINE: usize = 8 * 1024 * 1024;
+
+pub fn chunks<S, E>(bytes: S) -> ChunkStream
+where
+    S: Stream<Item = Result<bytes::Bytes, E>> + Send + 'static,
+    E: std::fmt::Display + Send + 'static,
+{
+    let state = (Box::pin(bytes), BytesMut::new(), false);
+    Box::pin(futures::stream::unfold(
+        state,
+        |(mut bytes, mut buffer, mut done)| async move {
+            if done {
+                return None;
+            }
+            loop {
+                if let Some(end) = buffer.iter().position(|b| *b == b'\n') {
+                    let line = buffer.split_to(end + 1);
+                    let line = String::from_utf8_lossy(&line);
+                    let line = line.trim_end_matches(['\n', '\r']);
+                    let Some(data) = line.strip_prefix("data:") else {
+                        continue;
+                    };
+                    let data = data.trim_start();
+                    if data == "[DONE]" {
+                        return None;
+                    }
+                    let item = serde_json::from_str::<Value>(data)
+                        .ok()
+                        .filter(Value::is_object)
+                        .ok_or_else(|| {
+                            UpstreamError::new(
+                                Failure::Garbage,
+                                "a stream event is not a JSON object",
+                            )
+                        });
+                    done = item.is_err();
+                    return Some((item, (bytes, buffer, done)));
+                }
+                if buffer.len() > MAX_LINE {
+                    let error = UpstreamError::new(Failure::Garbage, "a stream line exceeds 8 MB");
+                    return Some((Err(error), (bytes, buffer, true)));
+                }
+                match bytes.next().await {
+                    Some(Ok(more)) => buffer.extend_from_slice(more.chunk()),
+                    Some(Err(e)) => {
+                        let error =
+                            UpstreamError::new(Failure::Cut, format!("the stream broke: {e}"));
+                        return Some((Err(error), (bytes, buffer, true)));
+                    }
+                    None => {
+                        let error =
+                            UpstreamError::new(Failure::Cut, "the stream ended without [DONE]");
+                        return Some((Err(error), (bytes, buffer, true)));
+                    }
+                }
+            }
+        },
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn feed(parts: &[&str]) -> Vec<Result<Value, UpstreamError>> {
+        let owned: Vec<Result<bytes::Bytes, String>> = parts
+            .iter()
+            .map(|p| Ok(bytes::Bytes::from(p.to_string())))
+            .collect();
+        futures::executor::block_on(chunks(futures::stream::iter(owned)).collect())
+    }
+
+    #[test]
+    fn events_split_anywhere_are_reassembled() {
+        let out = feed(&[
+            "data: {\"a\"",
+            ":1}\n\n: comment\nevent: x\ndata: {\"a\":2}\r\n\r\ndata: [DONE]\n\n",
+        ]);
+        assert_eq!(out.len(), 2);
+        assert_eq!(out[1].as_ref().unwrap()["a"], 2);
+    }
+
+    #[test]
+    fn a_stream_without_done_is_cut_and_garbage_is_refused() {
+        let out = feed(&["data: {\"a\":1}\n\n"]);
+        assert_eq!(out[1].as_ref().unwrap_err().failure, Failure::Cut);
+        let out = feed(&["data: not json\n\n", "data: {\"a\":1}\n\n"]);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].as_ref().unwrap_err().failure, Failure::Garbage);
+    }
+}

@@ -1,0 +1,182 @@
+//! A scripted upstream that speaks the OpenAI chat wire format on
+//! `127.0.0.1:0`, records every request body it receives, and behaves as
+//! the requested `model` name says:
+//!
+//! | model | answer |
+//! |---|---|
+//! | `ok` | a completion `hello from upstream`, usage 10 + 5 |
+//! | `tool` | a completion with one tool call |
+//! | `status-NNN` | HTTP NNN with an OpenAI error body |
+//! | `slow-MS` | waits MS ms, then `ok` |
+//! | `garbage` | 200 with a body that is not JSON |
+//! | streamed `ok`/`tool` | chunks 150 ms apart, usage chunk if asked for |
+//! | streamed `nousage` | chunks without a usage chunk |
+//! | streamed `cut` | two chunks, then the connection closes (no `[DONE]`) |
+#![allow(dead_code)]
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use serde_json::{Value, json};
+
+#[derive(Clone, Default)]
+pub struct Recorded(Arc<Mutex<Vec<(HeaderMap, Value)>>>);
+
+impl Recorded {
+    pub fn bodies(&self) -> Vec<Value> {
+        self.0
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(_, b)| b.clone())
+            .collect()
+    }
+    pub fn headers(&self) -> Vec<HeaderMap> {
+        self.0
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(h, _)| h.clone())
+            .collect()
+    }
+    pub fn models(&self) -> Vec<String> {
+        self.bodies()
+            .iter()
+            .map(|b| b["model"].as_str().unwrap_or_default().to_owned())
+            .collect()
+    }
+}
+
+pub struct Upstream {
+    pub base_url: String,
+    pub recorded: Recorded,
+    _task: tokio::task::JoinHandle<()>,
+}
+
+impl Upstream {
+    pub async fn start() -> Upstream {
+        let recorded = Recorded::default();
+        let app = Router::new()
+            .route("/v1/chat/completions", post(chat))
+            .with_state(recorded.clone());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let task = tokio::spawn(async move {
+            axum::serve(listener, app).await.unwrap();
+        });
+        Upstream {
+            base_url: format!("http://{addr}/v1"),
+            recorded,
+            _task: task,
+        }
+    }
+}
+
+fn completion(model: &str, message: Value, finish: &str) -> Value {
+    json!({
+        "id": "chatcmpl-up-1", "object": "chat.completion", "created": 1_700_000_000, "model": model,
+        "choices": [{ "index": 0, "message": message, "finish_reason": finish }],
+        "usage": { "prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15 },
+    })
+}
+
+fn chunk(model: &str, delta: Value, finish: Value) -> String {
+    let value = json!({
+        "id": "chatcmpl-up-1", "object": "chat.completion.chunk", "created": 1_700_000_000, "model": model,
+        "choices": [{ "index": 0, "delta": delta, "finish_reason": finish }],
+    });
+    format!("data: {value}\n\n")
+}
+
+async fn chat(State(recorded): State<Recorded>, headers: HeaderMap, body: String) -> Response {
+    let body: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
+    recorded.0.lock().unwrap().push((headers, body.clone()));
+    let model = body["model"].as_str().unwrap_or_default().to_owned();
+    if let Some(status) = model.strip_prefix("status-") {
+        let status = StatusCode::from_u16(status.parse().unwrap()).unwrap();
+        let error = json!({ "error": { "message": format!("upstream says {status}"), "type": "upstream", "code": null } });
+        return (status, axum::Json(error)).into_response();
+    }
+    if let Some(ms) = model.strip_prefix("slow-") {
+        tokio::time::sleep(Duration::from_millis(ms.parse().unwrap())).await;
+    }
+    if model == "garbage" {
+        return (StatusCode::OK, "this is not json").into_response();
+    }
+    let tool = model == "tool";
+    if body["stream"] != true {
+        let message = if tool {
+            json!({ "role": "assistant", "content": null, "tool_calls": [{ "id": "call_1", "type": "function",
+                    "function": { "name": "get_weather", "arguments": "{\"city\":\"Paris\"}" } }] })
+        } else {
+            json!({ "role": "assistant", "content": "hello from upstream" })
+        };
+        return axum::Json(completion(
+            &model,
+            message,
+            if tool { "tool_calls" } else { "stop" },
+        ))
+        .into_response();
+    }
+    let usage = body["stream_options"]["include_usage"] == true && model != "nousage";
+    let mut events: Vec<String> = vec![chunk(
+        &model,
+        json!({ "role": "assistant", "content": "" }),
+        Value::Null,
+    )];
+    if tool {
+        events.push(chunk(
+            &model,
+            json!({ "tool_calls": [{ "index": 0, "id": "call_1", "type": "function",
+            "function": { "name": "get_weather", "arguments": "" } }] }),
+            Value::Null,
+        ));
+        events.push(chunk(
+            &model,
+            json!({ "tool_calls": [{ "index": 0, "function": { "arguments": "{\"city\":" } }] }),
+            Value::Null,
+        ));
+        events.push(chunk(
+            &model,
+            json!({ "tool_calls": [{ "index": 0, "function": { "arguments": "\"Paris\"}" } }] }),
+            Value::Null,
+        ));
+        events.push(chunk(&model, json!({}), json!("tool_calls")));
+    } else {
+        for word in ["hello ", "from ", "upstream"] {
+            events.push(chunk(&model, json!({ "content": word }), Value::Null));
+        }
+        events.push(chunk(&model, json!({}), json!("stop")));
+    }
+    if usage {
+        let value = json!({ "id": "chatcmpl-up-1", "object": "chat.completion.chunk", "created": 1_700_000_000,
+            "model": model, "choices": [], "usage": { "prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15 } });
+        events.push(format!("data: {value}\n\n"));
+    }
+    let cut = model == "cut";
+    if cut {
+        events.truncate(2);
+    } else {
+        events.push("data: [DONE]\n\n".into());
+    }
+    let stream = futures::stream::unfold(
+        (events.into_iter(), true),
+        move |(mut it, first)| async move {
+            if !first {
+                tokio::time::sleep(Duration::from_millis(150)).await;
+            }
+            let next = it.next()?;
+            Some((Ok::<_, std::io::Error>(next), (it, false)))
+        },
+    );
+    Response::builder()
+        .header("content-type", "text/event-stream")
+        .body(Body::from_stream(stream))
+        .unwrap()
+}
