@@ -433,3 +433,58 @@ async fn the_mock_provider_echoes_and_streams_offline() {
         .collect();
     assert_eq!(text, "echo: ping");
 }
+
+#[tokio::test]
+async fn auto_truncate_drops_the_oldest_turns_and_returns_a_receipt() {
+    let (upstream, server, key) = setup().await;
+    // The test models have an 8,192-token window: 12 messages of 4,000
+    // characters (about 1,004 tokens each) do not fit.
+    let mut messages = vec![json!({ "role": "system", "content": "stay brief" })];
+    for i in 0..12 {
+        let role = if i % 2 == 0 { "user" } else { "assistant" };
+        messages.push(json!({ "role": role, "content": format!("{i:02}{}", "x".repeat(3998)) }));
+    }
+    let body =
+        json!({ "model": "ok", "auto_truncate": true, "max_tokens": 100, "messages": messages });
+    let completion: Value = post(&server, &key, body.clone())
+        .await
+        .json()
+        .await
+        .unwrap();
+    let receipt = &completion["truncation"];
+    let dropped = receipt["messages_dropped"].as_u64().unwrap() as usize;
+    assert_eq!(dropped, 4, "{receipt}");
+    assert!(receipt["tokens_after"].as_u64().unwrap() + 100 <= 8192);
+    assert!(receipt["tokens_before"].as_u64().unwrap() > 8192);
+    let sent = &upstream.recorded.bodies()[0]["messages"];
+    let sent = sent.as_array().unwrap();
+    assert_eq!(sent[0]["content"], "stay brief", "the system message stays");
+    assert_eq!(sent.len(), 13 - dropped);
+    assert!(
+        sent.last().unwrap()["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("11"),
+        "the newest turn stays"
+    );
+    assert!(
+        sent[1]["content"]
+            .as_str()
+            .unwrap()
+            .starts_with(&format!("{dropped:02}")),
+        "the oldest went first"
+    );
+
+    // Without auto_truncate the prompt goes upstream as sent, with no receipt.
+    let mut plain = body;
+    plain["auto_truncate"] = json!(false);
+    let completion: Value = post(&server, &key, plain).await.json().await.unwrap();
+    assert!(completion.get("truncation").is_none());
+    assert_eq!(
+        upstream.recorded.bodies()[1]["messages"]
+            .as_array()
+            .unwrap()
+            .len(),
+        13
+    );
+}

@@ -11,6 +11,7 @@ pub mod multimodal;
 pub mod request;
 pub mod stream;
 pub mod tokens;
+pub mod truncate;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -55,6 +56,7 @@ pub struct Served {
     pub started: Instant,
     pub replaced_parts: usize,
     pub prompt_estimate: u64,
+    pub truncation: Option<truncate::Receipt>,
 }
 
 impl Served {
@@ -83,7 +85,7 @@ pub async fn chat_completions(
             continue;
         };
         known += 1;
-        let (body, replaced_parts) = prepare(&request, &model);
+        let (body, replaced_parts, truncation) = prepare(&request, &model);
         let prompt_estimate = tokens::estimate_messages(&body["messages"]);
         let attempt_started = Instant::now();
         let outcome = match state.providers.chat(&model, body, request.stream).await {
@@ -99,6 +101,7 @@ pub async fn chat_completions(
             started,
             replaced_parts,
             prompt_estimate,
+            truncation: truncation.clone(),
         };
         match outcome {
             Ok(Reply::Complete(completion)) => {
@@ -150,8 +153,9 @@ pub async fn chat_completions(
 }
 
 /// The body sent for one model: the caller's fields, the upstream's model
-/// name, the messages adapted to the model's capabilities.
-fn prepare(request: &ChatRequest, model: &Model) -> (Value, usize) {
+/// name, the messages adapted to the model's capabilities and, with
+/// `auto_truncate`, to its context window.
+fn prepare(request: &ChatRequest, model: &Model) -> (Value, usize, Option<truncate::Receipt>) {
     let mut body = Value::Object(request.body.clone());
     body["model"] = Value::String(model.upstream.clone());
     // Ask for usage in the stream (billing needs it); the caller's own
@@ -159,9 +163,18 @@ fn prepare(request: &ChatRequest, model: &Model) -> (Value, usize) {
     if request.stream && body.get("stream_options").is_none_or(Value::is_null) {
         body["stream_options"] = json!({ "include_usage": true });
     }
-    let (messages, replaced) = multimodal::adapt(&body["messages"], model);
+    let (mut messages, replaced) = multimodal::adapt(&body["messages"], model);
+    let truncation = if request.auto_truncate {
+        let reserve = body["max_tokens"]
+            .as_u64()
+            .or_else(|| body["max_completion_tokens"].as_u64())
+            .unwrap_or(0);
+        truncate::fit(&mut messages, model.context_window, reserve)
+    } else {
+        None
+    };
     body["messages"] = messages;
-    (body, replaced)
+    (body, replaced, truncation)
 }
 
 /// Waits for a stream's first chunk within the provider's first-byte
@@ -198,6 +211,7 @@ fn relay_refusal(model: &Model, error: &UpstreamError) -> ApiError {
 
 /// The response extensions, computed once the usage is known.
 pub struct Extensions {
+    truncation: Option<Value>,
     pricing: Pricing,
     wallet: Option<i64>,
     key_remaining: Option<i64>,
@@ -215,6 +229,7 @@ impl Extensions {
             .map(|t| t.wallet);
         let (consumed, _) = key.current_cycle(now_ms());
         Extensions {
+            truncation: served.truncation.as_ref().map(truncate::Receipt::view),
             pricing: served.model.pricing,
             wallet,
             key_remaining: key.credit_limit.map(|limit| limit as i64 - consumed as i64),
@@ -241,6 +256,9 @@ impl Extensions {
             "triggered_rules": [],
         });
         target["explainability"] = self.explainability.clone();
+        if let Some(receipt) = &self.truncation {
+            target["truncation"] = receipt.clone();
+        }
     }
 }
 
