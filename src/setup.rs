@@ -125,7 +125,9 @@ impl FirstStart {
             out.push_str(&format!("  Demo API key (shown once): {key}\n"));
             out.push_str("  Try it:\n");
             out.push_str(&format!(
-                "    curl -s {base_url}/v1/models -H \"Authorization: Bearer {key}\"\n"
+                "    curl -s {base_url}/v1/chat/completions -H \"Authorization: Bearer {key}\" \
+                 -H \"Content-Type: application/json\" \
+                 -d '{{\"model\":\"mock-chat\",\"messages\":[{{\"role\":\"user\",\"content\":\"hello\"}}]}}'\n"
             ));
         }
         out
