@@ -27,6 +27,18 @@ fn summarize(mut samples: Vec<u64>) -> (u64, u64) {
     (percentile(&samples, 0.5), percentile(&samples, 0.99))
 }
 
+/// One small durable write (16 bytes under `key`) through the writer.
+async fn small_write(store: &Store, key: String) {
+    store
+        .write(move |txn| {
+            txn.open_table(META)?
+                .insert(key.as_bytes(), [1u8; 16].as_slice())?;
+            Ok(())
+        })
+        .await
+        .unwrap();
+}
+
 fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -109,15 +121,7 @@ fn main() {
             let store = store.clone();
             tasks.push(tokio::spawn(async move {
                 for i in 0..per_caller {
-                    let key = format!("bench-{c}-{i}").into_bytes();
-                    store
-                        .write(move |txn| {
-                            txn.open_table(META)?
-                                .insert(key.as_slice(), [1u8; 16].as_slice())?;
-                            Ok(())
-                        })
-                        .await
-                        .unwrap();
+                    small_write(&store, format!("bench-{c}-{i}")).await;
                 }
             }));
         }
@@ -136,15 +140,7 @@ fn main() {
     let single_elapsed = runtime.block_on(async {
         let start = Instant::now();
         for i in 0..single_count {
-            let key = format!("single-{i}").into_bytes();
-            store
-                .write(move |txn| {
-                    txn.open_table(META)?
-                        .insert(key.as_slice(), [1u8; 16].as_slice())?;
-                    Ok(())
-                })
-                .await
-                .unwrap();
+            small_write(&store, format!("single-{i}")).await;
         }
         start.elapsed()
     });
