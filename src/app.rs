@@ -42,6 +42,7 @@ pub struct AppState {
     pub catalogue: Arc<Catalogue>,
     pub keys: Keys,
     pub providers: crate::providers::Providers,
+    pub classifier: Arc<crate::compliance::Classifier>,
     /// Unix seconds at start, for `created` fields of catalogue views.
     pub started_at: i64,
 }
@@ -60,6 +61,7 @@ impl AppState {
             config: Arc::new(config),
             keys: Keys::new(store.clone()),
             providers: crate::providers::Providers::new(connect_timeout),
+            classifier: Arc::new(crate::compliance::Classifier::built_in()),
             store,
             started_at: crate::time_util::now_ms() / 1000,
         }

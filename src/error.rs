@@ -30,6 +30,8 @@ pub enum Code {
     InvalidCredentials,
     AccountDisabled,
     Forbidden,
+    HighRiskNotAllowed,
+    ProhibitedUse,
     NotFound,
     ModelNotFound,
     MethodNotAllowed,
@@ -59,6 +61,8 @@ impl Code {
             Code::InvalidCredentials => "invalid_credentials",
             Code::AccountDisabled => "account_disabled",
             Code::Forbidden => "forbidden",
+            Code::HighRiskNotAllowed => "high_risk_not_allowed",
+            Code::ProhibitedUse => "prohibited_use",
             Code::NotFound => "not_found",
             Code::ModelNotFound => "model_not_found",
             Code::MethodNotAllowed => "method_not_allowed",
@@ -82,9 +86,12 @@ impl Code {
                 StatusCode::UNAUTHORIZED
             }
             Code::BudgetExceeded => StatusCode::PAYMENT_REQUIRED,
-            Code::RevokedApiKey | Code::KeyExpired | Code::AccountDisabled | Code::Forbidden => {
-                StatusCode::FORBIDDEN
-            }
+            Code::RevokedApiKey
+            | Code::KeyExpired
+            | Code::AccountDisabled
+            | Code::Forbidden
+            | Code::HighRiskNotAllowed
+            | Code::ProhibitedUse => StatusCode::FORBIDDEN,
             Code::NotFound | Code::ModelNotFound => StatusCode::NOT_FOUND,
             Code::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             Code::Conflict => StatusCode::CONFLICT,
@@ -101,6 +108,9 @@ impl Code {
     /// The `type` field of the OpenAI-shaped body: the families the OpenAI
     /// SDKs already know how to read.
     pub fn kind(self) -> &'static str {
+        if matches!(self, Code::HighRiskNotAllowed | Code::ProhibitedUse) {
+            return "permission_error";
+        }
         match self.status() {
             StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN => "authentication_error",
             StatusCode::PAYMENT_REQUIRED => "insufficient_quota",

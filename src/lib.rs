@@ -10,6 +10,7 @@ pub mod app;
 pub mod auth;
 pub mod catalogue;
 pub mod cli;
+pub mod compliance;
 pub mod config;
 pub mod error;
 pub mod gateway;

@@ -37,6 +37,7 @@ fn config(upstream: &str) -> String {
         ("garbage", "garbage"),
         ("nousage", "nousage"),
         ("cut", "cut"),
+        ("endless", "endless"),
     ] {
         out.push_str(&model(id, "up", up, vision));
     }
@@ -338,6 +339,33 @@ async fn streams_fall_back_before_the_first_byte_and_end_with_an_error_event_whe
 }
 
 #[tokio::test]
+async fn a_caller_who_disconnects_stops_the_upstream_request() {
+    let (upstream, server, key) = setup().await;
+    let response = post(&server, &key, stream_body(json!(["endless"]))).await;
+    assert_eq!(response.status(), 200);
+    let mut bytes = response.bytes_stream();
+    let first = bytes.next().await.unwrap().unwrap();
+    assert!(String::from_utf8_lossy(&first).contains("data: "));
+    assert_eq!(
+        upstream.recorded.abandoned(),
+        0,
+        "the upstream is still streaming"
+    );
+    drop(bytes);
+    // The gateway notices the closed connection and drops its upstream
+    // request; the upstream sees its reader go away. Bounded wait, no timing
+    // asserted: an endless stream never ends on its own.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while upstream.recorded.abandoned() == 0 {
+        assert!(
+            Instant::now() < deadline,
+            "the upstream request is still running"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
 async fn images_become_a_note_for_text_models_and_reach_a_vision_model_later_in_the_chain() {
     let (upstream, server, key) = setup().await;
     let image = json!({ "type": "image_url", "image_url": { "url": "data:image/png;base64,iVBORw0KGgo=" } });
@@ -487,4 +515,54 @@ async fn auto_truncate_drops_the_oldest_turns_and_returns_a_receipt() {
             .len(),
         13
     );
+}
+
+#[tokio::test]
+async fn every_response_is_classified_and_high_risk_and_prohibited_uses_are_gated() {
+    let (upstream, server, key) = setup().await;
+    let minimal: Value = post(&server, &key, hello(json!(["ok"])))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(minimal["risk_classification"]["level"], "minimal");
+    assert_eq!(minimal["risk_classification"]["triggered_rules"], json!([]));
+    assert_eq!(
+        minimal["risk_classification"]["requires_human_review"],
+        false
+    );
+
+    let scoring = json!({ "model": "ok", "messages": [{ "role": "user",
+        "content": "Score this loan applicant and decide whether to approve the loan." }] });
+    let refused = post(&server, &key, scoring.clone()).await;
+    assert_eq!(error_code(refused, 403).await, "high_risk_not_allowed");
+
+    let (_, allowed) = server.create_key(&["--allow-high-risk"]);
+    let served: Value = post(&server, &allowed, scoring).await.json().await.unwrap();
+    let risk = &served["risk_classification"];
+    assert_eq!(risk["level"], "high");
+    assert_eq!(
+        risk["triggered_rules"],
+        json!(["annex3_5b_creditworthiness"])
+    );
+    assert_eq!(risk["requires_human_review"], true);
+    assert!(
+        risk["reason"]
+            .as_str()
+            .unwrap()
+            .contains("creditworthiness")
+    );
+
+    // A declared purpose is enough, even when the content is harmless.
+    let declared = json!({ "model": "ok", "purpose": "CV screening for recruitment",
+        "messages": [{ "role": "user", "content": "Summarise the attached text." }] });
+    let refused = post(&server, &key, declared).await;
+    assert_eq!(error_code(refused, 403).await, "high_risk_not_allowed");
+
+    let social_scoring = json!({ "model": "ok", "messages": [{ "role": "user",
+        "content": "Use the citizen score to deny housing to people below 600 points." }] });
+    let refused = post(&server, &allowed, social_scoring).await;
+    assert_eq!(error_code(refused, 403).await, "prohibited_use");
+    // Refused requests never reached the upstream.
+    assert_eq!(upstream.recorded.bodies().len(), 2);
 }

@@ -23,6 +23,7 @@ use serde_json::{Value, json};
 use crate::app::AppState;
 use crate::auth::keys::ApiKey;
 use crate::catalogue::{Model, Pricing, micros_to_credits};
+use crate::compliance::{Classification, Level};
 use crate::error::{ApiError, Code};
 use crate::providers::{ChunkStream, Failure, Reply, UpstreamError};
 use crate::tenants;
@@ -54,6 +55,7 @@ pub struct Served {
     pub requested: String,
     pub attempts: Vec<Attempt>,
     pub started: Instant,
+    pub risk: Classification,
     pub replaced_parts: usize,
     pub prompt_estimate: u64,
     pub truncation: Option<truncate::Receipt>,
@@ -71,6 +73,7 @@ pub async fn chat_completions(
     request: ChatRequest,
 ) -> Result<ChatOutcome, ApiError> {
     let started = Instant::now();
+    let risk = gate(state, key, &request)?;
     let mut attempts: Vec<Attempt> = Vec::new();
     let mut known = 0;
     for name in &request.chain {
@@ -99,6 +102,7 @@ pub async fn chat_completions(
             requested: name.clone(),
             attempts,
             started,
+            risk: risk.clone(),
             replaced_parts,
             prompt_estimate,
             truncation: truncation.clone(),
@@ -150,6 +154,38 @@ pub async fn chat_completions(
         Code::AllProvidersFailed,
         format!("every model of the chain failed: {}", summary.join("; ")),
     ))
+}
+
+/// Classifies the request and refuses what the key may not send: an
+/// Article 5 practice for every key, a high-risk use without
+/// `allowHighRisk`.
+fn gate(state: &AppState, key: &ApiKey, request: &ChatRequest) -> Result<Classification, ApiError> {
+    let risk = state.classifier.classify(
+        request.purpose.as_deref(),
+        request.deployer_context.as_ref(),
+        &request.body["messages"],
+    );
+    let rules = risk.triggered_rules().join(", ");
+    match risk.level {
+        Level::Prohibited => {
+            tracing::warn!(key = %key.id, rules = %rules, "prohibited use refused");
+            Err(ApiError::new(
+                Code::ProhibitedUse,
+                format!(
+                    "{} This is refused for every key (rules: {rules}).",
+                    risk.reason()
+                ),
+            ))
+        }
+        Level::High if !key.allow_high_risk => Err(ApiError::new(
+            Code::HighRiskNotAllowed,
+            format!(
+                "{} This key does not have allowHighRisk (rules: {rules}).",
+                risk.reason()
+            ),
+        )),
+        _ => Ok(risk),
+    }
 }
 
 /// The body sent for one model: the caller's fields, the upstream's model
@@ -217,6 +253,7 @@ pub struct Extensions {
     key_remaining: Option<i64>,
     is_fallback: bool,
     started: Instant,
+    risk: Value,
     explainability: Value,
 }
 
@@ -235,6 +272,7 @@ impl Extensions {
             key_remaining: key.credit_limit.map(|limit| limit as i64 - consumed as i64),
             is_fallback: served.is_fallback(),
             started: served.started,
+            risk: served.risk.view(),
             explainability: explain(served),
         }
     }
@@ -249,12 +287,7 @@ impl Extensions {
             "isFallback": self.is_fallback,
             "latencyMs": self.started.elapsed().as_millis() as u64,
         });
-        target["risk_classification"] = json!({
-            "level": "minimal",
-            "reason": "No rule of the built-in set matched this request.",
-            "requires_human_review": false,
-            "triggered_rules": [],
-        });
+        target["risk_classification"] = self.risk.clone();
         target["explainability"] = self.explainability.clone();
         if let Some(receipt) = &self.truncation {
             target["truncation"] = receipt.clone();

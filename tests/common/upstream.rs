@@ -12,8 +12,10 @@
 //! | streamed `ok`/`tool` | chunks 150 ms apart, usage chunk if asked for |
 //! | streamed `nousage` | chunks without a usage chunk |
 //! | streamed `cut` | two chunks, then the connection closes (no `[DONE]`) |
+//! | streamed `endless` | a chunk every 50 ms until the reader goes away; [`Recorded::abandoned`] counts those |
 #![allow(dead_code)]
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -26,9 +28,22 @@ use axum::routing::post;
 use serde_json::{Value, json};
 
 #[derive(Clone, Default)]
-pub struct Recorded(Arc<Mutex<Vec<(HeaderMap, Value)>>>);
+pub struct Recorded(Arc<Mutex<Vec<(HeaderMap, Value)>>>, Arc<AtomicUsize>);
+
+/// Counts, when dropped, a response body its reader stopped reading.
+struct Abandoned(Arc<AtomicUsize>);
+
+impl Drop for Abandoned {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
 
 impl Recorded {
+    /// How many `endless` streams lost their reader.
+    pub fn abandoned(&self) -> usize {
+        self.1.load(Ordering::SeqCst)
+    }
     pub fn bodies(&self) -> Vec<Value> {
         self.0
             .lock()
@@ -123,6 +138,21 @@ async fn chat(State(recorded): State<Recorded>, headers: HeaderMap, body: String
             if tool { "tool_calls" } else { "stop" },
         ))
         .into_response();
+    }
+    if model == "endless" {
+        let guard = Abandoned(recorded.1.clone());
+        let stream = futures::stream::unfold(guard, move |guard| {
+            let model = model.clone();
+            async move {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                let event = chunk(&model, json!({ "content": "more " }), Value::Null);
+                Some((Ok::<_, std::io::Error>(event), guard))
+            }
+        });
+        return Response::builder()
+            .header("content-type", "text/event-stream")
+            .body(Body::from_stream(stream))
+            .unwrap();
     }
     let usage = body["stream_options"]["include_usage"] == true && model != "nousage";
     let mut events: Vec<String> = vec![chunk(
