@@ -180,7 +180,7 @@ impl Classifier {
                 hits.push(hit(rule, Source::Content));
             }
         }
-        hits.sort_by(|a, b| b.level.cmp(&a.level));
+        hits.sort_by_key(|h| std::cmp::Reverse(h.level));
         let level = hits.first().map_or(Level::Minimal, |h| h.level);
         Classification { level, hits }
     }
