@@ -4,6 +4,11 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+/// mimalloc: glibc's allocator serialises on its arena locks when tokio
+/// moves a request between worker threads (measured in `bench/gateway.rs`).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let cli = tollgate::cli::Cli::parse();
     let runtime = match tokio::runtime::Runtime::new() {
