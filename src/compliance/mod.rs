@@ -204,6 +204,15 @@ fn declared_match(rule: &Rule, declared: &str) -> bool {
 
 /// An anchor and an operative act in one sentence, with no suppressor.
 fn content_match(rule: &Rule, conversation: &str) -> bool {
+    // Most requests mention no anchor at all: one pass over the whole text
+    // settles them before any sentence is looked at.
+    if !rule
+        .anchors
+        .iter()
+        .any(|a| conversation.contains(a.as_str()))
+    {
+        return false;
+    }
     conversation
         .split(['.', '!', '?', '\n', ';'])
         .any(|sentence| {
