@@ -43,6 +43,7 @@ pub struct AppState {
     pub keys: Keys,
     pub providers: crate::providers::Providers,
     pub classifier: Arc<crate::compliance::Classifier>,
+    pub limiter: Arc<crate::billing::limits::RateLimiter>,
     /// Unix seconds at start, for `created` fields of catalogue views.
     pub started_at: i64,
 }
@@ -62,6 +63,7 @@ impl AppState {
             keys: Keys::new(store.clone()),
             providers: crate::providers::Providers::new(connect_timeout),
             classifier: Arc::new(crate::compliance::Classifier::built_in()),
+            limiter: Arc::default(),
             store,
             started_at: crate::time_util::now_ms() / 1000,
         }

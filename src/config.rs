@@ -32,6 +32,7 @@ const ENV_KEYS: &[&str] = &[
     "TOLLGATE_LOG_FORMAT",
     "TOLLGATE_LOG_LEVEL",
     "TOLLGATE_DEFAULT_RATE_LIMIT",
+    "TOLLGATE_FREE_MULTIMODAL_PER_DAY",
     "TOLLGATE_SESSION_TTL_HOURS",
     "TOLLGATE_SHUTDOWN_GRACE_SECONDS",
     "TOLLGATE_OWNER_EMAIL",
@@ -104,6 +105,8 @@ pub struct Config {
     pub log_level: String,
     /// Requests per minute for keys without their own `rateLimit`.
     pub default_rate_limit: u32,
+    /// Multimodal requests per UTC day for a free-tier tenant.
+    pub free_multimodal_per_day: u32,
     /// Lifetime of a dashboard session.
     pub session_ttl: Duration,
     /// How long shutdown waits for requests in flight.
@@ -184,6 +187,7 @@ struct RawConfig {
     log_format: Option<LogFormat>,
     log_level: Option<Spanned<String>>,
     default_rate_limit: Option<Spanned<u32>>,
+    free_multimodal_per_day: Option<u32>,
     session_ttl_hours: Option<Spanned<u32>>,
     shutdown_grace_seconds: Option<u64>,
     owner_email: Option<Spanned<String>>,
@@ -387,6 +391,15 @@ fn parse(
             env_error(
                 "TOLLGATE_DEFAULT_RATE_LIMIT",
                 format!("`{v}` is not a whole number of requests per minute (1 or more)"),
+            )
+        })?;
+    }
+    let mut free_multimodal_per_day = raw.free_multimodal_per_day.unwrap_or(5);
+    if let Some(v) = env("TOLLGATE_FREE_MULTIMODAL_PER_DAY") {
+        free_multimodal_per_day = v.parse().map_err(|_| {
+            env_error(
+                "TOLLGATE_FREE_MULTIMODAL_PER_DAY",
+                format!("`{v}` is not a whole number of requests per day (0 or more)"),
             )
         })?;
     }
@@ -600,6 +613,7 @@ fn parse(
         log_format,
         log_level,
         default_rate_limit,
+        free_multimodal_per_day,
         session_ttl: Duration::from_secs(u64::from(session_ttl_hours) * 3600),
         shutdown_grace: Duration::from_secs(shutdown_grace_seconds),
         owner_email,

@@ -31,6 +31,8 @@ pub enum Code {
     AccountDisabled,
     Forbidden,
     HighRiskNotAllowed,
+    InsufficientCredits,
+    MultimodalCapExceeded,
     ProhibitedUse,
     NotFound,
     ModelNotFound,
@@ -62,6 +64,8 @@ impl Code {
             Code::AccountDisabled => "account_disabled",
             Code::Forbidden => "forbidden",
             Code::HighRiskNotAllowed => "high_risk_not_allowed",
+            Code::InsufficientCredits => "insufficient_credits",
+            Code::MultimodalCapExceeded => "multimodal_cap_exceeded",
             Code::ProhibitedUse => "prohibited_use",
             Code::NotFound => "not_found",
             Code::ModelNotFound => "model_not_found",
@@ -85,7 +89,7 @@ impl Code {
             Code::MissingToken | Code::InvalidToken | Code::InvalidCredentials => {
                 StatusCode::UNAUTHORIZED
             }
-            Code::BudgetExceeded => StatusCode::PAYMENT_REQUIRED,
+            Code::BudgetExceeded | Code::InsufficientCredits => StatusCode::PAYMENT_REQUIRED,
             Code::RevokedApiKey
             | Code::KeyExpired
             | Code::AccountDisabled
@@ -97,7 +101,7 @@ impl Code {
             Code::Conflict => StatusCode::CONFLICT,
             Code::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             Code::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            Code::RateLimitExceeded => StatusCode::TOO_MANY_REQUESTS,
+            Code::RateLimitExceeded | Code::MultimodalCapExceeded => StatusCode::TOO_MANY_REQUESTS,
             Code::UpstreamUnprocessable => StatusCode::UNPROCESSABLE_ENTITY,
             Code::AllProvidersFailed => StatusCode::BAD_GATEWAY,
             Code::Internal => StatusCode::INTERNAL_SERVER_ERROR,

@@ -8,6 +8,7 @@ pub mod admin;
 pub mod api;
 pub mod app;
 pub mod auth;
+pub mod billing;
 pub mod catalogue;
 pub mod cli;
 pub mod compliance;

@@ -3,13 +3,16 @@
 
 use axum::Router;
 use axum::extract::State;
-use axum::http::{HeaderName, header};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 
 use crate::api::body::Body;
-use crate::error::ApiError;
+use crate::auth::keys::ApiKey;
+use crate::billing::limits::RateDecision;
+use crate::error::{ApiError, Code};
 use crate::gateway::{self, ChatOutcome, request};
+use crate::time_util::now_ms;
 use serde_json::{Value, json};
 
 use crate::app::AppState;
@@ -21,14 +24,59 @@ pub fn routes() -> Router<AppState> {
         .route("/v1/chat/completions", post(create_chat_completion))
 }
 
-/// `POST /v1/chat/completions`: a completion, or an SSE stream.
+/// `POST /v1/chat/completions`: a completion, or an SSE stream. The
+/// per-minute limit is checked first, and its headers go on every answer.
 async fn create_chat_completion(
     State(state): State<AppState>,
     InferenceKey(key): InferenceKey,
+    headers: HeaderMap,
     body: Body,
+) -> Response {
+    let rate = rate_limit(&state, &key);
+    let mut response = if rate.allowed {
+        let request_id = headers
+            .get("x-request-id")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default();
+        chat(&state, &key, request_id, &body.0)
+            .await
+            .unwrap_or_else(IntoResponse::into_response)
+    } else {
+        let mut error = ApiError::new(
+            Code::RateLimitExceeded,
+            format!(
+                "this key allows {} requests per minute; retry in {} s",
+                rate.limit,
+                rate.retry_after_seconds()
+            ),
+        );
+        error.retry_after = Some(rate.retry_after_seconds() as u64);
+        error.into_response()
+    };
+    for (name, value) in rate.headers() {
+        if let Ok(value) = HeaderValue::from_str(&value) {
+            response.headers_mut().insert(name, value);
+        }
+    }
+    response
+}
+
+/// Counts the request against its key's allowance (a rotated pair shares
+/// one, keyed by the older key).
+fn rate_limit(state: &AppState, key: &ApiKey) -> RateDecision {
+    let allowance = key.rotated_from.as_deref().unwrap_or(&key.id);
+    let limit = key.rate_limit.unwrap_or(state.config.default_rate_limit);
+    state.limiter.check(allowance, limit, now_ms())
+}
+
+async fn chat(
+    state: &AppState,
+    key: &ApiKey,
+    request_id: &str,
+    body: &[u8],
 ) -> Result<Response, ApiError> {
-    let request = request::parse(&body.0)?;
-    match gateway::chat_completions(&state, &key, request).await? {
+    let request = request::parse(body)?;
+    match gateway::chat_completions(state, key, request_id, request).await? {
         ChatOutcome::Complete(completion) => Ok(axum::Json(completion).into_response()),
         ChatOutcome::Stream(events) => Ok((
             [

@@ -24,7 +24,7 @@ use time::{Date, Duration, OffsetDateTime, Time};
 use super::{new_id, random_token, sha256};
 use crate::catalogue::micros_to_credits;
 use crate::error::{ApiError, Code};
-use crate::store::tables::{self, API_KEYS, KEY_DIGESTS};
+use crate::store::tables::{self, API_KEYS, KEY_DIGESTS, KEY_ROTATIONS};
 use crate::store::{Reader, Store, StoreError, Table};
 use crate::tenants;
 use crate::time_util::{format_rfc3339, now_ms};
@@ -355,7 +355,8 @@ impl Keys {
         }
     }
 
-    fn refresh(&self, key: &ApiKey) {
+    /// Replaces the cached record after a write elsewhere (the ledger).
+    pub fn refresh(&self, key: &ApiKey) {
         self.cache
             .write()
             .expect("key cache lock")
@@ -533,9 +534,9 @@ impl Keys {
     /// Creates a new key with the settings of `id`; the old key stays valid
     /// until revoked (rotation without downtime). The new key starts from
     /// the old one's consumption and notified thresholds for the current
-    /// cycle, so rotating does not reset a cap. While both keys live, each
-    /// has its own counter: the ledger (billing) must charge a rotated pair
-    /// against one allowance; see `rotated_from`.
+    /// cycle, so rotating does not reset a cap. While both keys live, the
+    /// ledger charges every request of either to both counters (one
+    /// allowance); `KEY_ROTATIONS` links the old key to the new one.
     pub async fn rotate(&self, id: &str) -> Result<IssuedKey, StoreError> {
         let issued = generate_value();
         let value = issued.value;
@@ -571,9 +572,10 @@ impl Keys {
                     created_at: now,
                     revoked_at: None,
                     rotated_from: Some(old.id.clone()),
-                    ..old
+                    ..old.clone()
                 };
                 insert(txn, &key)?;
+                tables::index_put(txn, KEY_ROTATIONS, old.id.as_bytes(), &key.id)?;
                 Ok(key)
             })
             .await?;

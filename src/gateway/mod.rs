@@ -21,12 +21,15 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::app::AppState;
-use crate::auth::keys::ApiKey;
+use crate::auth::keys::{ApiKey, Keys};
+use crate::billing::{self, Charged, UsageRecord, limits};
 use crate::catalogue::{Model, Pricing, micros_to_credits};
 use crate::compliance::{Classification, Level};
 use crate::error::{ApiError, Code};
 use crate::providers::{ChunkStream, Failure, Reply, UpstreamError};
+use crate::store::Store;
 use crate::tenants;
+use crate::tenants::Tier;
 use crate::time_util::now_ms;
 use request::ChatRequest;
 
@@ -50,6 +53,9 @@ pub enum ChatOutcome {
 
 /// Everything known about the attempt that served.
 pub struct Served {
+    pub request_id: String,
+    pub key_id: String,
+    pub tenant_id: String,
     pub model: Arc<Model>,
     /// The name the caller used for it.
     pub requested: String,
@@ -70,10 +76,26 @@ impl Served {
 pub async fn chat_completions(
     state: &AppState,
     key: &ApiKey,
+    request_id: &str,
     request: ChatRequest,
 ) -> Result<ChatOutcome, ApiError> {
     let started = Instant::now();
+    if !request
+        .chain
+        .iter()
+        .any(|m| state.catalogue.get(m).is_some())
+    {
+        return Err(ApiError::new(
+            Code::ModelNotFound,
+            format!(
+                "none of the requested models is in the catalogue: {}",
+                request.chain.join(", ")
+            ),
+        ));
+    }
+    let tenant = admit(state, key)?;
     let risk = gate(state, key, &request)?;
+    take_tier_caps(state, &tenant, &request).await?;
     let mut attempts: Vec<Attempt> = Vec::new();
     let mut known = 0;
     for name in &request.chain {
@@ -98,6 +120,9 @@ pub async fn chat_completions(
         };
         let latency_ms = attempt_started.elapsed().as_millis() as u64;
         let served = |attempts: Vec<Attempt>| Served {
+            request_id: request_id.to_owned(),
+            key_id: key.id.clone(),
+            tenant_id: key.tenant_id.clone(),
             model: model.clone(),
             requested: name.clone(),
             attempts,
@@ -110,13 +135,13 @@ pub async fn chat_completions(
         match outcome {
             Ok(Reply::Complete(completion)) => {
                 let served = served(attempts);
-                return Ok(ChatOutcome::Complete(finish(
-                    state, key, completion, &served,
-                )));
+                return Ok(ChatOutcome::Complete(
+                    finish(state, completion, &served).await?,
+                ));
             }
             Ok(Reply::Stream(chunks)) => {
                 let served = served(attempts);
-                let extensions = Extensions::new(state, key, &served);
+                let extensions = Extensions::new(state, &served, true);
                 return Ok(ChatOutcome::Stream(stream::relay(
                     chunks, served, extensions,
                 )));
@@ -136,15 +161,7 @@ pub async fn chat_completions(
             }
         }
     }
-    if known == 0 {
-        return Err(ApiError::new(
-            Code::ModelNotFound,
-            format!(
-                "none of the requested models is in the catalogue: {}",
-                request.chain.join(", ")
-            ),
-        ));
-    }
+    debug_assert!(known > 0, "checked before the walk");
     let summary: Vec<String> = attempts
         .iter()
         .map(|a| format!("{} ({}: {})", a.model, a.status, a.message))
@@ -154,6 +171,55 @@ pub async fn chat_completions(
         Code::AllProvidersFailed,
         format!("every model of the chain failed: {}", summary.join("; ")),
     ))
+}
+
+/// The tenant's wallet: empty refuses the request, except for enterprise
+/// tenants, which may go negative (the key's own cap was checked when it was
+/// authenticated).
+fn admit(state: &AppState, key: &ApiKey) -> Result<tenants::Tenant, ApiError> {
+    let tenant = state
+        .store
+        .read(|tx| tenants::resolve(tx, &key.tenant_id))
+        .map_err(|e| ApiError::internal("reading the key's tenant", e))?;
+    if tenant.tier != Tier::Enterprise && tenant.wallet <= 0 {
+        return Err(ApiError::new(
+            Code::InsufficientCredits,
+            format!(
+                "the wallet of tenant `{}` is empty; top it up to continue",
+                tenant.name
+            ),
+        ));
+    }
+    Ok(tenant)
+}
+
+/// The free tier's daily multimodal cap, counted durably. Taken only once
+/// the request passed every other check, so a refused request does not use
+/// up the day.
+async fn take_tier_caps(
+    state: &AppState,
+    tenant: &tenants::Tenant,
+    request: &ChatRequest,
+) -> Result<(), ApiError> {
+    if tenant.tier != Tier::Free || !multimodal::is_multimodal(&request.body["messages"]) {
+        return Ok(());
+    }
+    let now = now_ms();
+    let cap = state.config.free_multimodal_per_day;
+    match limits::take_daily(&state.store, &tenant.id, "multimodal", cap, now).await {
+        Ok(Ok(_)) => Ok(()),
+        Ok(Err(())) => {
+            let mut error = ApiError::new(
+                Code::MultimodalCapExceeded,
+                format!(
+                    "the free tier allows {cap} multimodal requests per UTC day; the count resets at midnight UTC"
+                ),
+            );
+            error.retry_after = Some((limits::ms_to_midnight(now) as u64).div_ceil(1000));
+            Err(error)
+        }
+        Err(e) => Err(ApiError::internal("counting the multimodal cap", e)),
+    }
 }
 
 /// Classifies the request and refuses what the key may not send: an
@@ -245,45 +311,100 @@ fn relay_refusal(model: &Model, error: &UpstreamError) -> ApiError {
     }
 }
 
-/// The response extensions, computed once the usage is known.
+/// The response extensions, and the charge that must commit before they
+/// are shown.
 pub struct Extensions {
     truncation: Option<Value>,
     pricing: Pricing,
-    wallet: Option<i64>,
-    key_remaining: Option<i64>,
     is_fallback: bool,
     started: Instant,
     risk: Value,
     explainability: Value,
+    store: Arc<Store>,
+    keys: Keys,
+    /// The usage record, completed with tokens and cost when charged.
+    record: UsageRecord,
 }
 
 impl Extensions {
-    pub fn new(state: &AppState, key: &ApiKey, served: &Served) -> Extensions {
-        let wallet = state
-            .store
-            .read(|tx| tenants::resolve(tx, &key.tenant_id))
-            .ok()
-            .map(|t| t.wallet);
-        let (consumed, _) = key.current_cycle(now_ms());
+    pub fn new(state: &AppState, served: &Served, streamed: bool) -> Extensions {
         Extensions {
             truncation: served.truncation.as_ref().map(truncate::Receipt::view),
             pricing: served.model.pricing,
-            wallet,
-            key_remaining: key.credit_limit.map(|limit| limit as i64 - consumed as i64),
             is_fallback: served.is_fallback(),
             started: served.started,
             risk: served.risk.view(),
             explainability: explain(served),
+            store: state.store.clone(),
+            keys: state.keys.clone(),
+            record: UsageRecord {
+                request_id: served.request_id.clone(),
+                key_id: served.key_id.clone(),
+                tenant_id: served.tenant_id.clone(),
+                model: served.requested.clone(),
+                provider: served.model.provider.id.clone(),
+                prompt_tokens: 0,
+                completion_tokens: 0,
+                cost: 0,
+                latency_ms: 0,
+                is_fallback: served.is_fallback(),
+                streamed,
+                estimated: false,
+                at: 0,
+            },
         }
     }
 
-    /// Adds `billing`, `risk_classification` and `explainability` to `target`.
-    pub fn apply(&self, target: &mut Value, prompt_tokens: u64, completion_tokens: u64) {
-        let cost = cost(&self.pricing, prompt_tokens, completion_tokens);
+    /// The usage record for these token counts, priced.
+    fn record(&self, prompt_tokens: u64, completion_tokens: u64, estimated: bool) -> UsageRecord {
+        UsageRecord {
+            prompt_tokens,
+            completion_tokens,
+            cost: cost(&self.pricing, prompt_tokens, completion_tokens),
+            latency_ms: self.started.elapsed().as_millis() as u64,
+            estimated,
+            at: now_ms(),
+            ..self.record.clone()
+        }
+    }
+
+    /// Charges the request durably (group commit); returns once committed.
+    pub async fn charge(
+        &self,
+        prompt_tokens: u64,
+        completion_tokens: u64,
+        estimated: bool,
+    ) -> Result<Charged, ApiError> {
+        let record = self.record(prompt_tokens, completion_tokens, estimated);
+        billing::charge(&self.store, &self.keys, record)
+            .await
+            .map_err(|e| ApiError::internal("recording the charge", e))
+    }
+
+    /// Charges from a context that cannot wait (a stream dropped by its
+    /// caller): the charge runs on its own task and still commits.
+    pub fn charge_detached(&self, prompt_tokens: u64, completion_tokens: u64, estimated: bool) {
+        let record = self.record(prompt_tokens, completion_tokens, estimated);
+        let (store, keys) = (self.store.clone(), self.keys.clone());
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            tracing::error!(request_id = %record.request_id, "no runtime to record an abandoned stream's charge");
+            return;
+        };
+        runtime.spawn(async move {
+            let request_id = record.request_id.clone();
+            if let Err(e) = billing::charge(&store, &keys, record).await {
+                tracing::error!(%request_id, error = %e, "recording an abandoned stream's charge failed");
+            }
+        });
+    }
+
+    /// Adds `billing`, `risk_classification` and `explainability` to
+    /// `target`, from a committed charge.
+    pub fn apply(&self, target: &mut Value, charged: &Charged) {
         target["billing"] = json!({
-            "cost": micros_to_credits(cost as i64),
-            "balanceAfter": self.wallet.map(micros_to_credits),
-            "keyRemaining": self.key_remaining.map(micros_to_credits),
+            "cost": micros_to_credits(charged.cost as i64),
+            "balanceAfter": micros_to_credits(charged.balance_after),
+            "keyRemaining": charged.key_remaining.map(micros_to_credits),
             "isFallback": self.is_fallback,
             "latencyMs": self.started.elapsed().as_millis() as u64,
         });
@@ -354,13 +475,19 @@ fn explain(served: &Served) -> Value {
     })
 }
 
-/// Sets `model` to the caller's name and adds the extensions.
-fn finish(state: &AppState, key: &ApiKey, mut completion: Value, served: &Served) -> Value {
+/// Sets `model` to the caller's name, charges the request and adds the
+/// extensions. The answer leaves only after the charge committed.
+async fn finish(
+    state: &AppState,
+    mut completion: Value,
+    served: &Served,
+) -> Result<Value, ApiError> {
     completion["model"] = Value::String(served.requested.clone());
     let usage = &completion["usage"];
     let prompt = usage["prompt_tokens"]
         .as_u64()
         .unwrap_or(served.prompt_estimate);
+    let estimated = usage["completion_tokens"].as_u64().is_none();
     let completion_tokens = usage["completion_tokens"].as_u64().unwrap_or_else(|| {
         completion["choices"]
             .as_array()
@@ -378,6 +505,10 @@ fn finish(state: &AppState, key: &ApiKey, mut completion: Value, served: &Served
             "total_tokens": prompt + completion_tokens,
         });
     }
-    Extensions::new(state, key, served).apply(&mut completion, prompt, completion_tokens);
-    completion
+    let extensions = Extensions::new(state, served, false);
+    let charged = extensions
+        .charge(prompt, completion_tokens, estimated)
+        .await?;
+    extensions.apply(&mut completion, &charged);
+    Ok(completion)
 }

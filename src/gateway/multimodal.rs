@@ -10,6 +10,20 @@ use crate::catalogue::{Capability, Model};
 pub const IMAGE_NOTE: &str = "[Image attached — not supported by this model]";
 pub const AUDIO_NOTE: &str = "[Audio attached — not supported by this model]";
 
+/// Whether any message carries an image or audio part (the free tier's
+/// daily multimodal cap counts these requests).
+pub fn is_multimodal(messages: &Value) -> bool {
+    messages.as_array().is_some_and(|list| {
+        list.iter().any(|m| {
+            m["content"].as_array().is_some_and(|parts| {
+                parts
+                    .iter()
+                    .any(|p| matches!(p["type"].as_str(), Some("image_url" | "input_audio")))
+            })
+        })
+    })
+}
+
 /// Returns the messages adapted to `model`, and how many parts were replaced.
 pub fn adapt(messages: &Value, model: &Model) -> (Value, usize) {
     let Some(list) = messages.as_array() else {

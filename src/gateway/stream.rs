@@ -9,6 +9,11 @@
 //! cannot fall back any more: the stream ends with an error event and no
 //! `[DONE]`. When the caller goes away, dropping this stream drops the
 //! upstream request.
+//!
+//! Billing: the charge commits before the chunk that shows it (the usage
+//! chunk) is sent. A stream cut by the upstream is billed for what was
+//! relayed before its error event; a stream abandoned by its caller is
+//! billed, when dropped, for what the upstream had produced.
 
 use std::convert::Infallible;
 use std::pin::Pin;
@@ -28,6 +33,7 @@ struct Relay {
     extensions: Extensions,
     relayed_chars: u64,
     saw_usage: bool,
+    billed: bool,
     id: Value,
     created: Value,
     done: bool,
@@ -44,6 +50,7 @@ pub fn relay(chunks: ChunkStream, served: Served, extensions: Extensions) -> Sse
         extensions,
         relayed_chars: 0,
         saw_usage: false,
+        billed: false,
         id: Value::Null,
         created: Value::Null,
         done: false,
@@ -66,13 +73,35 @@ pub fn relay(chunks: ChunkStream, served: Served, extensions: Extensions) -> Sse
                         .as_u64()
                         .unwrap_or(r.relayed_chars.div_ceil(4));
                     r.saw_usage = true;
-                    r.extensions.apply(&mut chunk, prompt, completion);
+                    let estimated = usage["completion_tokens"].as_u64().is_none();
+                    r.billed = true;
+                    match r.extensions.charge(prompt, completion, estimated).await {
+                        Ok(charged) => r.extensions.apply(&mut chunk, &charged),
+                        Err(error) => {
+                            r.done = true;
+                            return Some((
+                                Ok(Bytes::from(error_event(&error.message, "internal_error"))),
+                                r,
+                            ));
+                        }
+                    }
                 }
                 event(&chunk)
             }
             Some(Err(error)) => {
                 r.done = true;
                 tracing::warn!(model = %r.served.requested, error = %error.message, "upstream stream failed mid-way");
+                if !r.billed {
+                    r.billed = true;
+                    let completion = r.relayed_chars.div_ceil(4);
+                    if let Err(e) = r
+                        .extensions
+                        .charge(r.served.prompt_estimate, completion, true)
+                        .await
+                    {
+                        tracing::error!(error = %e, "billing a cut stream failed");
+                    }
+                }
                 event(&json!({
                     "error": {
                         "message": format!("the upstream stream failed mid-way: {}", error.message),
@@ -101,7 +130,16 @@ pub fn relay(chunks: ChunkStream, served: Served, extensions: Extensions) -> Sse
                             "estimated": true,
                         },
                     });
-                    r.extensions.apply(&mut chunk, prompt, completion);
+                    r.billed = true;
+                    match r.extensions.charge(prompt, completion, true).await {
+                        Ok(charged) => r.extensions.apply(&mut chunk, &charged),
+                        Err(error) => {
+                            return Some((
+                                Ok(Bytes::from(error_event(&error.message, "internal_error"))),
+                                r,
+                            ));
+                        }
+                    }
                     out.push_str(&event(&chunk));
                 }
                 out.push_str("data: [DONE]\n\n");
@@ -110,6 +148,27 @@ pub fn relay(chunks: ChunkStream, served: Served, extensions: Extensions) -> Sse
         };
         Some((Ok(Bytes::from(frame)), r))
     }))
+}
+
+/// An error event that ends a stream (never followed by `[DONE]`).
+fn error_event(message: &str, code: &str) -> String {
+    event(&json!({
+        "error": { "message": message, "type": "server_error", "code": code, "param": null }
+    }))
+}
+
+impl Drop for Relay {
+    /// A stream dropped before it was billed lost its caller: bill what the
+    /// upstream produced up to then.
+    fn drop(&mut self) {
+        if !self.billed {
+            self.billed = true;
+            let completion = self.relayed_chars.div_ceil(4);
+            tracing::info!(request_id = %self.served.request_id, completion, "stream abandoned by the caller; billing what was produced");
+            self.extensions
+                .charge_detached(self.served.prompt_estimate, completion, true);
+        }
+    }
 }
 
 /// Characters of generated content in a chunk: text and tool arguments.

@@ -38,6 +38,18 @@ pub const ACCOUNT_EMAILS: Def = TableDefinition::new("account_emails");
 /// SHA-256 of the session token -> `Session`
 pub const SESSIONS: Def = TableDefinition::new("sessions");
 
+/// old key id -> the key id it was rotated to
+pub const KEY_ROTATIONS: Def = TableDefinition::new("key_rotations");
+/// time (big-endian ms) + request id -> `UsageRecord`
+pub const USAGE: Def = TableDefinition::new("usage");
+/// time (big-endian ms) + sequence (big-endian) -> `StoredEvent` (outbox)
+pub const EVENTS: Def = TableDefinition::new("events");
+/// time (big-endian ms) + entry id -> `WalletEntry` (top-ups)
+pub const WALLET_ENTRIES: Def = TableDefinition::new("wallet_entries");
+/// `<tenant id>/<YYYY-MM-DD>/<counter>` -> count (big-endian u32): durable
+/// per-day counters such as the free tier's multimodal cap
+pub const DAY_COUNTS: Def = TableDefinition::new("day_counts");
+
 /// Every table, for creation at open and for backup.
 pub const ALL: &[Def] = &[
     META,
@@ -48,6 +60,11 @@ pub const ALL: &[Def] = &[
     ACCOUNTS,
     ACCOUNT_EMAILS,
     SESSIONS,
+    KEY_ROTATIONS,
+    USAGE,
+    EVENTS,
+    WALLET_ENTRIES,
+    DAY_COUNTS,
 ];
 
 pub const META_SCHEMA_VERSION: &[u8] = b"schema_version";

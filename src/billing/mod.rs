@@ -1,0 +1,310 @@
+//! The credit ledger (DESIGN sections 3 and 4).
+//!
+//! A charge is one job of the group-commit writer: in one write transaction
+//! it applies a due cycle reset, adds the cost to the key (and to its live
+//! rotation partner, so a rotated pair spends one allowance), debits the
+//! tenant's wallet, writes the usage record, decides which spend thresholds
+//! this charge crossed and records them in `notifiedThresholds`, and writes
+//! those events to the outbox. The caller is answered only after that
+//! commit, so a threshold fires exactly once per cycle whatever the
+//! concurrency, and a restart can neither repeat nor lose one.
+
+pub mod limits;
+pub mod usage;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::auth::keys::{ApiKey, KEY_TABLE, Keys};
+use crate::catalogue::micros_to_credits;
+use crate::store::tables::{self, EVENTS, KEY_ROTATIONS, Table, USAGE, WALLET_ENTRIES};
+use crate::store::{Store, StoreError};
+use crate::tenants::{TENANT_TABLE, Tenant};
+use crate::time_util::format_rfc3339;
+
+pub const USAGE_TABLE: Table<UsageRecord> = Table::new(USAGE);
+pub const EVENT_TABLE: Table<StoredEvent> = Table::new(EVENTS);
+pub const WALLET_TABLE: Table<WalletEntry> = Table::new(WALLET_ENTRIES);
+
+/// The spend thresholds, in percent of `creditLimit`, with their events.
+pub const THRESHOLDS: [(u8, &str); 3] = [
+    (50, "spend.50_percent"),
+    (80, "spend.80_percent"),
+    (100, "budget.exceeded"),
+];
+
+/// What one served request costs, and everything its usage record keeps.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UsageRecord {
+    pub request_id: String,
+    pub key_id: String,
+    pub tenant_id: String,
+    pub model: String,
+    pub provider: String,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    /// Micro-credits.
+    pub cost: u64,
+    pub latency_ms: u64,
+    pub is_fallback: bool,
+    pub streamed: bool,
+    /// Completion tokens were estimated (no usage from the upstream).
+    pub estimated: bool,
+    /// Unix ms.
+    pub at: i64,
+}
+
+impl UsageRecord {
+    /// Usage rows sort by time: big-endian ms, then the request id.
+    pub fn row_key(&self) -> Vec<u8> {
+        let mut key = self.at.to_be_bytes().to_vec();
+        key.extend_from_slice(self.request_id.as_bytes());
+        key
+    }
+
+    pub fn view(&self) -> Value {
+        json!({
+            "requestId": self.request_id,
+            "keyId": self.key_id,
+            "tenantId": self.tenant_id,
+            "model": self.model,
+            "provider": self.provider,
+            "promptTokens": self.prompt_tokens,
+            "completionTokens": self.completion_tokens,
+            "cost": micros_to_credits(self.cost as i64),
+            "latencyMs": self.latency_ms,
+            "isFallback": self.is_fallback,
+            "streamed": self.streamed,
+            "estimated": self.estimated,
+            "at": format_rfc3339(self.at),
+        })
+    }
+}
+
+/// An event recorded in the outbox in the transaction that caused it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoredEvent {
+    pub event: String,
+    pub tenant_id: Option<String>,
+    /// Unix ms.
+    pub at: i64,
+    /// The envelope's `data`, as JSON text.
+    pub data: String,
+}
+
+impl StoredEvent {
+    /// The webhook envelope: `{event, timestamp, data}`.
+    pub fn envelope(&self) -> Value {
+        json!({
+            "event": self.event,
+            "timestamp": format_rfc3339(self.at),
+            "data": serde_json::from_str::<Value>(&self.data).unwrap_or(Value::Null),
+        })
+    }
+}
+
+/// A movement of a tenant's wallet other than a charge (charges are the
+/// usage records).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WalletEntry {
+    pub tenant_id: String,
+    /// Micro-credits; positive for a top-up.
+    pub amount: i64,
+    pub balance_after: i64,
+    /// Who did it: an account id, or `cli`.
+    pub by: String,
+    pub at: i64,
+}
+
+/// What a committed charge leaves behind.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Charged {
+    pub cost: u64,
+    /// The tenant's wallet after the charge, micro-credits.
+    pub balance_after: i64,
+    /// `creditLimit - creditsConsumed` after the charge; `None` without a cap.
+    pub key_remaining: Option<i64>,
+    /// Events this charge fired, in order.
+    pub fired: Vec<StoredEvent>,
+}
+
+/// Applies one charge durably. The key cache is refreshed after the commit,
+/// so the next request of an over-budget key is refused.
+pub async fn charge(
+    store: &Store,
+    keys: &Keys,
+    record: UsageRecord,
+) -> Result<Charged, StoreError> {
+    let (charged, updated) = store.write(move |txn| apply(txn, &record)).await?;
+    for key in &updated {
+        keys.refresh(key);
+    }
+    for event in &charged.fired {
+        tracing::info!(event = %event.event, tenant = event.tenant_id.as_deref().unwrap_or(""), "spend threshold crossed");
+    }
+    Ok(charged)
+}
+
+/// The charge transaction. Returns the outcome and the key records written.
+fn apply(
+    txn: &redb::WriteTransaction,
+    record: &UsageRecord,
+) -> Result<(Charged, Vec<ApiKey>), StoreError> {
+    let mut key = KEY_TABLE
+        .get(txn, record.key_id.as_bytes())?
+        .ok_or_else(|| StoreError::NotFound(format!("no API key `{}`", record.key_id)))?;
+    let now = record.at;
+    roll_cycle(&mut key, now);
+    key.credits_consumed = key.credits_consumed.saturating_add(record.cost);
+    let mut fired = Vec::new();
+    if let Some(limit) = key.credit_limit {
+        for (percent, event) in THRESHOLDS {
+            let reached =
+                u128::from(key.credits_consumed) * 100 >= u128::from(limit) * u128::from(percent);
+            if reached && !key.notified_thresholds.contains(&percent) {
+                key.notified_thresholds.push(percent);
+                fired.push(StoredEvent {
+                    event: event.to_owned(),
+                    tenant_id: Some(key.tenant_id.clone()),
+                    at: now,
+                    data: json!({
+                        "keyId": key.id,
+                        "tenantId": key.tenant_id,
+                        "percentage": percent,
+                        "keyName": key.name,
+                        "consumed": micros_to_credits(key.credits_consumed as i64),
+                        "limit": micros_to_credits(limit as i64),
+                    })
+                    .to_string(),
+                });
+            }
+        }
+    }
+    let mut written = vec![key.clone()];
+    for partner_id in partners(txn, &key)? {
+        let Some(mut partner) = KEY_TABLE.get(txn, partner_id.as_bytes())? else {
+            continue;
+        };
+        if partner.revoked_at.is_some() {
+            continue;
+        }
+        roll_cycle(&mut partner, now);
+        partner.credits_consumed = partner.credits_consumed.saturating_add(record.cost);
+        for percent in &key.notified_thresholds {
+            if !partner.notified_thresholds.contains(percent) {
+                partner.notified_thresholds.push(*percent);
+            }
+        }
+        written.push(partner);
+    }
+    for k in &written {
+        KEY_TABLE.put(txn, k.id.as_bytes(), k)?;
+    }
+
+    let mut tenant: Tenant = TENANT_TABLE
+        .get(txn, record.tenant_id.as_bytes())?
+        .ok_or_else(|| StoreError::NotFound(format!("no tenant `{}`", record.tenant_id)))?;
+    tenant.wallet = tenant
+        .wallet
+        .saturating_sub(i64::try_from(record.cost).unwrap_or(i64::MAX));
+    TENANT_TABLE.put(txn, tenant.id.as_bytes(), &tenant)?;
+
+    USAGE_TABLE.put(txn, &record.row_key(), record)?;
+    for event in &fired {
+        record_event(txn, event)?;
+    }
+    let key_remaining = key
+        .credit_limit
+        .map(|limit| limit as i64 - key.credits_consumed as i64);
+    Ok((
+        Charged {
+            cost: record.cost,
+            balance_after: tenant.wallet,
+            key_remaining,
+            fired,
+        },
+        written,
+    ))
+}
+
+/// Starts a new cycle when the key's boundary has passed: consumption back
+/// to zero, thresholds cleared.
+fn roll_cycle(key: &mut ApiKey, now: i64) {
+    let start = key.reset_interval.cycle_start(now);
+    if start > key.cycle_start {
+        key.cycle_start = start;
+        key.credits_consumed = 0;
+        key.notified_thresholds.clear();
+    }
+}
+
+/// The other live member(s) of a rotation: the key it was rotated from,
+/// and the key it was rotated to.
+fn partners(txn: &redb::WriteTransaction, key: &ApiKey) -> Result<Vec<String>, StoreError> {
+    let mut out = Vec::new();
+    if let Some(from) = &key.rotated_from {
+        out.push(from.clone());
+    }
+    if let Some(to) = tables::index_get(txn, KEY_ROTATIONS, key.id.as_bytes())? {
+        out.push(to);
+    }
+    Ok(out)
+}
+
+/// Appends an event to the outbox: rows sort by time, then by a sequence
+/// number kept in the same table.
+pub fn record_event(txn: &redb::WriteTransaction, event: &StoredEvent) -> Result<(), StoreError> {
+    let mut table = txn.open_table(EVENTS)?;
+    let seq = redb::ReadableTable::last(&table)?
+        .map(|(k, _)| {
+            let k = k.value();
+            let mut tail = [0u8; 8];
+            tail.copy_from_slice(&k[8..16]);
+            u64::from_be_bytes(tail) + 1
+        })
+        .unwrap_or(0);
+    let mut key = event.at.max(0).to_be_bytes().to_vec();
+    key.extend_from_slice(&seq.to_be_bytes());
+    table.insert(
+        key.as_slice(),
+        crate::store::codec::encode(event).as_slice(),
+    )?;
+    Ok(())
+}
+
+/// Adds credits to a tenant's wallet and records the movement.
+pub async fn top_up(
+    store: &Store,
+    tenant: &str,
+    micros: u64,
+    by: &str,
+) -> Result<Tenant, StoreError> {
+    let (tenant, by) = (tenant.to_owned(), by.to_owned());
+    let amount =
+        i64::try_from(micros).map_err(|_| StoreError::Invalid("amount too large".into()))?;
+    if amount == 0 {
+        return Err(StoreError::Invalid("the amount must be positive".into()));
+    }
+    store
+        .write(move |txn| {
+            let mut tenant = crate::tenants::resolve(txn, &tenant)?;
+            tenant.wallet = tenant
+                .wallet
+                .checked_add(amount)
+                .ok_or_else(|| StoreError::Invalid("the wallet would overflow".into()))?;
+            TENANT_TABLE.put(txn, tenant.id.as_bytes(), &tenant)?;
+            let at = crate::time_util::now_ms();
+            let entry = WalletEntry {
+                tenant_id: tenant.id.clone(),
+                amount,
+                balance_after: tenant.wallet,
+                by: by.clone(),
+                at,
+            };
+            let mut row = at.to_be_bytes().to_vec();
+            row.extend_from_slice(crate::auth::new_id("top").as_bytes());
+            WALLET_TABLE.put(txn, &row, &entry)?;
+            Ok(tenant)
+        })
+        .await
+}

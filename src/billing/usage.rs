@@ -1,0 +1,187 @@
+//! Reading the ledger back: usage aggregates by day, key and model; the
+//! spend events; the wallet's history. Every query is one read transaction
+//! over a time range of a time-ordered table.
+
+use std::collections::BTreeMap;
+
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use super::{StoredEvent, UsageRecord, WalletEntry};
+use crate::catalogue::micros_to_credits;
+use crate::store::tables::{Def, EVENTS, USAGE, WALLET_ENTRIES};
+use crate::store::{Store, StoreError, codec};
+use crate::time_util::format_rfc3339;
+
+/// Which records a query covers.
+#[derive(Debug, Clone, Default)]
+pub struct Scope {
+    /// `None`: every tenant (the operator's view).
+    pub tenant_id: Option<String>,
+    /// `None`: every key of the scope.
+    pub key_ids: Option<Vec<String>>,
+    /// Unix ms, inclusive.
+    pub from: i64,
+    /// Unix ms, exclusive.
+    pub to: i64,
+}
+
+impl Scope {
+    fn covers(&self, tenant: Option<&str>, key: Option<&str>) -> bool {
+        if let Some(t) = &self.tenant_id
+            && tenant != Some(t.as_str())
+        {
+            return false;
+        }
+        match (&self.key_ids, key) {
+            (Some(keys), Some(key)) => keys.iter().any(|k| k == key),
+            (Some(_), None) => false,
+            (None, _) => true,
+        }
+    }
+}
+
+/// Rows of a time-keyed table whose key starts within `[from, to)`.
+fn in_range<V: DeserializeOwned>(
+    store: &Store,
+    def: Def,
+    from: i64,
+    to: i64,
+) -> Result<Vec<V>, StoreError> {
+    store.read(|tx| {
+        let table = match tx.open_table(def) {
+            Ok(table) => table,
+            Err(redb::TableError::TableDoesNotExist(_)) => return Ok(Vec::new()),
+            Err(e) => return Err(e.into()),
+        };
+        let (from, to) = (from.max(0).to_be_bytes(), to.max(0).to_be_bytes());
+        let mut out = Vec::new();
+        for row in table.range(from.as_slice()..to.as_slice())? {
+            let (_, value) = row?;
+            out.push(codec::decode(value.value())?);
+        }
+        Ok(out)
+    })
+}
+
+pub fn records(store: &Store, scope: &Scope) -> Result<Vec<UsageRecord>, StoreError> {
+    Ok(in_range::<UsageRecord>(store, USAGE, scope.from, scope.to)?
+        .into_iter()
+        .filter(|r| scope.covers(Some(&r.tenant_id), Some(&r.key_id)))
+        .collect())
+}
+
+#[derive(Default)]
+struct Sum {
+    requests: u64,
+    prompt_tokens: u64,
+    completion_tokens: u64,
+    cost: u64,
+}
+
+impl Sum {
+    fn add(&mut self, r: &UsageRecord) {
+        self.requests += 1;
+        self.prompt_tokens += r.prompt_tokens;
+        self.completion_tokens += r.completion_tokens;
+        self.cost += r.cost;
+    }
+    fn view(&self) -> Value {
+        json!({
+            "requests": self.requests,
+            "promptTokens": self.prompt_tokens,
+            "completionTokens": self.completion_tokens,
+            "cost": micros_to_credits(self.cost as i64),
+        })
+    }
+}
+
+/// Usage grouped by UTC day, key and model, with totals.
+pub fn aggregate(store: &Store, scope: &Scope) -> Result<Value, StoreError> {
+    let mut groups: BTreeMap<(String, String, String), Sum> = BTreeMap::new();
+    let mut total = Sum::default();
+    for r in records(store, scope)? {
+        let day = format_rfc3339(r.at)[..10].to_owned();
+        groups
+            .entry((day, r.key_id.clone(), r.model.clone()))
+            .or_default()
+            .add(&r);
+        total.add(&r);
+    }
+    let data: Vec<Value> = groups
+        .iter()
+        .map(|((day, key, model), sum)| {
+            let mut row = sum.view();
+            row["day"] = json!(day);
+            row["keyId"] = json!(key);
+            row["model"] = json!(model);
+            row
+        })
+        .collect();
+    Ok(json!({
+        "object": "usage",
+        "from": format_rfc3339(scope.from),
+        "to": format_rfc3339(scope.to),
+        "data": data,
+        "totals": total.view(),
+    }))
+}
+
+/// Spend events in the scope (key-bound events filtered by key).
+pub fn events(store: &Store, scope: &Scope) -> Result<Vec<StoredEvent>, StoreError> {
+    Ok(
+        in_range::<StoredEvent>(store, EVENTS, scope.from, scope.to)?
+            .into_iter()
+            .filter(|e| {
+                let key = serde_json::from_str::<Value>(&e.data)
+                    .ok()
+                    .and_then(|d| d["keyId"].as_str().map(str::to_owned));
+                scope.covers(e.tenant_id.as_deref(), key.as_deref())
+            })
+            .collect(),
+    )
+}
+
+/// Top-ups, and each day's charges, newest first.
+pub fn wallet_history(store: &Store, scope: &Scope) -> Result<Value, StoreError> {
+    let mut entries: Vec<(i64, Value)> =
+        in_range::<WalletEntry>(store, WALLET_ENTRIES, scope.from, scope.to)?
+            .into_iter()
+            .filter(|e| scope.tenant_id.as_ref().is_none_or(|t| *t == e.tenant_id))
+            .map(|e| {
+                (
+                    e.at,
+                    json!({
+                        "type": "top_up",
+                        "tenantId": e.tenant_id,
+                        "amount": micros_to_credits(e.amount),
+                        "balanceAfter": micros_to_credits(e.balance_after),
+                        "by": e.by,
+                        "at": format_rfc3339(e.at),
+                    }),
+                )
+            })
+            .collect();
+    let mut days: BTreeMap<(String, String), (i64, Sum)> = BTreeMap::new();
+    for r in records(store, scope)? {
+        let day = format_rfc3339(r.at)[..10].to_owned();
+        let slot = days
+            .entry((day, r.tenant_id.clone()))
+            .or_insert((r.at, Sum::default()));
+        slot.0 = slot.0.max(r.at);
+        slot.1.add(&r);
+    }
+    for ((day, tenant), (last, sum)) in days {
+        let mut row = sum.view();
+        row["type"] = json!("charges");
+        row["tenantId"] = json!(tenant);
+        row["day"] = json!(day);
+        row["amount"] = json!(-micros_to_credits(sum.cost as i64));
+        entries.push((last, row));
+    }
+    entries.sort_by_key(|(at, _)| std::cmp::Reverse(*at));
+    Ok(json!({
+        "object": "list",
+        "data": entries.into_iter().map(|(_, v)| v).collect::<Vec<_>>(),
+    }))
+}
