@@ -176,21 +176,3 @@ pub fn resolve(tx: &impl Reader, id_or_name: &str) -> Result<Tenant, StoreError>
 pub fn list(store: &Store) -> Result<Vec<Tenant>, StoreError> {
     store.read(|tx| TENANT_TABLE.all(tx))
 }
-
-/// Adds credits to a tenant's wallet.
-pub async fn top_up(store: &Store, id_or_name: &str, micros: u64) -> Result<Tenant, StoreError> {
-    let key = id_or_name.to_owned();
-    let amount =
-        i64::try_from(micros).map_err(|_| StoreError::Invalid("amount too large".into()))?;
-    store
-        .write(move |txn| {
-            let mut tenant = resolve(txn, &key)?;
-            tenant.wallet = tenant
-                .wallet
-                .checked_add(amount)
-                .ok_or_else(|| StoreError::Invalid("the wallet would overflow".into()))?;
-            TENANT_TABLE.put(txn, tenant.id.as_bytes(), &tenant)?;
-            Ok(tenant)
-        })
-        .await
-}

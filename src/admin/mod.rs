@@ -77,6 +77,12 @@ pub enum Command {
     Backup {
         out: PathBuf,
     },
+    Usage {
+        tenant: Option<String>,
+        key: Option<String>,
+        from: Option<String>,
+        to: Option<String>,
+    },
 }
 
 /// What a command needs: the store and the key service (whose cache must
@@ -124,7 +130,9 @@ pub async fn execute(ctx: &Context, command: Command) -> Result<Value, StoreErro
                     "a top-up must add a positive amount of credits".into(),
                 ));
             }
-            Ok(tenants::top_up(&ctx.store, &tenant, micros).await?.view())
+            Ok(crate::billing::top_up(&ctx.store, &tenant, micros, "cli")
+                .await?
+                .view())
         }
         Command::KeysCreate { tenant, settings } => {
             Ok(issued_view(ctx.keys.create(&tenant, settings).await?))
@@ -174,6 +182,36 @@ pub async fn execute(ctx: &Context, command: Command) -> Result<Value, StoreErro
         })
         .await?
         .view()),
+        Command::Usage {
+            tenant,
+            key,
+            from,
+            to,
+        } => {
+            use crate::billing::usage;
+            let parse = |t: Option<String>, default: i64| {
+                t.map_or(Ok(default), |t| {
+                    crate::time_util::parse_rfc3339(&t).map_err(StoreError::Invalid)
+                })
+            };
+            let tenant_id = tenant
+                .map(|t| ctx.store.read(|tx| tenants::resolve(tx, &t)).map(|t| t.id))
+                .transpose()?;
+            let scope = usage::Scope {
+                tenant_id,
+                key_ids: key.map(|k| vec![k]),
+                from: parse(from, now - 30 * 86_400_000)?,
+                to: parse(to, now + 1)?,
+            };
+            let mut report = usage::aggregate(&ctx.store, &scope)?;
+            report["events"] = json!(
+                usage::events(&ctx.store, &scope)?
+                    .iter()
+                    .map(crate::billing::StoredEvent::envelope)
+                    .collect::<Vec<_>>()
+            );
+            Ok(report)
+        }
         Command::Backup { out } => {
             let store = ctx.store.clone();
             let summary = tokio::task::spawn_blocking(move || store.backup_to(&out))

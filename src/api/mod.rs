@@ -4,7 +4,9 @@
 //! - `health`: `/healthz`, `/readyz` (public)
 //! - `v1`: inference routes (`/v1`, API key)
 //! - `dashboard`: `/api/v1` (session; permissions in each signature)
+//! - `billing`: `/api/v1` usage, key consumption, top-ups, wallet history
 
+pub mod billing;
 pub mod body;
 pub mod dashboard;
 pub mod health;
@@ -20,4 +22,5 @@ pub fn routes() -> Router<AppState> {
         .merge(health::routes())
         .merge(v1::routes())
         .merge(dashboard::routes())
+        .merge(billing::routes())
 }

@@ -58,6 +58,25 @@ pub enum Command {
     /// Inspect the model catalogue.
     #[command(subcommand)]
     Models(ModelsCommand),
+    /// Usage by day, key and model, with the spend events of the period
+    /// (works while serving).
+    Usage {
+        /// Only this tenant (id or name).
+        #[arg(long)]
+        tenant: Option<String>,
+        /// Only this key (id).
+        #[arg(long)]
+        key: Option<String>,
+        /// Start, RFC 3339 (default: 30 days ago).
+        #[arg(long)]
+        from: Option<String>,
+        /// End, RFC 3339, exclusive (default: now).
+        #[arg(long)]
+        to: Option<String>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Write a consistent snapshot of the store to a file (works while serving).
     Backup {
         /// Where to write the backup.
@@ -573,6 +592,21 @@ fn admin_command(command: &Command) -> Result<(Admin, bool), Failure> {
         Command::Users(UsersCommand::Enable { account, json }) => (
             Admin::UsersEnable {
                 who: account.clone(),
+            },
+            *json,
+        ),
+        Command::Usage {
+            tenant,
+            key,
+            from,
+            to,
+            json,
+        } => (
+            Admin::Usage {
+                tenant: tenant.clone(),
+                key: key.clone(),
+                from: from.clone(),
+                to: to.clone(),
             },
             *json,
         ),

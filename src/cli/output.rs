@@ -19,6 +19,9 @@ pub fn result(command: &Command, value: &Value, json: bool) {
     {
         println!("API key (shown once, store it now): {key}");
     }
+    if let Command::Usage { .. } = command {
+        return usage(value);
+    }
     match value {
         Value::Array(rows) => table(rows, columns(command)),
         Value::Object(_) => fields(value),
@@ -40,6 +43,39 @@ fn columns(command: &Command) -> &'static [&'static str] {
         ],
         Command::Users(_) => &["id", "email", "role", "disabled"],
         _ => &["id"],
+    }
+}
+
+fn usage(report: &Value) {
+    let rows = report["data"].as_array().cloned().unwrap_or_default();
+    table(
+        &rows,
+        &[
+            "day",
+            "keyId",
+            "model",
+            "requests",
+            "promptTokens",
+            "completionTokens",
+            "cost",
+        ],
+    );
+    let totals = &report["totals"];
+    println!(
+        "total: {} requests, {} credits ({} to {})",
+        cell(totals.get("requests")),
+        cell(totals.get("cost")),
+        cell(report.get("from")),
+        cell(report.get("to"))
+    );
+    for event in report["events"].as_array().into_iter().flatten() {
+        println!(
+            "event {} at {}: key {} at {}%",
+            cell(event.get("event")),
+            cell(event.get("timestamp")),
+            cell(event["data"].get("keyId")),
+            cell(event["data"].get("percentage"))
+        );
     }
 }
 

@@ -1,0 +1,248 @@
+//! Dashboard routes for money: usage, one key's consumption, top-ups and
+//! the wallet's history.
+//!
+//! Scope: the `owner` role is the operator and sees every tenant; every
+//! other role sees its own tenant only. A role with `usage.view_own` but not
+//! `usage.view_all` sees the keys it owns. A record outside the caller's
+//! scope answers 404, as if it did not exist.
+
+use axum::Router;
+use axum::extract::{Path, Query, State};
+use axum::routing::{get, post};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::api::json::Json;
+use crate::app::AppState;
+use crate::auth::accounts::{Account, Permission, Role};
+use crate::auth::extract::{Require, Signed, perm};
+use crate::billing::{self, usage};
+use crate::catalogue::credits_to_micros;
+use crate::error::{ApiError, Code};
+use crate::store::StoreError;
+use crate::tenants;
+use crate::time_util::{now_ms, parse_rfc3339};
+
+const DAY_MS: i64 = 86_400_000;
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/api/v1/usage", get(usage_report))
+        .route("/api/v1/usage/records", get(usage_records))
+        .route("/api/v1/keys/{id}", get(show_key))
+        .route("/api/v1/tenants/{id}/credits", post(top_up))
+        .route("/api/v1/billing/history", get(history))
+}
+
+/// Storage refusals in the HTTP error shape.
+pub fn store_error(e: StoreError) -> ApiError {
+    match e {
+        StoreError::NotFound(m) => ApiError::not_found(m),
+        StoreError::Conflict(m) => ApiError::new(Code::Conflict, m),
+        StoreError::Invalid(m) => ApiError::new(Code::InvalidRequest, m),
+        other => ApiError::internal("storage", other),
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct RangeQuery {
+    from: Option<String>,
+    to: Option<String>,
+    key_id: Option<String>,
+    tenant: Option<String>,
+}
+
+/// The tenant a caller may read: its own, or any (by id or name) for the
+/// owner.
+fn tenant_scope(
+    account: &Account,
+    asked: Option<&str>,
+    state: &AppState,
+) -> Result<Option<String>, ApiError> {
+    match (account.role, asked) {
+        (Role::Owner, None) => Ok(None),
+        (Role::Owner, Some(t)) => Ok(Some(
+            state
+                .store
+                .read(|tx| tenants::resolve(tx, t))
+                .map_err(store_error)?
+                .id,
+        )),
+        (_, Some(t)) if t != account.tenant_id => Err(ApiError::new(
+            Code::Forbidden,
+            "only the owner role reads other tenants",
+        )),
+        _ => Ok(Some(account.tenant_id.clone())),
+    }
+}
+
+fn range(query: &RangeQuery) -> Result<(i64, i64), ApiError> {
+    let now = now_ms();
+    let parse = |field: &str, value: &Option<String>, default: i64| match value {
+        None => Ok(default),
+        Some(text) => parse_rfc3339(text).map_err(|m| ApiError::invalid(field, m)),
+    };
+    let from = parse("from", &query.from, now - 30 * DAY_MS)?;
+    let to = parse("to", &query.to, now + 1)?;
+    if from >= to {
+        return Err(ApiError::invalid("from", "`from` must be before `to`"));
+    }
+    Ok((from, to))
+}
+
+/// The usage scope of a signed-in account for a query.
+fn usage_scope(
+    state: &AppState,
+    account: &Account,
+    query: &RangeQuery,
+) -> Result<usage::Scope, ApiError> {
+    let all = account.role.can(Permission::ViewAllUsage);
+    if !all && !account.role.can(Permission::ViewOwnUsage) {
+        return Err(ApiError::new(
+            Code::Forbidden,
+            format!("the role `{}` cannot read usage", account.role.as_str()),
+        ));
+    }
+    let (from, to) = range(query)?;
+    let tenant_id = tenant_scope(account, query.tenant.as_deref(), state)?;
+    let mut key_ids = if all {
+        None
+    } else {
+        let own: Vec<String> = state
+            .keys
+            .list(Some(&account.tenant_id))
+            .map_err(store_error)?
+            .into_iter()
+            .filter(|k| k.owner_account_id.as_deref() == Some(&account.id))
+            .map(|k| k.id)
+            .collect();
+        Some(own)
+    };
+    if let Some(key) = &query.key_id {
+        match &mut key_ids {
+            Some(own) => own.retain(|k| k == key),
+            None => key_ids = Some(vec![key.clone()]),
+        }
+    }
+    Ok(usage::Scope {
+        tenant_id,
+        key_ids,
+        from,
+        to,
+    })
+}
+
+/// `GET /api/v1/usage`: aggregates by day, key and model, with the spend
+/// events of the period.
+async fn usage_report(
+    State(state): State<AppState>,
+    Signed(current): Signed,
+    Query(query): Query<RangeQuery>,
+) -> Result<axum::Json<Value>, ApiError> {
+    let scope = usage_scope(&state, &current.account, &query)?;
+    let mut report = usage::aggregate(&state.store, &scope).map_err(store_error)?;
+    report["events"] = json!(
+        usage::events(&state.store, &scope)
+            .map_err(store_error)?
+            .iter()
+            .map(billing::StoredEvent::envelope)
+            .collect::<Vec<_>>()
+    );
+    Ok(axum::Json(report))
+}
+
+/// `GET /api/v1/usage/records`: the usage records themselves, oldest first.
+async fn usage_records(
+    State(state): State<AppState>,
+    Signed(current): Signed,
+    Query(query): Query<RangeQuery>,
+) -> Result<axum::Json<Value>, ApiError> {
+    let scope = usage_scope(&state, &current.account, &query)?;
+    let records = usage::records(&state.store, &scope).map_err(store_error)?;
+    Ok(axum::Json(json!({
+        "object": "list",
+        "data": records.iter().map(billing::UsageRecord::view).collect::<Vec<_>>(),
+    })))
+}
+
+/// `GET /api/v1/keys/{id}`: the key with its consumption and notified
+/// thresholds in the current cycle.
+async fn show_key(
+    State(state): State<AppState>,
+    Signed(current): Signed,
+    Path(id): Path<String>,
+) -> Result<axum::Json<Value>, ApiError> {
+    let account = &current.account;
+    let not_found = || ApiError::not_found(format!("no API key `{id}`"));
+    let key = state.keys.get(&id).map_err(|_| not_found())?;
+    let visible = match account.role {
+        Role::Owner => true,
+        role if role.can(Permission::ManageAllKeys) || role.can(Permission::ViewAllUsage) => {
+            key.tenant_id == account.tenant_id
+        }
+        role if role.can(Permission::ManageOwnKeys) => {
+            key.tenant_id == account.tenant_id
+                && key.owner_account_id.as_deref() == Some(&account.id)
+        }
+        _ => false,
+    };
+    if !visible {
+        return Err(not_found());
+    }
+    Ok(axum::Json(key.view(now_ms())))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TopUpBody {
+    /// Credits to add.
+    amount: f64,
+}
+
+/// `POST /api/v1/tenants/{id}/credits`: adds credits to a wallet.
+async fn top_up(
+    State(state): State<AppState>,
+    required: Require<perm::TopUpCredits>,
+    Path(tenant): Path<String>,
+    Json(body): Json<TopUpBody>,
+) -> Result<axum::Json<Value>, ApiError> {
+    let account = &required.0.account;
+    let target = tenant_scope(account, Some(&tenant), &state)?.unwrap_or(tenant);
+    let micros = credits_to_micros(body.amount).map_err(|m| ApiError::invalid("amount", m))?;
+    if micros == 0 {
+        return Err(ApiError::invalid(
+            "amount",
+            "the amount must be more than 0 credits",
+        ));
+    }
+    let tenant = billing::top_up(&state.store, &target, micros, &account.id)
+        .await
+        .map_err(store_error)?;
+    tracing::info!(tenant = %tenant.id, by = %account.id, "wallet topped up");
+    Ok(axum::Json(tenant.view()))
+}
+
+/// `GET /api/v1/billing/history`: top-ups and each day's charges.
+async fn history(
+    State(state): State<AppState>,
+    required: Require<perm::ViewBilling>,
+    Query(query): Query<RangeQuery>,
+) -> Result<axum::Json<Value>, ApiError> {
+    if query.key_id.is_some() {
+        return Err(ApiError::invalid(
+            "keyId",
+            "the wallet history is per tenant",
+        ));
+    }
+    let (from, to) = range(&query)?;
+    let scope = usage::Scope {
+        tenant_id: tenant_scope(&required.0.account, query.tenant.as_deref(), &state)?,
+        key_ids: None,
+        from,
+        to,
+    };
+    Ok(axum::Json(
+        usage::wallet_history(&state.store, &scope).map_err(store_error)?,
+    ))
+}
