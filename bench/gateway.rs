@@ -118,7 +118,10 @@ async fn start_bare_proxy(upstream: SocketAddr) -> SocketAddr {
 
 /// The real gateway, in process, on a fresh store. Returns its address
 /// and an API key.
-async fn start_tollgate(upstream: SocketAddr, dir: &std::path::Path) -> (SocketAddr, String, Arc<Store>) {
+async fn start_tollgate(
+    upstream: SocketAddr,
+    dir: &std::path::Path,
+) -> (SocketAddr, String, Arc<Store>) {
     let config_path = dir.join("bench.toml");
     std::fs::write(
         &config_path,
@@ -299,7 +302,10 @@ fn main() {
             }
             let (p50, p99) = latency(&http, target, samples).await;
             let stats = store.writer_stats();
-            let (commits, jobs) = (stats.commits.load(Ordering::Relaxed), stats.jobs.load(Ordering::Relaxed));
+            let (commits, jobs) = (
+                stats.commits.load(Ordering::Relaxed),
+                stats.jobs.load(Ordering::Relaxed),
+            );
             stats.largest_batch.store(0, Ordering::Relaxed);
             let rps = throughput(&http, target, 32, duration).await;
             if target.key.is_some() {
