@@ -275,9 +275,13 @@ async fn usage_records(server: &TestServer, key_id: &str) -> Vec<Value> {
 }
 
 async fn login(server: &TestServer) -> String {
+    login_as(server, "owner@localhost", &server.owner_password()).await
+}
+
+async fn login_as(server: &TestServer, email: &str, password: &str) -> String {
     let body: Value = client()
         .post(server.url("/api/v1/auth/login"))
-        .json(&json!({ "email": "owner@localhost", "password": server.owner_password() }))
+        .json(&json!({ "email": email, "password": password }))
         .send()
         .await
         .unwrap()
@@ -285,6 +289,17 @@ async fn login(server: &TestServer) -> String {
         .await
         .unwrap();
     body["token"].as_str().unwrap().to_owned()
+}
+
+/// `POST /api/v1/tenants/default/credits` with `amount`.
+async fn top_up(server: &TestServer, token: &str, amount: Value) -> reqwest::Response {
+    client()
+        .post(server.url("/api/v1/tenants/default/credits"))
+        .bearer_auth(token)
+        .json(&json!({ "amount": amount }))
+        .send()
+        .await
+        .unwrap()
 }
 
 #[tokio::test]
@@ -469,13 +484,8 @@ async fn the_usage_api_is_scoped_by_role_and_tenant() {
     assert_eq!(shown["notifiedThresholds"], json!([]));
 
     // Top-up by the owner, visible in the wallet history.
-    let topped: Value = client()
-        .post(server.url("/api/v1/tenants/default/credits"))
-        .bearer_auth(&token)
-        .json(&json!({ "amount": 12.5 }))
-        .send()
+    let topped: Value = top_up(&server, &token, json!(12.5))
         .await
-        .unwrap()
         .json()
         .await
         .unwrap();
@@ -497,13 +507,7 @@ async fn the_usage_api_is_scoped_by_role_and_tenant() {
     );
 
     // Bad input: a negative amount, a malformed date.
-    let bad = client()
-        .post(server.url("/api/v1/tenants/default/credits"))
-        .bearer_auth(&token)
-        .json(&json!({ "amount": -3 }))
-        .send()
-        .await
-        .unwrap();
+    let bad = top_up(&server, &token, json!(-3)).await;
     assert_eq!(error_code(bad, 400).await, "invalid_request");
     let bad = get("/api/v1/usage?from=yesterday".into(), token.clone()).await;
     assert_eq!(error_code(bad, 400).await, "invalid_request");
@@ -524,16 +528,7 @@ async fn the_usage_api_is_scoped_by_role_and_tenant() {
         ],
         "correct horse battery\n",
     );
-    let body: Value = client()
-        .post(server.url("/api/v1/auth/login"))
-        .json(&json!({ "email": "u@other.test", "password": "correct horse battery" }))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let other = body["token"].as_str().unwrap().to_owned();
+    let other = login_as(&server, "u@other.test", "correct horse battery").await;
     let theirs: Value = get("/api/v1/usage".into(), other.clone())
         .await
         .json()
@@ -542,12 +537,6 @@ async fn the_usage_api_is_scoped_by_role_and_tenant() {
     assert_eq!(theirs["totals"]["requests"], 0);
     let hidden = get(format!("/api/v1/keys/{key_id}"), other.clone()).await;
     assert_eq!(error_code(hidden, 404).await, "not_found");
-    let denied = client()
-        .post(server.url("/api/v1/tenants/default/credits"))
-        .bearer_auth(&other)
-        .json(&json!({ "amount": 1 }))
-        .send()
-        .await
-        .unwrap();
+    let denied = top_up(&server, &other, json!(1)).await;
     assert_eq!(error_code(denied, 403).await, "forbidden");
 }

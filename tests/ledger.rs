@@ -44,14 +44,20 @@ fn fired(store: &Store, from: i64, to: i64) -> Vec<String> {
         .collect()
 }
 
-#[tokio::test]
-async fn a_cycle_boundary_resets_consumption_and_thresholds_and_reenables_the_key() {
+/// A fresh store with one enterprise tenant, `acme`.
+async fn open() -> (tempfile::TempDir, Arc<Store>, Keys, tenants::Tenant) {
     let dir = tempfile::tempdir().unwrap();
     let store = Arc::new(Store::open(dir.path()).unwrap());
     let keys = Keys::new(store.clone());
     let tenant = tenants::create(&store, "acme", Tier::Enterprise)
         .await
         .unwrap();
+    (dir, store, keys, tenant)
+}
+
+#[tokio::test]
+async fn a_cycle_boundary_resets_consumption_and_thresholds_and_reenables_the_key() {
+    let (_dir, store, keys, tenant) = open().await;
     let issued = keys
         .create(
             "acme",
@@ -121,12 +127,7 @@ async fn a_cycle_boundary_resets_consumption_and_thresholds_and_reenables_the_ke
 
 #[tokio::test]
 async fn a_rotated_pair_spends_one_allowance() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Arc::new(Store::open(dir.path()).unwrap());
-    let keys = Keys::new(store.clone());
-    let tenant = tenants::create(&store, "acme", Tier::Enterprise)
-        .await
-        .unwrap();
+    let (_dir, store, keys, tenant) = open().await;
     let old = keys
         .create(
             "acme",
