@@ -355,7 +355,14 @@ impl Keys {
         }
     }
 
-    /// Replaces the cached record after a write elsewhere (the ledger).
+    /// Replaces the cached record. Writers that change an existing key (the
+    /// ledger, updates, revocation) call it inside their write job: jobs run
+    /// one after another on the writer thread, so the cache sees the records
+    /// in the order they are applied. A refresh after `.await` could land
+    /// out of order and put an older record (a lower consumption, a key not
+    /// yet revoked) back in the cache. If a commit then fails, the cache can
+    /// hold a record that was never written, and the next write of that key
+    /// corrects it.
     pub fn refresh(&self, key: &ApiKey) {
         self.cache
             .write()
@@ -454,6 +461,7 @@ impl Keys {
             validate_rate_limit(Some(limit))?;
         }
         let id = id.to_owned();
+        let cache = self.clone();
         let key = self
             .store
             .write(move |txn| {
@@ -503,10 +511,11 @@ impl Keys {
                     key.allow_high_risk = allow;
                 }
                 KEY_TABLE.put(txn, key.id.as_bytes(), &key)?;
+                // In the writer, in commit order (see `refresh`).
+                cache.refresh(&key);
                 Ok(key)
             })
             .await?;
-        self.refresh(&key);
         Ok(key)
     }
 
@@ -514,6 +523,7 @@ impl Keys {
     /// record stays, so historical usage remains attributable.
     pub async fn revoke(&self, id: &str) -> Result<ApiKey, StoreError> {
         let id = id.to_owned();
+        let cache = self.clone();
         let key = self
             .store
             .write(move |txn| {
@@ -524,10 +534,10 @@ impl Keys {
                     key.revoked_at = Some(now_ms());
                     KEY_TABLE.put(txn, key.id.as_bytes(), &key)?;
                 }
+                cache.refresh(&key);
                 Ok(key)
             })
             .await?;
-        self.refresh(&key);
         Ok(key)
     }
 

@@ -128,17 +128,25 @@ pub struct Charged {
     pub fired: Vec<StoredEvent>,
 }
 
-/// Applies one charge durably. The key cache is refreshed after the commit,
+/// Applies one charge durably. The key cache is refreshed in the same job,
 /// so the next request of an over-budget key is refused.
 pub async fn charge(
     store: &Store,
     keys: &Keys,
     record: UsageRecord,
 ) -> Result<Charged, StoreError> {
-    let (charged, updated) = store.write(move |txn| apply(txn, &record)).await?;
-    for key in &updated {
-        keys.refresh(key);
-    }
+    let cache = keys.clone();
+    let charged = store
+        .write(move |txn| {
+            let (charged, written) = apply(txn, &record)?;
+            // In the writer, in the order charges are applied (see
+            // `Keys::refresh`): the cache never goes back to an older count.
+            for key in &written {
+                cache.refresh(key);
+            }
+            Ok(charged)
+        })
+        .await?;
     for event in &charged.fired {
         tracing::info!(event = %event.event, tenant = event.tenant_id.as_deref().unwrap_or(""), "spend threshold crossed");
     }
