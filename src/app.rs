@@ -44,13 +44,19 @@ pub struct AppState {
     pub providers: crate::providers::Providers,
     pub classifier: Arc<crate::compliance::Classifier>,
     pub limiter: Arc<crate::billing::limits::RateLimiter>,
+    pub metrics: Arc<crate::metrics::Metrics>,
+    pub events: crate::events::Events,
     /// Unix seconds at start, for `created` fields of catalogue views.
     pub started_at: i64,
 }
 
 impl AppState {
+    /// Builds the state and starts the webhook dispatcher on the current
+    /// runtime.
     pub fn new(config: Config, store: Store) -> AppState {
         let store = Arc::new(store);
+        let metrics = Arc::new(crate::metrics::Metrics::new());
+        let events = crate::events::Events::start(&config, store.clone(), metrics.clone());
         let connect_timeout = config
             .providers
             .iter()
@@ -64,6 +70,8 @@ impl AppState {
             providers: crate::providers::Providers::new(connect_timeout),
             classifier: Arc::new(crate::compliance::Classifier::built_in()),
             limiter: Arc::default(),
+            metrics,
+            events,
             store,
             started_at: crate::time_util::now_ms() / 1000,
         }
@@ -79,6 +87,10 @@ pub fn router(state: AppState) -> Router {
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(middleware::from_fn_with_state(state.clone(), authenticate))
         .layer(middleware::from_fn(refuse_oversized))
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            crate::metrics::track,
+        ))
         .layer(middleware::from_fn(render_in_dialect))
         .layer(TraceLayer::new_for_http().make_span_with(|request: &Request| {
             let id = request.headers().get(&REQUEST_ID).and_then(|v| v.to_str().ok()).unwrap_or("");

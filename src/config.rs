@@ -36,6 +36,8 @@ const ENV_KEYS: &[&str] = &[
     "TOLLGATE_SESSION_TTL_HOURS",
     "TOLLGATE_SHUTDOWN_GRACE_SECONDS",
     "TOLLGATE_OWNER_EMAIL",
+    "TOLLGATE_WEBHOOK_ALLOW_PRIVATE_TARGETS",
+    "TOLLGATE_METRICS_TOKEN",
 ];
 const ENV_OTHER: &[&str] = &["TOLLGATE_CONFIG", "TOLLGATE_OWNER_PASSWORD"];
 
@@ -115,6 +117,16 @@ pub struct Config {
     pub owner_email: String,
     /// Operator-level webhook URLs (`WEBHOOK_URLS`): every event, unsigned.
     pub webhook_urls: Vec<Url>,
+    /// Lets tenants register webhook URLs on private, loopback and
+    /// link-local addresses (refused by default: no request forgery into
+    /// the operator's network).
+    pub webhook_allow_private_targets: bool,
+    /// Events waiting for delivery; when full, new events are dropped.
+    pub webhook_queue_capacity: usize,
+    /// Deliveries in flight at once.
+    pub webhook_concurrency: usize,
+    /// When set, `GET /metrics` needs `Authorization: Bearer <token>`.
+    pub metrics_token: Option<Secret>,
     pub providers: Vec<ProviderConfig>,
     pub models: Vec<ModelConfig>,
 }
@@ -192,6 +204,10 @@ struct RawConfig {
     shutdown_grace_seconds: Option<u64>,
     owner_email: Option<Spanned<String>>,
     webhook_urls: Option<Vec<Spanned<String>>>,
+    webhook_allow_private_targets: Option<bool>,
+    webhook_queue_capacity: Option<Spanned<usize>>,
+    webhook_concurrency: Option<Spanned<usize>>,
+    metrics_token: Option<Spanned<String>>,
     #[serde(default)]
     providers: Vec<RawProvider>,
     #[serde(default)]
@@ -453,6 +469,58 @@ fn parse(
         }
     }
 
+    let mut webhook_allow_private_targets = raw.webhook_allow_private_targets.unwrap_or(false);
+    if let Some(v) = env("TOLLGATE_WEBHOOK_ALLOW_PRIVATE_TARGETS") {
+        webhook_allow_private_targets = parse_bool(&v).ok_or_else(|| {
+            env_error(
+                "TOLLGATE_WEBHOOK_ALLOW_PRIVATE_TARGETS",
+                format!("`{v}` is not true or false"),
+            )
+        })?;
+    }
+    let webhook_queue_capacity = match raw.webhook_queue_capacity {
+        Some(v) if !(1..=1_000_000).contains(v.get_ref()) => {
+            return Err(bad(
+                v.span(),
+                "webhook_queue_capacity".into(),
+                "must be 1 to 1000000 events".into(),
+            ));
+        }
+        Some(v) => v.into_inner(),
+        None => 10_000,
+    };
+    let webhook_concurrency = match raw.webhook_concurrency {
+        Some(v) if !(1..=1024).contains(v.get_ref()) => {
+            return Err(bad(
+                v.span(),
+                "webhook_concurrency".into(),
+                "must be 1 to 1024 deliveries".into(),
+            ));
+        }
+        Some(v) => v.into_inner(),
+        None => 32,
+    };
+    let mut metrics_token = match raw.metrics_token {
+        Some(v) if v.get_ref().trim().len() < 16 => {
+            return Err(bad(
+                v.span(),
+                "metrics_token".into(),
+                "must be at least 16 characters".into(),
+            ));
+        }
+        Some(v) => Some(Secret::new(v.into_inner().trim().to_owned())),
+        None => None,
+    };
+    if let Some(v) = env("TOLLGATE_METRICS_TOKEN") {
+        if v.trim().len() < 16 {
+            return Err(env_error(
+                "TOLLGATE_METRICS_TOKEN",
+                "must be at least 16 characters".into(),
+            ));
+        }
+        metrics_token = Some(Secret::new(v.trim().to_owned()));
+    }
+
     let mut providers = Vec::new();
     let mut provider_ids = HashSet::new();
     for (i, p) in raw.providers.into_iter().enumerate() {
@@ -618,6 +686,10 @@ fn parse(
         shutdown_grace: Duration::from_secs(shutdown_grace_seconds),
         owner_email,
         webhook_urls,
+        webhook_allow_private_targets,
+        webhook_queue_capacity,
+        webhook_concurrency,
+        metrics_token,
         providers,
         models,
     })
@@ -629,6 +701,14 @@ fn check_log_level(filter: &str) -> Result<(), String> {
         .map_err(|e| {
             format!("`{filter}` is not a log filter such as `info` or `tollgate=debug,info` ({e})")
         })
+}
+
+fn parse_bool(text: &str) -> Option<bool> {
+    match text.trim() {
+        "true" | "1" | "yes" => Some(true),
+        "false" | "0" | "no" => Some(false),
+        _ => None,
+    }
 }
 
 fn parse_http_url(text: &str) -> Result<Url, String> {

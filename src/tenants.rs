@@ -99,6 +99,8 @@ pub struct Tenant {
     pub webhook_urls: Vec<String>,
     pub policy: CompliancePolicy,
     pub created_at: i64,
+    /// Last change of the URLs or the secret (schema 2).
+    pub webhooks_updated_at: i64,
 }
 
 impl Tenant {
@@ -109,23 +111,38 @@ impl Tenant {
             name,
             tier,
             wallet: 0,
-            webhook_secret: format!("whsec_{}", random_token(32)),
+            webhook_secret: new_webhook_secret(),
             webhook_urls: Vec::new(),
             policy: CompliancePolicy::default(),
             created_at: now_ms(),
+            webhooks_updated_at: now_ms(),
+        })
+    }
+
+    /// The last four characters of the signing secret, for recognising it.
+    pub fn secret_hint(&self) -> String {
+        let hint = &self.webhook_secret[self.webhook_secret.len().saturating_sub(4)..];
+        format!("...{hint}")
+    }
+
+    /// The webhook settings view (DESIGN 7.4): never the secret itself.
+    pub fn webhooks_view(&self) -> Value {
+        json!({
+            "urls": self.webhook_urls,
+            "signingSecretHint": self.secret_hint(),
+            "updatedAt": format_rfc3339(self.webhooks_updated_at),
         })
     }
 
     /// The JSON view: never the secret, only its last four characters.
     pub fn view(&self) -> Value {
-        let hint = &self.webhook_secret[self.webhook_secret.len().saturating_sub(4)..];
         json!({
             "id": self.id,
             "name": self.name,
             "tier": self.tier.as_str(),
             "walletBalance": micros_to_credits(self.wallet),
             "webhookUrls": self.webhook_urls,
-            "signingSecretHint": format!("...{hint}"),
+            "signingSecretHint": self.secret_hint(),
             "createdAt": format_rfc3339(self.created_at),
         })
     }
@@ -171,6 +188,114 @@ pub fn resolve(tx: &impl Reader, id_or_name: &str) -> Result<Tenant, StoreError>
         return Ok(tenant);
     }
     Err(StoreError::NotFound(format!("no tenant `{id_or_name}`")))
+}
+
+fn new_webhook_secret() -> String {
+    format!("whsec_{}", random_token(32))
+}
+
+/// The most URLs one tenant may register.
+pub const MAX_WEBHOOK_URLS: usize = 20;
+
+/// Replaces a tenant's webhook URLs with `urls`, checked (http(s), no
+/// credentials, no private target unless `allow_private`) and without
+/// duplicates. Setting the same list again changes nothing, not even
+/// `updatedAt`.
+pub async fn set_webhook_urls(
+    store: &Store,
+    tenant_id: &str,
+    urls: Vec<String>,
+    allow_private: bool,
+) -> Result<Tenant, StoreError> {
+    if urls.len() > MAX_WEBHOOK_URLS {
+        return Err(StoreError::Invalid(format!(
+            "at most {MAX_WEBHOOK_URLS} webhook URLs per tenant"
+        )));
+    }
+    let mut checked: Vec<String> = Vec::with_capacity(urls.len());
+    for url in &urls {
+        if url.len() > 2048 {
+            return Err(StoreError::Invalid(
+                "a webhook URL is at most 2048 characters".into(),
+            ));
+        }
+        let url = crate::net_guard::check_url(url, allow_private)
+            .map_err(StoreError::Invalid)?
+            .to_string();
+        if !checked.contains(&url) {
+            checked.push(url);
+        }
+    }
+    let tenant_id = tenant_id.to_owned();
+    store
+        .write(move |txn| {
+            let mut tenant = resolve(txn, &tenant_id)?;
+            if tenant.webhook_urls != checked {
+                tenant.webhook_urls = checked.clone();
+                tenant.webhooks_updated_at = now_ms();
+                TENANT_TABLE.put(txn, tenant.id.as_bytes(), &tenant)?;
+            }
+            Ok(tenant)
+        })
+        .await
+}
+
+/// Gives a tenant a new signing secret; returns the tenant with it (the
+/// only time the secret leaves the server).
+pub async fn rotate_webhook_secret(store: &Store, tenant_id: &str) -> Result<Tenant, StoreError> {
+    let tenant_id = tenant_id.to_owned();
+    store
+        .write(move |txn| {
+            let mut tenant = resolve(txn, &tenant_id)?;
+            tenant.webhook_secret = new_webhook_secret();
+            tenant.webhooks_updated_at = now_ms();
+            TENANT_TABLE.put(txn, tenant.id.as_bytes(), &tenant)?;
+            Ok(tenant)
+        })
+        .await
+}
+
+/// Schema 1 to 2: tenants gain `webhooks_updated_at` (set to their
+/// creation time).
+pub fn migrate_v1_to_v2(txn: &redb::WriteTransaction) -> Result<(), StoreError> {
+    #[derive(Deserialize)]
+    struct TenantV1 {
+        id: String,
+        name: String,
+        tier: Tier,
+        wallet: i64,
+        webhook_secret: String,
+        webhook_urls: Vec<String>,
+        policy: CompliancePolicy,
+        created_at: i64,
+    }
+    let old: Vec<(Vec<u8>, TenantV1)> = {
+        let table = txn.open_table(TENANTS)?;
+        let mut out = Vec::new();
+        for row in redb::ReadableTable::iter(&table)? {
+            let (k, v) = row?;
+            out.push((
+                k.value().to_vec(),
+                crate::store::codec::decode::<TenantV1>(v.value())?,
+            ));
+        }
+        out
+    };
+    for (key, t) in old {
+        let tenant = Tenant {
+            id: t.id,
+            name: t.name,
+            tier: t.tier,
+            wallet: t.wallet,
+            webhook_secret: t.webhook_secret,
+            webhook_urls: t.webhook_urls,
+            policy: t.policy,
+            created_at: t.created_at,
+            webhooks_updated_at: t.created_at,
+        };
+        TENANT_TABLE.put(txn, &key, &tenant)?;
+    }
+    Ok(())
 }
 
 pub fn list(store: &Store) -> Result<Vec<Tenant>, StoreError> {

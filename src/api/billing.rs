@@ -55,7 +55,7 @@ struct RangeQuery {
 
 /// The tenant a caller may read: its own, or any (by id or name) for the
 /// owner.
-fn tenant_scope(
+pub(crate) fn tenant_scope(
     account: &Account,
     asked: Option<&str>,
     state: &AppState,

@@ -5,6 +5,8 @@
 //! - `v1`: inference routes (`/v1`, API key)
 //! - `dashboard`: `/api/v1` (session; permissions in each signature)
 //! - `billing`: `/api/v1` usage, key consumption, top-ups, wallet history
+//! - `webhooks`: `/api/v1/webhooks` settings, secret rotation, deliveries
+//! - `/metrics`: Prometheus exposition (public unless a token is set)
 
 pub mod billing;
 pub mod body;
@@ -12,6 +14,7 @@ pub mod dashboard;
 pub mod health;
 pub mod json;
 pub mod v1;
+pub mod webhooks;
 
 use axum::Router;
 
@@ -23,4 +26,6 @@ pub fn routes() -> Router<AppState> {
         .merge(v1::routes())
         .merge(dashboard::routes())
         .merge(billing::routes())
+        .merge(webhooks::routes())
+        .route("/metrics", axum::routing::get(crate::metrics::scrape))
 }

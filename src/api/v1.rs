@@ -12,6 +12,7 @@ use crate::auth::keys::ApiKey;
 use crate::billing::limits::RateDecision;
 use crate::error::{ApiError, Code};
 use crate::gateway::{self, ChatOutcome, request};
+use crate::metrics::ModelLabel;
 use crate::time_util::now_ms;
 use serde_json::{Value, json};
 
@@ -76,18 +77,36 @@ async fn chat(
     body: &[u8],
 ) -> Result<Response, ApiError> {
     let request = request::parse(body)?;
-    match gateway::chat_completions(state, key, request_id, request).await? {
-        ChatOutcome::Complete(completion) => Ok(axum::Json(completion).into_response()),
-        ChatOutcome::Stream(events) => Ok((
-            [
-                (header::CONTENT_TYPE, "text/event-stream"),
-                (header::CACHE_CONTROL, "no-cache"),
-                (HeaderName::from_static("x-accel-buffering"), "no"),
-            ],
-            axum::body::Body::from_stream(events),
-        )
-            .into_response()),
-    }
+    // The metrics' model label: the catalogue id that served, else the
+    // first of the chain the catalogue knows.
+    let primary = request
+        .chain
+        .iter()
+        .find(|m| state.catalogue.get(m).is_some())
+        .cloned()
+        .unwrap_or_default();
+    let (mut response, model) =
+        match gateway::chat_completions(state, key, request_id, request).await {
+            Ok(ChatOutcome::Complete(completion)) => {
+                let model = completion["model"].as_str().unwrap_or_default().to_owned();
+                (axum::Json(completion).into_response(), model)
+            }
+            Ok(ChatOutcome::Stream { body, model }) => (
+                (
+                    [
+                        (header::CONTENT_TYPE, "text/event-stream"),
+                        (header::CACHE_CONTROL, "no-cache"),
+                        (HeaderName::from_static("x-accel-buffering"), "no"),
+                    ],
+                    axum::body::Body::from_stream(body),
+                )
+                    .into_response(),
+                model,
+            ),
+            Err(error) => (error.into_response(), primary),
+        };
+    response.extensions_mut().insert(ModelLabel(model));
+    Ok(response)
 }
 
 /// The catalogue in the OpenAI list shape (`client.models.list()`), with

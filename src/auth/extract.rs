@@ -24,7 +24,7 @@ use crate::error::{ApiError, Code};
 use crate::time_util::now_ms;
 
 /// Routes anyone may call: probes and sign-in.
-const PUBLIC: &[&str] = &["/healthz", "/readyz", "/api/v1/auth/login"];
+const PUBLIC: &[&str] = &["/healthz", "/readyz", "/api/v1/auth/login", "/metrics"];
 
 pub fn is_public(path: &str) -> bool {
     PUBLIC.contains(&path)

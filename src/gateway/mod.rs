@@ -26,6 +26,8 @@ use crate::billing::{self, Charged, UsageRecord, limits};
 use crate::catalogue::{Model, Pricing, micros_to_credits};
 use crate::compliance::{Classification, Level};
 use crate::error::{ApiError, Code};
+use crate::events::{Event, Events};
+use crate::metrics::{Metrics, StreamGuard};
 use crate::providers::{ChunkStream, Failure, Reply, UpstreamError};
 use crate::store::Store;
 use crate::tenants;
@@ -48,7 +50,11 @@ pub struct Attempt {
 /// What the caller gets.
 pub enum ChatOutcome {
     Complete(Value),
-    Stream(stream::SseBody),
+    Stream {
+        body: stream::SseBody,
+        /// The catalogue id that served.
+        model: String,
+    },
 }
 
 /// Everything known about the attempt that served.
@@ -59,6 +65,8 @@ pub struct Served {
     pub model: Arc<Model>,
     /// The name the caller used for it.
     pub requested: String,
+    /// The chain as the caller sent it.
+    pub chain: Vec<String>,
     pub attempts: Vec<Attempt>,
     pub started: Instant,
     pub risk: Classification,
@@ -118,13 +126,22 @@ pub async fn chat_completions(
             Ok(Reply::Stream(chunks)) => first_chunk(chunks, &model).await,
             Err(e) => Err(e),
         };
-        let latency_ms = attempt_started.elapsed().as_millis() as u64;
+        let elapsed = attempt_started.elapsed();
+        let latency_ms = elapsed.as_millis() as u64;
+        let outcome_label = match &outcome {
+            Ok(_) => "ok".to_owned(),
+            Err(e) => e.status_label(),
+        };
+        state
+            .metrics
+            .upstream(&model.provider.id, &outcome_label, elapsed);
         let served = |attempts: Vec<Attempt>| Served {
             request_id: request_id.to_owned(),
             key_id: key.id.clone(),
             tenant_id: key.tenant_id.clone(),
             model: model.clone(),
             requested: name.clone(),
+            chain: request.chain.clone(),
             attempts,
             started,
             risk: risk.clone(),
@@ -140,11 +157,13 @@ pub async fn chat_completions(
                 ));
             }
             Ok(Reply::Stream(chunks)) => {
+                state.metrics.first_token(name, started.elapsed());
                 let served = served(attempts);
                 let extensions = Extensions::new(state, &served, true);
-                return Ok(ChatOutcome::Stream(stream::relay(
-                    chunks, served, extensions,
-                )));
+                return Ok(ChatOutcome::Stream {
+                    body: stream::relay(chunks, served, extensions),
+                    model: name.clone(),
+                });
             }
             Err(error) => {
                 tracing::info!(model = %name, provider = %model.provider.id, status = %error.status_label(), "upstream attempt failed");
@@ -167,6 +186,13 @@ pub async fn chat_completions(
         .map(|a| format!("{} ({}: {})", a.model, a.status, a.message))
         .collect();
     tracing::warn!(chain = ?request.chain, "every model of the chain failed");
+    state.metrics.exhausted();
+    state.events.publish(Event::providers_exhausted(
+        &key.tenant_id,
+        request_id,
+        &request.chain,
+        &attempts,
+    ));
     Err(ApiError::new(
         Code::AllProvidersFailed,
         format!("every model of the chain failed: {}", summary.join("; ")),
@@ -322,6 +348,13 @@ pub struct Extensions {
     explainability: Value,
     store: Arc<Store>,
     keys: Keys,
+    events: Events,
+    metrics: Arc<Metrics>,
+    /// For `fallback.triggered`: the chain, the attempts that failed.
+    chain: Vec<String>,
+    attempts: Vec<Attempt>,
+    /// Holds `tollgate_streams_in_flight` up while a stream lives.
+    _stream: Option<StreamGuard>,
     /// The usage record, completed with tokens and cost when charged.
     record: UsageRecord,
 }
@@ -337,6 +370,11 @@ impl Extensions {
             explainability: explain(served),
             store: state.store.clone(),
             keys: state.keys.clone(),
+            events: state.events.clone(),
+            metrics: state.metrics.clone(),
+            chain: served.chain.clone(),
+            attempts: served.attempts.clone(),
+            _stream: streamed.then(|| state.metrics.stream_open()),
             record: UsageRecord {
                 request_id: served.request_id.clone(),
                 key_id: served.key_id.clone(),
@@ -368,17 +406,22 @@ impl Extensions {
         }
     }
 
-    /// Charges the request durably (group commit); returns once committed.
+    /// Charges the request durably (group commit); returns once committed,
+    /// then counts it and publishes its events. `completed` is false for a
+    /// stream cut by its upstream: it is billed, but it did not complete.
     pub async fn charge(
         &self,
         prompt_tokens: u64,
         completion_tokens: u64,
         estimated: bool,
+        completed: bool,
     ) -> Result<Charged, ApiError> {
         let record = self.record(prompt_tokens, completion_tokens, estimated);
-        billing::charge(&self.store, &self.keys, record)
+        let charged = billing::charge(&self.store, &self.keys, record.clone())
             .await
-            .map_err(|e| ApiError::internal("recording the charge", e))
+            .map_err(|e| ApiError::internal("recording the charge", e))?;
+        self.after_charge(&record, &charged, completed);
+        Ok(charged)
     }
 
     /// Charges from a context that cannot wait (a stream dropped by its
@@ -390,12 +433,31 @@ impl Extensions {
             tracing::error!(request_id = %record.request_id, "no runtime to record an abandoned stream's charge");
             return;
         };
+        let after = AfterCharge {
+            events: self.events.clone(),
+            metrics: self.metrics.clone(),
+            chain: self.chain.clone(),
+            attempts: self.attempts.clone(),
+        };
         runtime.spawn(async move {
             let request_id = record.request_id.clone();
-            if let Err(e) = billing::charge(&store, &keys, record).await {
-                tracing::error!(%request_id, error = %e, "recording an abandoned stream's charge failed");
+            match billing::charge(&store, &keys, record.clone()).await {
+                Ok(charged) => after.run(&record, &charged, false),
+                Err(e) => {
+                    tracing::error!(%request_id, error = %e, "recording an abandoned stream's charge failed")
+                }
             }
         });
+    }
+
+    fn after_charge(&self, record: &UsageRecord, charged: &Charged, completed: bool) {
+        AfterCharge {
+            events: self.events.clone(),
+            metrics: self.metrics.clone(),
+            chain: self.chain.clone(),
+            attempts: self.attempts.clone(),
+        }
+        .run(record, charged, completed);
     }
 
     /// Adds `billing`, `risk_classification` and `explainability` to
@@ -412,6 +474,52 @@ impl Extensions {
         target["explainability"] = self.explainability.clone();
         if let Some(receipt) = &self.truncation {
             target["truncation"] = receipt.clone();
+        }
+    }
+}
+
+/// What follows a committed charge: its metrics and events.
+struct AfterCharge {
+    events: Events,
+    metrics: Arc<Metrics>,
+    chain: Vec<String>,
+    attempts: Vec<Attempt>,
+}
+
+impl AfterCharge {
+    /// Counts tokens and credits; publishes the spend events the charge
+    /// fired, `fallback.triggered` when a later model served, and
+    /// `request.completed` when the request completed.
+    fn run(self, record: &UsageRecord, charged: &Charged, completed: bool) {
+        self.metrics.charged(
+            &record.model,
+            record.prompt_tokens,
+            record.completion_tokens,
+            record.cost,
+        );
+        if record.is_fallback {
+            self.metrics.fallback(&record.model);
+            let mut walked = self.attempts;
+            walked.push(Attempt {
+                model: record.model.clone(),
+                provider: record.provider.clone(),
+                status: "ok".into(),
+                latency_ms: record.latency_ms,
+                message: String::new(),
+            });
+            self.events.publish(Event::fallback_triggered(
+                &record.tenant_id,
+                &record.request_id,
+                &self.chain,
+                &walked,
+                &record.model,
+            ));
+        }
+        if completed {
+            self.events.publish(Event::request_completed(record));
+        }
+        for stored in &charged.fired {
+            self.events.publish(Event::from_stored(stored));
         }
     }
 }
@@ -507,7 +615,7 @@ async fn finish(
     }
     let extensions = Extensions::new(state, served, false);
     let charged = extensions
-        .charge(prompt, completion_tokens, estimated)
+        .charge(prompt, completion_tokens, estimated, true)
         .await?;
     extensions.apply(&mut completion, &charged);
     Ok(completion)

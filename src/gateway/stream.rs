@@ -75,7 +75,11 @@ pub fn relay(chunks: ChunkStream, served: Served, extensions: Extensions) -> Sse
                     r.saw_usage = true;
                     let estimated = usage["completion_tokens"].as_u64().is_none();
                     r.billed = true;
-                    match r.extensions.charge(prompt, completion, estimated).await {
+                    match r
+                        .extensions
+                        .charge(prompt, completion, estimated, true)
+                        .await
+                    {
                         Ok(charged) => r.extensions.apply(&mut chunk, &charged),
                         Err(error) => {
                             r.done = true;
@@ -96,7 +100,7 @@ pub fn relay(chunks: ChunkStream, served: Served, extensions: Extensions) -> Sse
                     let completion = r.relayed_chars.div_ceil(4);
                     if let Err(e) = r
                         .extensions
-                        .charge(r.served.prompt_estimate, completion, true)
+                        .charge(r.served.prompt_estimate, completion, true, false)
                         .await
                     {
                         tracing::error!(error = %e, "billing a cut stream failed");
@@ -131,7 +135,7 @@ pub fn relay(chunks: ChunkStream, served: Served, extensions: Extensions) -> Sse
                         },
                     });
                     r.billed = true;
-                    match r.extensions.charge(prompt, completion, true).await {
+                    match r.extensions.charge(prompt, completion, true, true).await {
                         Ok(charged) => r.extensions.apply(&mut chunk, &charged),
                         Err(error) => {
                             return Some((

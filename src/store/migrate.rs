@@ -11,9 +11,11 @@ use super::StoreError;
 use super::tables::{self, ALL, META, META_SCHEMA_VERSION, SCHEMA_VERSION};
 
 /// `MIGRATIONS[n]` upgrades a store from version `n + 1` to `n + 2`.
-/// Version 1 is the first schema, so there is nothing to run yet.
 type Migration = fn(&WriteTransaction) -> Result<(), StoreError>;
-const MIGRATIONS: &[Migration] = &[];
+const MIGRATIONS: &[Migration] = &[
+    // 1 -> 2: tenants gain the time their webhook settings last changed.
+    crate::tenants::migrate_v1_to_v2,
+];
 
 pub fn prepare(db: &Database) -> Result<(), StoreError> {
     let txn = db.begin_write()?;

@@ -1,0 +1,317 @@
+//! Webhook delivery: a bounded queue, one dispatcher task, deliveries in
+//! parallel up to a bound.
+//!
+//! [`Events::publish`] only tries to enqueue: a full queue drops the event
+//! (logged and counted), so the API caller never waits on a receiver. The
+//! dispatcher reads each event's targets from the store when it takes the
+//! event, so a URL change or a rotated secret applies to the next event at
+//! once. Each delivery is one POST with a 5 second timeout and is never
+//! retried. Redirects are not followed, and tenant URLs resolve only to
+//! public addresses unless the operator allows private ones (see
+//! [`crate::net_guard`]). Logs name a URL's origin only: the path and query
+//! of a webhook URL often carry a token.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use serde::Serialize;
+use tokio::sync::{Semaphore, mpsc};
+use url::Url;
+
+use super::{Audience, Event, signature};
+use crate::config::Config;
+use crate::metrics::Metrics;
+use crate::net_guard;
+use crate::store::Store;
+use crate::tenants::{self, TENANT_TABLE};
+use crate::time_util::{format_rfc3339, now_ms};
+
+/// The spec's timeout for each delivery to each URL.
+pub const DELIVERY_TIMEOUT: Duration = Duration::from_secs(5);
+/// Deliveries kept per tenant for the dashboard.
+pub const RECENT_DELIVERIES: usize = 100;
+pub const USER_AGENT: &str = "Service-Webhook/1.0";
+
+/// One delivery attempt, as the dashboard lists it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Delivery {
+    pub event: String,
+    pub url: String,
+    /// The HTTP status, or what went wrong: `timeout`, `refused`,
+    /// `blocked`, `error`.
+    pub status: String,
+    /// `success`, `http_error`, `timeout`, `refused`, `blocked` or `error`.
+    pub result: &'static str,
+    pub latency_ms: u64,
+    pub signed: bool,
+    pub at: String,
+}
+
+/// The handle every part of the server publishes through.
+#[derive(Clone)]
+pub struct Events {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    queue: mpsc::Sender<Event>,
+    metrics: Arc<Metrics>,
+    /// Whether any URL is registered anywhere; until one is, events are
+    /// counted but not queued.
+    wanted: AtomicBool,
+    /// Last deliveries per tenant id, newest last.
+    recent: Mutex<HashMap<String, VecDeque<Delivery>>>,
+}
+
+/// Where one event goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    pub url: Url,
+    /// The signing secret of a tenant URL; `None` for operator URLs.
+    pub secret: Option<String>,
+    pub tenant_id: Option<String>,
+}
+
+impl Events {
+    /// Starts the dispatcher on the current runtime.
+    pub fn start(config: &Config, store: Arc<Store>, metrics: Arc<Metrics>) -> Events {
+        let (queue, events) = mpsc::channel(config.webhook_queue_capacity);
+        let any_tenant_urls = store
+            .read(|tx| TENANT_TABLE.all(tx))
+            .map(|all| all.iter().any(|t| !t.webhook_urls.is_empty()))
+            .unwrap_or(true);
+        let handle = Events {
+            inner: Arc::new(Inner {
+                queue,
+                metrics,
+                wanted: AtomicBool::new(!config.webhook_urls.is_empty() || any_tenant_urls),
+                recent: Mutex::default(),
+            }),
+        };
+        let dispatcher = Dispatcher {
+            store,
+            operator_urls: config.webhook_urls.clone(),
+            allow_private: config.webhook_allow_private_targets,
+            tenant_client: client(!config.webhook_allow_private_targets),
+            operator_client: client(false),
+            slots: Arc::new(Semaphore::new(config.webhook_concurrency)),
+            events: handle.clone(),
+        };
+        tokio::spawn(dispatcher.run(events));
+        handle
+    }
+
+    /// Hands an event to the dispatcher without waiting.
+    pub fn publish(&self, event: Event) {
+        self.inner.metrics.event(&event.name);
+        if !self.inner.wanted.load(Ordering::Relaxed) {
+            return;
+        }
+        match self.inner.queue.try_send(event) {
+            Ok(()) => {}
+            Err(mpsc::error::TrySendError::Full(event)) => {
+                self.inner.metrics.event_dropped();
+                tracing::warn!(event = %event.name, "webhook queue full; event dropped");
+            }
+            Err(mpsc::error::TrySendError::Closed(event)) => {
+                self.inner.metrics.event_dropped();
+                tracing::warn!(event = %event.name, "webhook dispatcher stopped; event dropped");
+            }
+        }
+    }
+
+    /// A tenant registered URLs: events must be queued from now on.
+    pub fn urls_registered(&self) {
+        self.inner.wanted.store(true, Ordering::Relaxed);
+    }
+
+    pub fn queue_depth(&self) -> usize {
+        self.inner.queue.max_capacity() - self.inner.queue.capacity()
+    }
+
+    /// The tenant's last deliveries, newest first.
+    pub fn deliveries(&self, tenant_id: &str) -> Vec<Delivery> {
+        let recent = self.inner.recent.lock().expect("deliveries lock");
+        recent
+            .get(tenant_id)
+            .map(|d| d.iter().rev().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    fn record(&self, target: &Target, delivery: Delivery) {
+        let label = if target.secret.is_some() {
+            "tenant"
+        } else {
+            "operator"
+        };
+        self.inner.metrics.delivery(label, delivery.result);
+        if let Some(tenant) = &target.tenant_id {
+            let mut recent = self.inner.recent.lock().expect("deliveries lock");
+            let list = recent.entry(tenant.clone()).or_default();
+            if list.len() == RECENT_DELIVERIES {
+                list.pop_front();
+            }
+            list.push_back(delivery);
+        }
+    }
+}
+
+fn client(guarded: bool) -> reqwest::Client {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let mut builder = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(DELIVERY_TIMEOUT)
+        .pool_idle_timeout(Duration::from_secs(30));
+    if guarded {
+        builder = builder.dns_resolver(Arc::new(net_guard::GuardedResolver));
+    }
+    builder.build().expect("building the webhook HTTP client")
+}
+
+struct Dispatcher {
+    store: Arc<Store>,
+    operator_urls: Vec<Url>,
+    allow_private: bool,
+    tenant_client: reqwest::Client,
+    operator_client: reqwest::Client,
+    slots: Arc<Semaphore>,
+    events: Events,
+}
+
+impl Dispatcher {
+    async fn run(self, mut queue: mpsc::Receiver<Event>) {
+        while let Some(event) = queue.recv().await {
+            let targets = match targets(&self.store, &self.operator_urls, &event) {
+                Ok(targets) => targets,
+                Err(e) => {
+                    tracing::error!(event = %event.name, error = %e, "reading webhook targets failed; event dropped");
+                    continue;
+                }
+            };
+            if targets.is_empty() {
+                continue;
+            }
+            let body = Bytes::from(event.body());
+            let name: Arc<str> = event.name.as_str().into();
+            for target in targets {
+                // Waiting here (all slots busy) lets the queue fill, and a
+                // full queue drops events: the bound on memory and sockets.
+                let Ok(slot) = self.slots.clone().acquire_owned().await else {
+                    return;
+                };
+                let client = if target.secret.is_some() {
+                    self.tenant_client.clone()
+                } else {
+                    self.operator_client.clone()
+                };
+                let (events, body, name) = (self.events.clone(), body.clone(), name.clone());
+                let allow_private = self.allow_private;
+                tokio::spawn(async move {
+                    let delivery = deliver(&client, &target, &name, body, allow_private).await;
+                    events.record(&target, delivery);
+                    drop(slot);
+                });
+            }
+        }
+    }
+}
+
+/// The targets of `event`: the operator URLs (unsigned), and the URLs of
+/// the tenant(s) it concerns, each signed with its tenant's secret.
+pub fn targets(
+    store: &Store,
+    operator_urls: &[Url],
+    event: &Event,
+) -> Result<Vec<Target>, crate::store::StoreError> {
+    let mut out: Vec<Target> = operator_urls
+        .iter()
+        .map(|url| Target {
+            url: url.clone(),
+            secret: None,
+            tenant_id: None,
+        })
+        .collect();
+    let tenants = match &event.audience {
+        Audience::Tenant(id) => store
+            .read(|tx| TENANT_TABLE.get(tx, id.as_bytes()))?
+            .into_iter()
+            .collect(),
+        Audience::EveryTenant => tenants::list(store)?,
+    };
+    for tenant in tenants {
+        for url in &tenant.webhook_urls {
+            // Stored URLs were checked when registered.
+            let Ok(url) = Url::parse(url) else { continue };
+            out.push(Target {
+                url,
+                secret: Some(tenant.webhook_secret.clone()),
+                tenant_id: Some(tenant.id.clone()),
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// One POST, never retried.
+async fn deliver(
+    client: &reqwest::Client,
+    target: &Target,
+    event: &str,
+    body: Bytes,
+    allow_private: bool,
+) -> Delivery {
+    let started = Instant::now();
+    let signed = target.secret.is_some();
+    let origin = target.url.origin().ascii_serialization();
+    let finish = |status: String, result: &'static str| Delivery {
+        event: event.to_owned(),
+        url: target.url.to_string(),
+        status,
+        result,
+        latency_ms: started.elapsed().as_millis() as u64,
+        signed,
+        at: format_rfc3339(now_ms()),
+    };
+    if signed
+        && !allow_private
+        && let Some(ip) = net_guard::private_literal(&target.url)
+    {
+        tracing::warn!(event, %origin, %ip, "webhook URL points at a private address; not delivered");
+        return finish("blocked".into(), "blocked");
+    }
+    let mut request = client
+        .post(target.url.clone())
+        .header(reqwest::header::CONTENT_TYPE, "application/json")
+        .header(reqwest::header::USER_AGENT, USER_AGENT)
+        .header("x-service-event", event);
+    if let Some(secret) = &target.secret {
+        request = request.header("x-service-signature", signature(secret, &body));
+    }
+    match request.body(body).send().await {
+        Ok(response) if response.status().is_success() => {
+            finish(response.status().as_u16().to_string(), "success")
+        }
+        Ok(response) => {
+            let status = response.status().as_u16();
+            tracing::warn!(event, %origin, status, "webhook delivery failed; not retried");
+            finish(status.to_string(), "http_error")
+        }
+        Err(e) => {
+            let (status, result) = if e.is_timeout() {
+                ("timeout", "timeout")
+            } else if net_guard::is_blocked(&e) {
+                ("blocked", "blocked")
+            } else if e.is_connect() {
+                ("refused", "refused")
+            } else {
+                ("error", "error")
+            };
+            tracing::warn!(event, %origin, result, "webhook delivery failed; not retried");
+            finish(status.into(), result)
+        }
+    }
+}

@@ -1,0 +1,493 @@
+//! Prometheus metrics (`GET /metrics`), kept with prometheus-client.
+//!
+//! Labels stay bounded: routes are the router's patterns, models are
+//! catalogue ids, providers are configured ids, codes come from the error
+//! table, and no key, tenant or user id is ever a label. Every metric has
+//! help text; `docs/metrics.md` lists them.
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
+use std::time::{Duration, Instant};
+
+use axum::extract::{MatchedPath, Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+use subtle::ConstantTimeEq;
+
+use crate::app::AppState;
+use crate::error::{ApiError, Code};
+
+/// The content type `promtool` and Prometheus read (exposition 0.0.4).
+pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RequestLabels {
+    route: String,
+    model: String,
+    status_class: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RouteLabels {
+    route: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct CodeLabels {
+    code: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ReasonLabels {
+    reason: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ModelLabels {
+    model: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct TokenLabels {
+    model: String,
+    kind: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct UpstreamLabels {
+    provider: String,
+    outcome: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct DeliveryLabels {
+    target: &'static str,
+    result: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct EventLabels {
+    event: String,
+}
+
+type HistogramFamily<L> = Family<L, Histogram, fn() -> Histogram>;
+
+fn latency_histogram() -> Histogram {
+    // 0.5 ms to about 2 minutes.
+    Histogram::new(exponential_buckets(0.0005, 2.5, 14))
+}
+
+/// The catalogue id a response was about; handlers put it in the
+/// response's extensions for the `model` label.
+#[derive(Debug, Clone)]
+pub struct ModelLabel(pub String);
+
+/// Every metric the server keeps.
+pub struct Metrics {
+    registry: Registry,
+    requests: Family<RequestLabels, Counter>,
+    request_duration: HistogramFamily<RouteLabels>,
+    errors: Family<CodeLabels, Counter>,
+    refusals: Family<ReasonLabels, Counter>,
+    fallbacks: Family<ModelLabels, Counter>,
+    exhausted: Counter,
+    upstream_duration: HistogramFamily<UpstreamLabels>,
+    time_to_first_token: HistogramFamily<ModelLabels>,
+    tokens: Family<TokenLabels, Counter>,
+    credits: Family<ModelLabels, Counter<f64, AtomicU64>>,
+    events: Family<EventLabels, Counter>,
+    events_dropped: Counter,
+    deliveries: Family<DeliveryLabels, Counter>,
+    streams_in_flight: Gauge,
+    writer_queue: Gauge,
+    webhook_queue: Gauge,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Metrics::new()
+    }
+}
+
+impl Metrics {
+    pub fn new() -> Metrics {
+        let mut registry = Registry::default();
+        let requests = Family::default();
+        registry.register(
+            "tollgate_http_requests",
+            "HTTP requests answered, by route pattern, catalogue model (empty when none) and status class",
+            requests.clone(),
+        );
+        let request_duration: HistogramFamily<RouteLabels> =
+            Family::new_with_constructor(latency_histogram);
+        registry.register(
+            "tollgate_http_request_duration_seconds",
+            "Time from a request's arrival to its response headers (a stream's body continues after)",
+            request_duration.clone(),
+        );
+        let errors = Family::default();
+        registry.register(
+            "tollgate_errors",
+            "Error responses, by error code",
+            errors.clone(),
+        );
+        let refusals = Family::default();
+        registry.register(
+            "tollgate_refusals",
+            "Requests refused by a limit: rate_limit, multimodal_cap, budget (key creditLimit) or wallet (tenant credits)",
+            refusals.clone(),
+        );
+        let fallbacks = Family::default();
+        registry.register(
+            "tollgate_fallbacks",
+            "Requests served by a later model of the fallback chain, by the model that served",
+            fallbacks.clone(),
+        );
+        let exhausted = Counter::default();
+        registry.register(
+            "tollgate_providers_exhausted",
+            "Requests for which every model of the chain failed (502 all_providers_failed)",
+            exhausted.clone(),
+        );
+        let upstream_duration: HistogramFamily<UpstreamLabels> =
+            Family::new_with_constructor(latency_histogram);
+        registry.register(
+            "tollgate_upstream_duration_seconds",
+            "Time of one upstream attempt until its answer (for streams, its first chunk), by provider and outcome (ok, an HTTP status, timeout, connect_error, ...)",
+            upstream_duration.clone(),
+        );
+        let time_to_first_token: HistogramFamily<ModelLabels> =
+            Family::new_with_constructor(latency_histogram);
+        registry.register(
+            "tollgate_stream_time_to_first_token_seconds",
+            "Time from a streamed request's arrival to its first chunk, by model",
+            time_to_first_token.clone(),
+        );
+        let tokens = Family::default();
+        registry.register(
+            "tollgate_tokens",
+            "Tokens billed, by model and kind (prompt or completion)",
+            tokens.clone(),
+        );
+        let credits = Family::default();
+        registry.register(
+            "tollgate_credits_charged",
+            "Credits charged to keys and wallets, by model",
+            credits.clone(),
+        );
+        let events = Family::default();
+        registry.register(
+            "tollgate_events",
+            "Webhook events fired, by event name",
+            events.clone(),
+        );
+        let events_dropped = Counter::default();
+        registry.register(
+            "tollgate_webhook_events_dropped",
+            "Events dropped because the delivery queue was full",
+            events_dropped.clone(),
+        );
+        let deliveries = Family::default();
+        registry.register(
+            "tollgate_webhook_deliveries",
+            "Webhook deliveries, by target (tenant or operator) and result (success, http_error, timeout, refused, blocked, error)",
+            deliveries.clone(),
+        );
+        let streams_in_flight = Gauge::default();
+        registry.register(
+            "tollgate_streams_in_flight",
+            "Streamed responses currently open",
+            streams_in_flight.clone(),
+        );
+        let writer_queue = Gauge::default();
+        registry.register(
+            "tollgate_writer_queue_depth",
+            "Write jobs waiting for the storage writer",
+            writer_queue.clone(),
+        );
+        let webhook_queue = Gauge::default();
+        registry.register(
+            "tollgate_webhook_queue_depth",
+            "Events waiting for webhook delivery",
+            webhook_queue.clone(),
+        );
+        Metrics {
+            registry,
+            requests,
+            request_duration,
+            errors,
+            refusals,
+            fallbacks,
+            exhausted,
+            upstream_duration,
+            time_to_first_token,
+            tokens,
+            credits,
+            events,
+            events_dropped,
+            deliveries,
+            streams_in_flight,
+            writer_queue,
+            webhook_queue,
+        }
+    }
+
+    /// Counts one answered request.
+    fn response(&self, route: &str, response: &Response, elapsed: Duration) {
+        let status = response.status();
+        let model = response
+            .extensions()
+            .get::<ModelLabel>()
+            .map(|m| m.0.clone())
+            .unwrap_or_default();
+        self.requests
+            .get_or_create(&RequestLabels {
+                route: route.to_owned(),
+                model,
+                status_class: status_class(status),
+            })
+            .inc();
+        self.request_duration
+            .get_or_create(&RouteLabels {
+                route: route.to_owned(),
+            })
+            .observe(elapsed.as_secs_f64());
+        if let Some(error) = response.extensions().get::<ApiError>() {
+            self.errors
+                .get_or_create(&CodeLabels {
+                    code: error.code.as_str(),
+                })
+                .inc();
+            let reason = match error.code {
+                Code::RateLimitExceeded => Some("rate_limit"),
+                Code::MultimodalCapExceeded => Some("multimodal_cap"),
+                Code::BudgetExceeded => Some("budget"),
+                Code::InsufficientCredits => Some("wallet"),
+                _ => None,
+            };
+            if let Some(reason) = reason {
+                self.refusals.get_or_create(&ReasonLabels { reason }).inc();
+            }
+        }
+    }
+
+    pub fn upstream(&self, provider: &str, outcome: &str, elapsed: Duration) {
+        self.upstream_duration
+            .get_or_create(&UpstreamLabels {
+                provider: provider.to_owned(),
+                outcome: outcome.to_owned(),
+            })
+            .observe(elapsed.as_secs_f64());
+    }
+
+    pub fn fallback(&self, served_by: &str) {
+        self.fallbacks
+            .get_or_create(&ModelLabels {
+                model: served_by.to_owned(),
+            })
+            .inc();
+    }
+
+    pub fn exhausted(&self) {
+        self.exhausted.inc();
+    }
+
+    pub fn first_token(&self, model: &str, elapsed: Duration) {
+        self.time_to_first_token
+            .get_or_create(&ModelLabels {
+                model: model.to_owned(),
+            })
+            .observe(elapsed.as_secs_f64());
+    }
+
+    /// A committed charge.
+    pub fn charged(&self, model: &str, prompt_tokens: u64, completion_tokens: u64, micros: u64) {
+        for (kind, n) in [("prompt", prompt_tokens), ("completion", completion_tokens)] {
+            self.tokens
+                .get_or_create(&TokenLabels {
+                    model: model.to_owned(),
+                    kind,
+                })
+                .inc_by(n);
+        }
+        self.credits
+            .get_or_create(&ModelLabels {
+                model: model.to_owned(),
+            })
+            .inc_by(micros as f64 / 1_000_000.0);
+    }
+
+    pub fn event(&self, name: &str) {
+        self.events
+            .get_or_create(&EventLabels {
+                event: name.to_owned(),
+            })
+            .inc();
+    }
+
+    pub fn event_dropped(&self) {
+        self.events_dropped.inc();
+    }
+
+    pub fn delivery(&self, target: &'static str, result: &'static str) {
+        self.deliveries
+            .get_or_create(&DeliveryLabels { target, result })
+            .inc();
+    }
+
+    /// Holds the streams-in-flight gauge up while it lives.
+    pub fn stream_open(self: &Arc<Self>) -> StreamGuard {
+        self.streams_in_flight.inc();
+        StreamGuard(self.clone())
+    }
+
+    /// The exposition text, with the gauges read now.
+    pub fn render(&self, writer_queue: usize, webhook_queue: usize) -> String {
+        self.writer_queue.set(writer_queue as i64);
+        self.webhook_queue.set(webhook_queue as i64);
+        let mut out = String::new();
+        // Writing into a String cannot fail.
+        let _ = prometheus_client::encoding::text::encode(&mut out, &self.registry);
+        to_text_format(&out)
+    }
+}
+
+/// prometheus-client writes OpenMetrics, where a counter family `x` has
+/// samples `x_total`. The Prometheus text format (0.0.4) names the family
+/// by its samples, and has no `# EOF`: without this, `promtool check
+/// metrics` reports every counter as lacking help text.
+fn to_text_format(openmetrics: &str) -> String {
+    let mut out = String::with_capacity(openmetrics.len() + 256);
+    let mut held_help: Option<&str> = None;
+    for line in openmetrics.lines() {
+        if line == "# EOF" {
+            continue;
+        }
+        if line.starts_with("# HELP ") {
+            if let Some(help) = held_help.replace(line) {
+                out.push_str(help);
+                out.push('\n');
+            }
+            continue;
+        }
+        if let Some(name) = line
+            .strip_prefix("# TYPE ")
+            .and_then(|rest| rest.strip_suffix(" counter"))
+        {
+            if let Some(help) = held_help.take() {
+                let text = help
+                    .strip_prefix("# HELP ")
+                    .and_then(|rest| rest.strip_prefix(name))
+                    .unwrap_or("");
+                out.push_str(&format!("# HELP {name}_total{text}\n"));
+            }
+            out.push_str(&format!("# TYPE {name}_total counter\n"));
+            continue;
+        }
+        if let Some(help) = held_help.take() {
+            out.push_str(help);
+            out.push('\n');
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    if let Some(help) = held_help {
+        out.push_str(help);
+        out.push('\n');
+    }
+    out
+}
+
+/// Decrements the streams-in-flight gauge when the stream ends or is
+/// dropped.
+pub struct StreamGuard(Arc<Metrics>);
+
+impl Drop for StreamGuard {
+    fn drop(&mut self) {
+        self.0.streams_in_flight.dec();
+    }
+}
+
+fn status_class(status: StatusCode) -> &'static str {
+    match status.as_u16() {
+        100..=199 => "1xx",
+        200..=299 => "2xx",
+        300..=399 => "3xx",
+        400..=499 => "4xx",
+        _ => "5xx",
+    }
+}
+
+/// The middleware that counts and times every request.
+pub async fn track(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let route = request
+        .extensions()
+        .get::<MatchedPath>()
+        .map_or_else(|| "unmatched".to_owned(), |p| p.as_str().to_owned());
+    let started = Instant::now();
+    let response = next.run(request).await;
+    state.metrics.response(&route, &response, started.elapsed());
+    response
+}
+
+/// `GET /metrics`: public unless the operator set `metrics_token`.
+pub async fn scrape(State(state): State<AppState>, request: Request) -> Response {
+    if let Some(token) = &state.config.metrics_token {
+        let presented = request
+            .headers()
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .unwrap_or("");
+        let matches: bool = presented.as_bytes().ct_eq(token.expose().as_bytes()).into();
+        if !matches {
+            return ApiError::new(
+                Code::MissingToken,
+                "this server's /metrics needs `Authorization: Bearer <metrics token>`",
+            )
+            .into_response();
+        }
+    }
+    let text = state.metrics.render(
+        state
+            .store
+            .writer_stats()
+            .queued
+            .load(std::sync::atomic::Ordering::Relaxed),
+        state.events.queue_depth(),
+    );
+    (
+        [(header::CONTENT_TYPE, HeaderValue::from_static(CONTENT_TYPE))],
+        text,
+    )
+        .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_metric_has_help_in_the_text_format() {
+        let metrics = Metrics::new();
+        metrics.charged("m", 3, 4, 1_500_000);
+        metrics.delivery("tenant", "success");
+        let text = metrics.render(0, 0);
+        let types = text.lines().filter(|l| l.starts_with("# TYPE")).count();
+        let helps = text.lines().filter(|l| l.starts_with("# HELP")).count();
+        assert_eq!(types, helps);
+        assert!(types >= 8 && !text.contains("# EOF"), "{text}");
+        assert!(text.contains("# HELP tollgate_tokens_total Tokens billed"));
+        assert!(text.contains("# TYPE tollgate_tokens_total counter\n"));
+        assert!(text.contains("# TYPE tollgate_streams_in_flight gauge\n"));
+        assert!(text.contains("tollgate_credits_charged_total{model=\"m\"} 1.5"));
+        assert!(text.contains("tollgate_tokens_total{model=\"m\",kind=\"completion\"} 4"));
+    }
+}
