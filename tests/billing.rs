@@ -11,7 +11,7 @@ use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 use common::upstream::Upstream;
-use common::{TestServer, client, error_code};
+use common::{TestServer, client, error_code, login, login_as};
 use futures::StreamExt;
 use serde_json::{Value, json};
 
@@ -272,23 +272,6 @@ async fn usage_records(server: &TestServer, key_id: &str) -> Vec<Value> {
         .await
         .unwrap();
     records["data"].as_array().unwrap().clone()
-}
-
-async fn login(server: &TestServer) -> String {
-    login_as(server, "owner@localhost", &server.owner_password()).await
-}
-
-async fn login_as(server: &TestServer, email: &str, password: &str) -> String {
-    let body: Value = client()
-        .post(server.url("/api/v1/auth/login"))
-        .json(&json!({ "email": email, "password": password }))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    body["token"].as_str().unwrap().to_owned()
 }
 
 /// `POST /api/v1/tenants/default/credits` with `amount`.

@@ -263,3 +263,98 @@ fn sigterm_stops_cleanly_and_removes_the_socket() {
     let listed = server.cli_json(&["keys", "list"]);
     assert_eq!(listed.as_array().unwrap().len(), 1, "the demo key");
 }
+
+/// A store written by schema 1 (tenants without `webhooks_updated_at`) is
+/// migrated when opened: every tenant is kept, with its webhook settings
+/// dated from its creation.
+#[tokio::test]
+async fn a_schema_1_store_is_migrated_on_open() {
+    use tollgate::store::codec;
+    use tollgate::tenants::{CompliancePolicy, Tenant};
+
+    #[derive(serde::Serialize)]
+    struct TenantV1 {
+        id: String,
+        name: String,
+        tier: Tier,
+        wallet: i64,
+        webhook_secret: String,
+        webhook_urls: Vec<String>,
+        policy: CompliancePolicy,
+        created_at: i64,
+    }
+
+    let mut server = TestServer::start();
+    server.cli_json(&["tenants", "create", "--name", "older", "--tier", "paid"]);
+    server.cli_json(&["tenants", "topup", "older", "--credits", "7"]);
+    server.terminate();
+    let data_file = server.data_dir().join("tollgate.redb");
+    let mut before: Vec<Tenant> = Vec::new();
+    {
+        let db = redb::Database::open(&data_file).unwrap();
+        let txn = db.begin_write().unwrap();
+        {
+            let mut table = txn.open_table(tollgate::store::tables::TENANTS).unwrap();
+            let rows: Vec<(Vec<u8>, Tenant)> = redb::ReadableTable::iter(&table)
+                .unwrap()
+                .map(|row| {
+                    let (k, v) = row.unwrap();
+                    (k.value().to_vec(), codec::decode(v.value()).unwrap())
+                })
+                .collect();
+            for (key, t) in rows {
+                let old = TenantV1 {
+                    id: t.id.clone(),
+                    name: t.name.clone(),
+                    tier: t.tier,
+                    wallet: t.wallet,
+                    webhook_secret: t.webhook_secret.clone(),
+                    webhook_urls: vec!["https://hooks.example.invalid/x".into()],
+                    policy: t.policy.clone(),
+                    created_at: t.created_at,
+                };
+                table
+                    .insert(key.as_slice(), codec::encode(&old).as_slice())
+                    .unwrap();
+                before.push(t);
+            }
+        }
+        txn.commit().unwrap();
+    }
+    set_schema_version(&data_file, 1);
+
+    server.launch().unwrap();
+    for t in &before {
+        let shown = server.cli_json(&["tenants", "show", &t.name]);
+        assert_eq!(shown["id"], t.id.as_str());
+        assert_eq!(shown["webhookUrls"][0], "https://hooks.example.invalid/x");
+    }
+    assert_eq!(
+        server.cli_json(&["tenants", "show", "older"])["walletBalance"],
+        7.0
+    );
+    let token = common::login(&server).await;
+    let hooks: serde_json::Value = client()
+        .get(server.url("/api/v1/webhooks"))
+        .bearer_auth(token)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let default = server.cli_json(&["tenants", "show", "default"]);
+    assert_eq!(hooks["updatedAt"], default["createdAt"]);
+    server.terminate();
+    let db = redb::Database::open(&data_file).unwrap();
+    let read = redb::ReadableDatabase::begin_read(&db).unwrap();
+    let version = read
+        .open_table(tollgate::store::tables::META)
+        .unwrap()
+        .get(tollgate::store::tables::META_SCHEMA_VERSION)
+        .unwrap()
+        .unwrap()
+        .value()
+        .to_vec();
+    assert_eq!(version, 2u32.to_be_bytes());
+}

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+pub mod receiver;
 pub mod upstream;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_tollgate");
@@ -249,6 +250,45 @@ pub async fn error_code(response: reqwest::Response, status: u16) -> String {
     assert!(error["type"].is_string(), "type in {body}");
     assert!(error.get("param").is_some(), "param in {body}");
     error["code"].as_str().expect("code").to_owned()
+}
+
+/// Signs in through the dashboard API and returns the session token.
+pub async fn login_as(server: &TestServer, email: &str, password: &str) -> String {
+    let response = client()
+        .post(server.url("/api/v1/auth/login"))
+        .json(&serde_json::json!({ "email": email, "password": password }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200, "signing in as {email}");
+    let body: Value = response.json().await.unwrap();
+    body["token"].as_str().unwrap().to_owned()
+}
+
+/// Signs in as the owner created at first start.
+pub async fn login(server: &TestServer) -> String {
+    login_as(server, "owner@localhost", &server.owner_password()).await
+}
+
+/// Creates a dashboard account with `role` in `tenant` and signs it in.
+pub async fn account(server: &TestServer, tenant: &str, email: &str, role: &str) -> String {
+    let password = "a-long-test-password";
+    let out = server.cli_with_stdin(
+        &[
+            "users",
+            "create",
+            "--email",
+            email,
+            "--role",
+            role,
+            "--tenant",
+            tenant,
+            "--password-stdin",
+        ],
+        password,
+    );
+    assert!(out.status.success(), "creating {email}: {}", stderr(&out));
+    login_as(server, email, password).await
 }
 
 pub fn stderr(output: &Output) -> String {
