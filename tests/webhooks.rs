@@ -635,3 +635,132 @@ fn the_rust_verifier_refuses_other_schemes_and_bad_hex() {
     assert!(!verify_webhook::verify(b"s3cret", None, body));
     assert!(!verify_webhook::verify(b"s3cret", Some(&good), b"{ }"));
 }
+
+/// With one delivery slot held by a hanging receiver and a queue of one,
+/// further events are dropped and counted; every caller is still answered.
+#[tokio::test]
+async fn a_full_queue_drops_and_counts_events_without_touching_the_caller() {
+    let receiver = Receiver::start().await;
+    let upstream = Upstream::start().await;
+    let text = format!(
+        "webhook_queue_capacity = 1\nwebhook_concurrency = 1\nwebhook_allow_private_targets = true\n{}",
+        config(&upstream.base_url)
+    );
+    let server = TestServer::start_with(Some(&text), &[]);
+    let owner = login(&server).await;
+    let urls = json!([receiver.url("/hang")]);
+    assert_eq!(put_urls(&server, &owner, None, urls).await.status(), 200);
+    let (_, key) = server.create_key(&[]);
+    assert_eq!(chat(&server, &key, hello("ok")).await.status(), 200);
+    receiver.wait_for("/hang", 1).await;
+    for _ in 0..6 {
+        assert_eq!(chat(&server, &key, hello("ok")).await.status(), 200);
+    }
+    let metrics = client()
+        .get(server.url("/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let value = |name: &str| -> f64 {
+        metrics
+            .lines()
+            .find_map(|l| l.strip_prefix(name).and_then(|v| v.trim().parse().ok()))
+            .unwrap_or(0.0)
+    };
+    let fired = value("tollgate_events_total{event=\"request.completed\"}");
+    let dropped = value("tollgate_webhook_events_dropped_total");
+    let queued = value("tollgate_webhook_queue_depth");
+    assert_eq!(fired, 7.0);
+    // One delivering, at most one waiting for the slot, at most one queued.
+    assert!(dropped >= 4.0, "dropped {dropped}\n{metrics}");
+    assert!(queued <= 1.0);
+    assert!(
+        server.log().contains("webhook queue full; event dropped"),
+        "the drop is logged"
+    );
+}
+
+/// Routing on a real store: a tenant's event goes to that tenant's URLs
+/// (signed with its secret) and the operator's (unsigned);
+/// `sub_processor.changed` goes to every tenant, each signed with its own.
+#[tokio::test]
+async fn events_are_routed_to_their_tenant_and_registry_changes_to_every_tenant() {
+    use tollgate::events::dispatch::targets;
+    use tollgate::events::{Event, INCIDENT_CREATED};
+    use tollgate::tenants::{self, Tier};
+
+    let dir = tempfile::tempdir().unwrap();
+    let store = tollgate::store::Store::open(dir.path()).unwrap();
+    let a = tenants::create(&store, "a", Tier::Paid).await.unwrap();
+    let b = tenants::create(&store, "b", Tier::Paid).await.unwrap();
+    let silent = tenants::create(&store, "silent", Tier::Free).await.unwrap();
+    let a = tenants::set_webhook_urls(
+        &store,
+        &a.id,
+        vec![
+            "https://a.example.invalid/1".into(),
+            "https://a.example.invalid/2".into(),
+        ],
+        false,
+    )
+    .await
+    .unwrap();
+    let b = tenants::set_webhook_urls(
+        &store,
+        &b.id,
+        vec!["https://b.example.invalid/".into()],
+        false,
+    )
+    .await
+    .unwrap();
+    let operator = vec![url::Url::parse("http://10.0.0.1/ops").unwrap()];
+    let view = |targets: Vec<tollgate::events::dispatch::Target>| -> Vec<(String, Option<String>)> {
+        targets
+            .into_iter()
+            .map(|t| (t.url.to_string(), t.secret))
+            .collect()
+    };
+
+    let incident = Event::incident_created("inc_1", &a.id, "serious", "health", "manual", 0, 0);
+    assert_eq!(incident.name, INCIDENT_CREATED);
+    assert_eq!(
+        view(targets(&store, &operator, &incident).unwrap()),
+        [
+            ("http://10.0.0.1/ops".to_owned(), None),
+            (
+                "https://a.example.invalid/1".to_owned(),
+                Some(a.webhook_secret.clone())
+            ),
+            (
+                "https://a.example.invalid/2".to_owned(),
+                Some(a.webhook_secret.clone())
+            ),
+        ]
+    );
+    let registry = Event::sub_processor_changed("updated", "openai", "4", 0);
+    let mut everyone = view(targets(&store, &[], &registry).unwrap());
+    everyone.sort();
+    assert_eq!(
+        everyone,
+        [
+            (
+                "https://a.example.invalid/1".to_owned(),
+                Some(a.webhook_secret.clone())
+            ),
+            (
+                "https://a.example.invalid/2".to_owned(),
+                Some(a.webhook_secret.clone())
+            ),
+            (
+                "https://b.example.invalid/".to_owned(),
+                Some(b.webhook_secret.clone())
+            ),
+        ]
+    );
+    let quiet = Event::incident_created("inc_2", &silent.id, "serious", "health", "sampler", 0, 0);
+    assert!(targets(&store, &[], &quiet).unwrap().is_empty());
+    store.close();
+}
