@@ -298,7 +298,12 @@ async fn a_hanging_receiver_never_delays_the_caller_and_is_abandoned_after_five_
     let receiver = Receiver::start().await;
     let (_upstream, server) = setup(None).await;
     let owner = login(&server).await;
-    let urls = json!([receiver.url("/hang"), receiver.url("/fail")]);
+    // A port nobody listens on: the connection is refused.
+    let closed = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://{}/gone", listener.local_addr().unwrap())
+    };
+    let urls = json!([receiver.url("/hang"), receiver.url("/fail"), closed]);
     assert_eq!(put_urls(&server, &owner, None, urls).await.status(), 200);
     let (_, key) = server.create_key(&[]);
 
@@ -346,6 +351,17 @@ async fn a_hanging_receiver_never_delays_the_caller_and_is_abandoned_after_five_
             .iter()
             .all(|d| d["status"] == "500" && d["result"] == "http_error")
     );
+    let refused: Vec<Value> = deliveries(&server, &owner)
+        .await
+        .into_iter()
+        .filter(|d| d["url"] == closed.as_str())
+        .collect();
+    assert_eq!(refused.len(), 2);
+    assert!(
+        refused
+            .iter()
+            .all(|d| d["status"] == "refused" && d["result"] == "refused")
+    );
 
     // No retry: one delivery per event and URL, even well after the timeout.
     tokio::time::sleep(Duration::from_secs(1)).await;
@@ -368,6 +384,11 @@ async fn a_hanging_receiver_never_delays_the_caller_and_is_abandoned_after_five_
         metrics.contains(
             "tollgate_webhook_deliveries_total{target=\"tenant\",result=\"http_error\"} 2"
         ),
+        "{metrics}"
+    );
+    assert!(
+        metrics
+            .contains("tollgate_webhook_deliveries_total{target=\"tenant\",result=\"refused\"} 2"),
         "{metrics}"
     );
 }

@@ -124,6 +124,16 @@ impl Events {
         }
     }
 
+    /// As [`Events::publish`], building the event only when some URL
+    /// could receive it (the per-request events cost nothing otherwise).
+    pub fn publish_with(&self, name: &str, build: impl FnOnce() -> Event) {
+        if self.inner.wanted.load(Ordering::Relaxed) {
+            self.publish(build());
+        } else {
+            self.inner.metrics.event(name);
+        }
+    }
+
     /// A tenant registered URLs: events must be queued from now on.
     pub fn urls_registered(&self) {
         self.inner.wanted.store(true, Ordering::Relaxed);

@@ -516,7 +516,10 @@ impl AfterCharge {
             ));
         }
         if completed {
-            self.events.publish(Event::request_completed(record));
+            self.events
+                .publish_with(crate::events::REQUEST_COMPLETED, || {
+                    Event::request_completed(record)
+                });
         }
         for stored in &charged.fired {
             self.events.publish(Event::from_stored(stored));
