@@ -262,15 +262,12 @@ async fn every_answered_request_survives_kill_9() {
 /// The raw usage records of a key, through the dashboard API (owner).
 async fn usage_records(server: &TestServer, key_id: &str) -> Vec<Value> {
     let token = login(server).await;
-    let records: Value = client()
-        .get(server.url(&format!("/api/v1/usage/records?keyId={key_id}")))
-        .bearer_auth(token)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let records: Value = common::get_json(
+        server,
+        &token,
+        &format!("/api/v1/usage/records?keyId={key_id}"),
+    )
+    .await;
     records["data"].as_array().unwrap().clone()
 }
 

@@ -17,17 +17,7 @@ use futures::StreamExt;
 use serde_json::{Value, json};
 
 fn config(upstream: &str) -> String {
-    let model = |id: &str, up: &str| {
-        format!(
-            "[[models]]\nid = \"{id}\"\nprovider = \"up\"\nupstream = \"{up}\"\ninput = [\"TEXT\"]\noutput = [\"TEXT\"]\n\
-             context_window = 8192\npricing = {{ unit = \"per_token\", input_per_million = 1.0, output_per_million = 2.0 }}\n"
-        )
-    };
-    format!(
-        "[[providers]]\nid = \"up\"\nkind = \"openai\"\nbase_url = \"{upstream}\"\n{}{}",
-        model("ok", "ok"),
-        model("s503", "status-503"),
-    )
+    common::upstream::catalogue(upstream, &[("ok", "ok"), ("s503", "status-503")])
 }
 
 async fn scrape(server: &TestServer) -> String {

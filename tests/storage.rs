@@ -334,15 +334,7 @@ async fn a_schema_1_store_is_migrated_on_open() {
         7.0
     );
     let token = common::login(&server).await;
-    let hooks: serde_json::Value = client()
-        .get(server.url("/api/v1/webhooks"))
-        .bearer_auth(token)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let hooks: serde_json::Value = common::get_json(&server, &token, "/api/v1/webhooks").await;
     let default = server.cli_json(&["tenants", "show", "default"]);
     assert_eq!(hooks["updatedAt"], default["createdAt"]);
     server.terminate();

@@ -19,17 +19,7 @@ use serde_json::{Value, json};
 mod verify_webhook;
 
 fn config(upstream: &str) -> String {
-    let model = |id: &str, up: &str| {
-        format!(
-            "[[models]]\nid = \"{id}\"\nprovider = \"up\"\nupstream = \"{up}\"\ninput = [\"TEXT\"]\noutput = [\"TEXT\"]\n\
-             context_window = 8192\npricing = {{ unit = \"per_token\", input_per_million = 1.0, output_per_million = 2.0 }}\n"
-        )
-    };
-    format!(
-        "[[providers]]\nid = \"up\"\nkind = \"openai\"\nbase_url = \"{upstream}\"\n{}{}",
-        model("ok", "ok"),
-        model("s503", "status-503"),
-    )
+    common::upstream::catalogue(upstream, &[("ok", "ok"), ("s503", "status-503")])
 }
 
 /// A server that allows loopback webhook targets, with `operator` as its
@@ -275,15 +265,7 @@ async fn every_event_reaches_its_tenant_signed_the_operator_unsigned_and_no_othe
     ));
 
     // The deliveries list shows them, newest first, with status and latency.
-    let list: Value = client()
-        .get(server.url("/api/v1/webhooks/deliveries"))
-        .bearer_auth(&owner)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let list: Value = common::get_json(&server, &owner, "/api/v1/webhooks/deliveries").await;
     let rows = list["data"].as_array().unwrap();
     assert_eq!(rows.len(), expected.len() + 1);
     assert!(rows.iter().all(|r| r["status"] == "204"
@@ -367,14 +349,7 @@ async fn a_hanging_receiver_never_delays_the_caller_and_is_abandoned_after_five_
     tokio::time::sleep(Duration::from_secs(1)).await;
     assert_eq!(receiver.at("/hang").len(), 2);
     assert_eq!(receiver.at("/fail").len(), 2);
-    let metrics = client()
-        .get(server.url("/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = common::scrape_metrics(&server).await;
     assert!(
         metrics
             .contains("tollgate_webhook_deliveries_total{target=\"tenant\",result=\"timeout\"} 2"),
@@ -394,15 +369,7 @@ async fn a_hanging_receiver_never_delays_the_caller_and_is_abandoned_after_five_
 }
 
 async fn deliveries(server: &TestServer, token: &str) -> Vec<Value> {
-    let list: Value = client()
-        .get(server.url("/api/v1/webhooks/deliveries"))
-        .bearer_auth(token)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let list: Value = common::get_json(server, token, "/api/v1/webhooks/deliveries").await;
     list["data"].as_array().unwrap().clone()
 }
 
@@ -468,15 +435,7 @@ async fn the_url_list_is_replaced_idempotently_and_private_targets_are_refused_b
         again, set,
         "the same list again changes nothing, not even updatedAt"
     );
-    let shown: Value = client()
-        .get(server.url("/api/v1/webhooks"))
-        .bearer_auth(&owner)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let shown: Value = common::get_json(&server, &owner, "/api/v1/webhooks").await;
     assert_eq!(shown, set);
     let replaced: Value = put_urls(
         &server,
@@ -537,15 +496,7 @@ async fn the_url_list_is_replaced_idempotently_and_private_targets_are_refused_b
         .unwrap();
     assert_eq!(unsigned.status(), 401);
     // The list survived all of that.
-    let shown: Value = client()
-        .get(server.url("/api/v1/webhooks"))
-        .bearer_auth(&owner)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let shown: Value = common::get_json(&server, &owner, "/api/v1/webhooks").await;
     assert_eq!(shown["urls"], first);
 }
 
@@ -677,14 +628,7 @@ async fn a_full_queue_drops_and_counts_events_without_touching_the_caller() {
     for _ in 0..6 {
         assert_eq!(chat(&server, &key, hello("ok")).await.status(), 200);
     }
-    let metrics = client()
-        .get(server.url("/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = common::scrape_metrics(&server).await;
     let value = |name: &str| -> f64 {
         metrics
             .lines()

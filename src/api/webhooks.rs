@@ -45,17 +45,26 @@ fn target(
         .unwrap_or_else(|| account.tenant_id.clone()))
 }
 
+/// The tenant a route acts on, read now.
+fn target_tenant(
+    state: &AppState,
+    required: &Require<perm::ManageWebhooks>,
+    query: &TenantQuery,
+) -> Result<tenants::Tenant, ApiError> {
+    let id = target(state, required, query)?;
+    state
+        .store
+        .read(|tx| tenants::resolve(tx, &id))
+        .map_err(store_error)
+}
+
 /// `GET /api/v1/webhooks`: `{urls, signingSecretHint, updatedAt}`.
 async fn show(
     State(state): State<AppState>,
     required: Require<perm::ManageWebhooks>,
     Query(query): Query<TenantQuery>,
 ) -> Result<axum::Json<Value>, ApiError> {
-    let id = target(&state, &required, &query)?;
-    let tenant = state
-        .store
-        .read(|tx| tenants::resolve(tx, &id))
-        .map_err(store_error)?;
+    let tenant = target_tenant(&state, &required, &query)?;
     Ok(axum::Json(tenant.webhooks_view()))
 }
 
@@ -105,11 +114,7 @@ async fn deliveries(
     required: Require<perm::ManageWebhooks>,
     Query(query): Query<TenantQuery>,
 ) -> Result<axum::Json<Value>, ApiError> {
-    let id = target(&state, &required, &query)?;
-    let tenant = state
-        .store
-        .read(|tx| tenants::resolve(tx, &id))
-        .map_err(store_error)?;
+    let tenant = target_tenant(&state, &required, &query)?;
     Ok(axum::Json(json!({
         "object": "list",
         "data": state.events.deliveries(&tenant.id),

@@ -252,6 +252,25 @@ pub async fn error_code(response: reqwest::Response, status: u16) -> String {
     error["code"].as_str().expect("code").to_owned()
 }
 
+/// `GET path` with a session token; asserts 200 and returns the JSON body.
+pub async fn get_json(server: &TestServer, token: &str, path: &str) -> Value {
+    let response = client()
+        .get(server.url(path))
+        .bearer_auth(token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200, "GET {path}");
+    response.json().await.unwrap()
+}
+
+/// The `/metrics` exposition text (no token).
+pub async fn scrape_metrics(server: &TestServer) -> String {
+    let response = client().get(server.url("/metrics")).send().await.unwrap();
+    assert_eq!(response.status(), 200);
+    response.text().await.unwrap()
+}
+
 /// Signs in through the dashboard API and returns the session token.
 pub async fn login_as(server: &TestServer, email: &str, password: &str) -> String {
     let response = client()

@@ -68,6 +68,21 @@ impl Recorded {
     }
 }
 
+/// A configuration with one `openai` provider `up` at `upstream` and a
+/// text model per `(id, upstream model)`, priced 1 and 2 credits per
+/// million input and output tokens (the `ok` answer costs 20 micro-credits).
+pub fn catalogue(upstream: &str, models: &[(&str, &str)]) -> String {
+    let mut out =
+        format!("[[providers]]\nid = \"up\"\nkind = \"openai\"\nbase_url = \"{upstream}\"\n");
+    for (id, up) in models {
+        out.push_str(&format!(
+            "[[models]]\nid = \"{id}\"\nprovider = \"up\"\nupstream = \"{up}\"\ninput = [\"TEXT\"]\noutput = [\"TEXT\"]\n\
+             context_window = 8192\npricing = {{ unit = \"per_token\", input_per_million = 1.0, output_per_million = 2.0 }}\n"
+        ));
+    }
+    out
+}
+
 pub struct Upstream {
     pub base_url: String,
     pub recorded: Recorded,
