@@ -6,6 +6,7 @@
 //! know whether the fallback walk may try the next model
 //! ([`UpstreamError::retryable`], DESIGN section 2).
 
+pub mod http;
 pub mod mock;
 pub mod openai;
 pub mod sse;

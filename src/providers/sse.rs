@@ -13,7 +13,28 @@ use super::{ChunkStream, Failure, UpstreamError};
 /// A line longer than this is not a chat chunk.
 const MAX_LINE: usize = 8 * 1024 * 1024;
 
+/// OpenAI's streams: JSON `data:` events until `data: [DONE]`; an end
+/// without it is a cut.
 pub fn chunks<S, E>(bytes: S) -> ChunkStream
+where
+    S: Stream<Item = Result<bytes::Bytes, E>> + Send + 'static,
+    E: std::fmt::Display + Send + 'static,
+{
+    parse(bytes, true)
+}
+
+/// Streams whose end marker is an event of their own (Anthropic's
+/// `message_stop`, Gemini's last candidate): every JSON `data:` event until
+/// the connection closes. The caller decides whether the end was clean.
+pub fn events<S, E>(bytes: S) -> ChunkStream
+where
+    S: Stream<Item = Result<bytes::Bytes, E>> + Send + 'static,
+    E: std::fmt::Display + Send + 'static,
+{
+    parse(bytes, false)
+}
+
+fn parse<S, E>(bytes: S, needs_done: bool) -> ChunkStream
 where
     S: Stream<Item = Result<bytes::Bytes, E>> + Send + 'static,
     E: std::fmt::Display + Send + 'static,
@@ -21,7 +42,7 @@ where
     let state = (Box::pin(bytes), BytesMut::new(), false);
     Box::pin(futures::stream::unfold(
         state,
-        |(mut bytes, mut buffer, mut done)| async move {
+        move |(mut bytes, mut buffer, mut done)| async move {
             if done {
                 return None;
             }
@@ -60,6 +81,7 @@ where
                             UpstreamError::new(Failure::Cut, format!("the stream broke: {e}"));
                         return Some((Err(error), (bytes, buffer, true)));
                     }
+                    None if !needs_done => return None,
                     None => {
                         let error =
                             UpstreamError::new(Failure::Cut, "the stream ended without [DONE]");

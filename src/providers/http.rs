@@ -1,0 +1,137 @@
+//! What every HTTP provider shares: sending within the first-byte timeout,
+//! classifying failures, reading bounded bodies, and error messages that
+//! never carry a URL (a `?key=` must never reach a message or a log).
+
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use url::Url;
+
+use super::{Failure, UpstreamError};
+use crate::config::ProviderConfig;
+
+/// Upstream error bodies are read up to this size for their message.
+const MAX_ERROR_BODY: usize = 64 * 1024;
+/// A whole (non-streamed) answer above this size is refused.
+const MAX_ANSWER: usize = 64 * 1024 * 1024;
+
+/// A successful response, and when its body must have arrived by.
+pub struct Sent {
+    pub response: reqwest::Response,
+    pub deadline: Instant,
+}
+
+/// Sends `request` within the provider's first-byte timeout. A non-2xx
+/// answer is an [`UpstreamError`] with the upstream's own message.
+pub async fn send(
+    request: reqwest::RequestBuilder,
+    provider: &ProviderConfig,
+    base: &Url,
+) -> Result<Sent, UpstreamError> {
+    let deadline = Instant::now() + provider.first_byte_timeout;
+    let response = match tokio::time::timeout(provider.first_byte_timeout, request.send()).await {
+        Err(_) => {
+            return Err(UpstreamError::new(
+                Failure::Timeout,
+                "no response before the first-byte timeout",
+            ));
+        }
+        Ok(Err(e)) if e.is_connect() => {
+            return Err(UpstreamError::new(
+                Failure::Connect,
+                format!("cannot connect to {}", base.host_str().unwrap_or("?")),
+            ));
+        }
+        Ok(Err(e)) if e.is_timeout() => {
+            return Err(UpstreamError::new(
+                Failure::Timeout,
+                "the request timed out",
+            ));
+        }
+        Ok(Err(e)) => {
+            return Err(UpstreamError::new(
+                Failure::Connect,
+                format!("the request failed: {}", without_url(&e)),
+            ));
+        }
+        Ok(Ok(response)) => response,
+    };
+    let status = response.status();
+    if !status.is_success() {
+        let text = read_limited(response, MAX_ERROR_BODY, deadline)
+            .await
+            .unwrap_or_default();
+        return Err(UpstreamError::new(
+            Failure::Status(status.as_u16()),
+            error_message(&text, status.as_u16()),
+        ));
+    }
+    Ok(Sent { response, deadline })
+}
+
+/// The whole body of a successful answer, as JSON.
+pub async fn read_json(sent: Sent) -> Result<Value, UpstreamError> {
+    let bytes = read_limited(sent.response, MAX_ANSWER, sent.deadline)
+        .await
+        .map_err(|e| UpstreamError::new(Failure::Garbage, e))?;
+    serde_json::from_str(&bytes)
+        .map_err(|_| UpstreamError::new(Failure::Garbage, "the answer is not JSON"))
+}
+
+/// The message of an error body (OpenAI, Anthropic and Google put it at
+/// `error.message`), else the start of the text.
+fn error_message(text: &str, status: u16) -> String {
+    let parsed: Option<Value> = serde_json::from_str(text).ok();
+    let message = parsed
+        .as_ref()
+        .and_then(|v| {
+            v["error"]["message"]
+                .as_str()
+                .or_else(|| v["message"].as_str())
+                .or_else(|| v["error"].as_str())
+        })
+        .map(str::to_owned)
+        .unwrap_or_else(|| text.chars().take(300).collect());
+    if message.trim().is_empty() {
+        format!("HTTP {status}")
+    } else {
+        message
+    }
+}
+
+async fn read_limited(
+    mut response: reqwest::Response,
+    limit: usize,
+    deadline: Instant,
+) -> Result<String, String> {
+    let mut body = Vec::new();
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match tokio::time::timeout(
+            left.max(Duration::from_secs(30)),
+            response.chunk(),
+        )
+        .await
+        {
+            Err(_) => return Err("the body did not arrive in time".into()),
+            Ok(Err(e)) => return Err(format!("the body broke off: {}", without_url(&e))),
+            Ok(Ok(None)) => break,
+            Ok(Ok(Some(chunk))) => {
+                if body.len() + chunk.len() > limit {
+                    return Err(format!("the body exceeds {limit} bytes"));
+                }
+                body.extend_from_slice(&chunk);
+            }
+        }
+    }
+    String::from_utf8(body).map_err(|_| "the body is not UTF-8".into())
+}
+
+/// reqwest errors print the URL; a `?key=` must never reach a message.
+pub fn without_url(e: &reqwest::Error) -> String {
+    let mut e = e.to_string();
+    if let Some(i) = e.find(" for url") {
+        e.truncate(i);
+    }
+    e
+}
