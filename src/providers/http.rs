@@ -107,12 +107,7 @@ async fn read_limited(
     let mut body = Vec::new();
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
-        match tokio::time::timeout(
-            left.max(Duration::from_secs(30)),
-            response.chunk(),
-        )
-        .await
-        {
+        match tokio::time::timeout(left.max(Duration::from_secs(30)), response.chunk()).await {
             Err(_) => return Err("the body did not arrive in time".into()),
             Ok(Err(e)) => return Err(format!("the body broke off: {}", without_url(&e))),
             Ok(Ok(None)) => break,

@@ -6,6 +6,7 @@
 //! know whether the fallback walk may try the next model
 //! ([`UpstreamError::retryable`], DESIGN section 2).
 
+pub mod anthropic;
 pub mod http;
 pub mod mock;
 pub mod openai;
@@ -111,7 +112,8 @@ impl Providers {
         match model.provider.kind {
             ProviderKind::Openai => openai::chat(&self.http, &model.provider, body, stream).await,
             ProviderKind::Mock => mock::chat(&model.upstream, body, stream).await,
-            ProviderKind::Anthropic | ProviderKind::Gemini => Err(UpstreamError::new(
+            ProviderKind::Anthropic => anthropic::chat(&self.http, model, body, stream).await,
+            ProviderKind::Gemini => Err(UpstreamError::new(
                 Failure::Unsupported,
                 format!(
                     "provider kind `{}` is not supported by this build yet",

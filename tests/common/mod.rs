@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+pub mod anthropic;
 pub mod receiver;
 pub mod upstream;
 
