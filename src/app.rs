@@ -55,6 +55,7 @@ impl AppState {
     /// runtime.
     pub fn new(config: Config, store: Store) -> AppState {
         let store = Arc::new(store);
+        let allow_private_images = config.image_fetch_allow_private_targets;
         let metrics = Arc::new(crate::metrics::Metrics::new());
         let events = crate::events::Events::start(&config, store.clone(), metrics.clone());
         let connect_timeout = config
@@ -67,7 +68,7 @@ impl AppState {
             catalogue: Arc::new(Catalogue::from_config(&config)),
             config: Arc::new(config),
             keys: Keys::new(store.clone()),
-            providers: crate::providers::Providers::new(connect_timeout),
+            providers: crate::providers::Providers::new(connect_timeout, allow_private_images),
             classifier: Arc::new(crate::compliance::Classifier::built_in()),
             limiter: Arc::default(),
             metrics,

@@ -38,6 +38,7 @@ const ENV_KEYS: &[&str] = &[
     "TOLLGATE_OWNER_EMAIL",
     "TOLLGATE_WEBHOOK_ALLOW_PRIVATE_TARGETS",
     "TOLLGATE_METRICS_TOKEN",
+    "TOLLGATE_IMAGE_FETCH_ALLOW_PRIVATE_TARGETS",
 ];
 const ENV_OTHER: &[&str] = &["TOLLGATE_CONFIG", "TOLLGATE_OWNER_PASSWORD"];
 
@@ -125,6 +126,9 @@ pub struct Config {
     pub webhook_queue_capacity: usize,
     /// Deliveries in flight at once.
     pub webhook_concurrency: usize,
+    /// Lets image URLs that a provider needs fetched (Gemini) point at
+    /// private, loopback and link-local addresses.
+    pub image_fetch_allow_private_targets: bool,
     /// When set, `GET /metrics` needs `Authorization: Bearer <token>`.
     pub metrics_token: Option<Secret>,
     pub providers: Vec<ProviderConfig>,
@@ -208,6 +212,7 @@ struct RawConfig {
     webhook_queue_capacity: Option<Spanned<usize>>,
     webhook_concurrency: Option<Spanned<usize>>,
     metrics_token: Option<Spanned<String>>,
+    image_fetch_allow_private_targets: Option<bool>,
     #[serde(default)]
     providers: Vec<RawProvider>,
     #[serde(default)]
@@ -478,6 +483,16 @@ fn parse(
             )
         })?;
     }
+    let mut image_fetch_allow_private_targets =
+        raw.image_fetch_allow_private_targets.unwrap_or(false);
+    if let Some(v) = env("TOLLGATE_IMAGE_FETCH_ALLOW_PRIVATE_TARGETS") {
+        image_fetch_allow_private_targets = parse_bool(&v).ok_or_else(|| {
+            env_error(
+                "TOLLGATE_IMAGE_FETCH_ALLOW_PRIVATE_TARGETS",
+                format!("`{v}` is not true or false"),
+            )
+        })?;
+    }
     let webhook_queue_capacity = match raw.webhook_queue_capacity {
         Some(v) if !(1..=1_000_000).contains(v.get_ref()) => {
             return Err(bad(
@@ -690,6 +705,7 @@ fn parse(
         webhook_queue_capacity,
         webhook_concurrency,
         metrics_token,
+        image_fetch_allow_private_targets,
         providers,
         models,
     })

@@ -7,6 +7,8 @@
 //! ([`UpstreamError::retryable`], DESIGN section 2).
 
 pub mod anthropic;
+pub mod fetch;
+pub mod gemini;
 pub mod http;
 pub mod mock;
 pub mod openai;
@@ -83,15 +85,21 @@ impl UpstreamError {
     }
 }
 
+/// Remote images fetched for a provider are refused above this size.
+pub const MAX_IMAGE_BYTES: usize = 20 * 1024 * 1024;
+
 /// The provider layer: one shared HTTP client (connection pooling) for
 /// every upstream.
 #[derive(Clone)]
 pub struct Providers {
     http: reqwest::Client,
+    images: fetch::ImageFetcher,
 }
 
 impl Providers {
-    pub fn new(connect_timeout: Duration) -> Providers {
+    /// `allow_private_images`: whether image URLs may point at private
+    /// addresses (`image_fetch_allow_private_targets`).
+    pub fn new(connect_timeout: Duration, allow_private_images: bool) -> Providers {
         // One process-wide crypto provider: ring (no aws-lc, no OpenSSL).
         let _ = rustls::crypto::ring::default_provider().install_default();
         let http = reqwest::Client::builder()
@@ -99,7 +107,12 @@ impl Providers {
             .pool_idle_timeout(Duration::from_secs(90))
             .build()
             .expect("building the HTTP client");
-        Providers { http }
+        let images = fetch::ImageFetcher::new(
+            allow_private_images,
+            MAX_IMAGE_BYTES,
+            Duration::from_secs(10),
+        );
+        Providers { http, images }
     }
 
     /// One attempt at `model` with a request already prepared for it.
@@ -113,13 +126,9 @@ impl Providers {
             ProviderKind::Openai => openai::chat(&self.http, &model.provider, body, stream).await,
             ProviderKind::Mock => mock::chat(&model.upstream, body, stream).await,
             ProviderKind::Anthropic => anthropic::chat(&self.http, model, body, stream).await,
-            ProviderKind::Gemini => Err(UpstreamError::new(
-                Failure::Unsupported,
-                format!(
-                    "provider kind `{}` is not supported by this build yet",
-                    model.provider.kind.as_str()
-                ),
-            )),
+            ProviderKind::Gemini => {
+                gemini::chat(&self.http, &self.images, model, body, stream).await
+            }
         }
     }
 }
