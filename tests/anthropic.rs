@@ -9,7 +9,9 @@ use std::process::Command;
 
 use common::anthropic::Anthropic;
 use common::upstream::Upstream;
-use common::{TestServer, client, error_code};
+use common::{
+    TestServer, chat_events as stream, chat_json as complete, chat_post as post, error_code,
+};
 use serde_json::{Value, json};
 
 const SECRET: &str = "sk-ant-test-secret";
@@ -56,34 +58,6 @@ async fn setup() -> (Anthropic, TestServer, String) {
     // Keep the OpenAI upstream alive for the server's lifetime.
     std::mem::forget(openai);
     (anthropic, server, key)
-}
-
-async fn post(server: &TestServer, key: &str, body: &Value) -> reqwest::Response {
-    client()
-        .post(server.url("/v1/chat/completions"))
-        .bearer_auth(key)
-        .json(body)
-        .send()
-        .await
-        .unwrap()
-}
-
-async fn complete(server: &TestServer, key: &str, body: Value) -> Value {
-    let response = post(server, key, &body).await;
-    assert_eq!(response.status(), 200);
-    response.json().await.unwrap()
-}
-
-/// The `data:` events of a streamed answer, `[DONE]` as a string.
-async fn stream(server: &TestServer, key: &str, mut body: Value) -> Vec<Value> {
-    body["stream"] = json!(true);
-    let response = post(server, key, &body).await;
-    assert_eq!(response.status(), 200);
-    let text = response.text().await.unwrap();
-    text.lines()
-        .filter_map(|l| l.strip_prefix("data: "))
-        .map(|d| serde_json::from_str(d).unwrap_or_else(|_| Value::String(d.to_owned())))
-        .collect()
 }
 
 #[tokio::test]

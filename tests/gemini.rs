@@ -10,7 +10,7 @@ use std::process::Command;
 use base64::Engine;
 use common::gemini::{Gemini, PNG};
 use common::upstream::Upstream;
-use common::{TestServer, client};
+use common::{TestServer, chat_events as stream, chat_json as complete, chat_post as post};
 use serde_json::{Value, json};
 
 const SECRET: &str = "goog-test-secret";
@@ -51,33 +51,6 @@ async fn setup(allow_private_images: bool) -> (Gemini, TestServer, String) {
     let (_, key) = server.create_key(&["--rate-limit", "1000"]);
     std::mem::forget(openai);
     (gemini, server, key)
-}
-
-async fn post(server: &TestServer, key: &str, body: &Value) -> reqwest::Response {
-    client()
-        .post(server.url("/v1/chat/completions"))
-        .bearer_auth(key)
-        .json(body)
-        .send()
-        .await
-        .unwrap()
-}
-
-async fn complete(server: &TestServer, key: &str, body: Value) -> Value {
-    let response = post(server, key, &body).await;
-    assert_eq!(response.status(), 200);
-    response.json().await.unwrap()
-}
-
-async fn stream(server: &TestServer, key: &str, mut body: Value) -> Vec<Value> {
-    body["stream"] = json!(true);
-    let response = post(server, key, &body).await;
-    assert_eq!(response.status(), 200);
-    let text = response.text().await.unwrap();
-    text.lines()
-        .filter_map(|l| l.strip_prefix("data: "))
-        .map(|d| serde_json::from_str(d).unwrap_or_else(|_| Value::String(d.to_owned())))
-        .collect()
 }
 
 fn hi(model: &str) -> Value {

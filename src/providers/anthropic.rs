@@ -23,7 +23,7 @@ use std::collections::{HashMap, VecDeque};
 use futures::StreamExt;
 use serde_json::{Map, Value, json};
 
-use super::{ChunkStream, Failure, Reply, UpstreamError, http, sse};
+use super::{ChunkStream, Failure, Reply, UpstreamError, content_text, http, sse, usage_chunk};
 use crate::catalogue::Model;
 use crate::time_util::now_ms;
 
@@ -82,7 +82,7 @@ pub fn to_messages(
     };
     for message in body["messages"].as_array().into_iter().flatten() {
         match message["role"].as_str().unwrap_or_default() {
-            "system" | "developer" => system.push(text_of(&message["content"])),
+            "system" | "developer" => system.push(content_text(&message["content"])),
             "assistant" => {
                 let mut blocks = content_blocks(&message["content"]);
                 for call in message["tool_calls"].as_array().into_iter().flatten() {
@@ -105,7 +105,7 @@ pub fn to_messages(
                 vec![json!({
                     "type": "tool_result",
                     "tool_use_id": message["tool_call_id"],
-                    "content": text_of(&message["content"]),
+                    "content": content_text(&message["content"]),
                 })],
             ),
             _ => push("user", content_blocks(&message["content"])),
@@ -205,19 +205,6 @@ pub fn to_messages(
         out.insert("stream".into(), json!(true));
     }
     Ok(Value::Object(out))
-}
-
-/// The text of an OpenAI content (a string, or the text of its parts).
-fn text_of(content: &Value) -> String {
-    match content {
-        Value::String(s) => s.clone(),
-        Value::Array(parts) => parts
-            .iter()
-            .filter_map(|p| p["text"].as_str())
-            .collect::<Vec<_>>()
-            .join("\n"),
-        _ => String::new(),
-    }
 }
 
 /// OpenAI content parts as Anthropic content blocks.
@@ -415,13 +402,7 @@ impl Translation {
             "message_stop" => {
                 self.finished = true;
                 let (prompt, completion) = (self.prompt_tokens, self.completion_tokens);
-                let mut last = self.chunk(json!({}), Value::Null);
-                last["choices"] = json!([]);
-                last["usage"] = json!({
-                    "prompt_tokens": prompt,
-                    "completion_tokens": completion,
-                    "total_tokens": prompt + completion,
-                });
+                let last = usage_chunk(self.chunk(json!({}), Value::Null), prompt, completion);
                 self.pending.push_back(Ok(last));
             }
             "error" => {

@@ -24,7 +24,7 @@ use serde_json::{Map, Value, json};
 
 use super::anthropic::parse_data_uri;
 use super::fetch::ImageFetcher;
-use super::{ChunkStream, Failure, Reply, UpstreamError, http, sse};
+use super::{ChunkStream, Failure, Reply, UpstreamError, content_text, http, sse, usage_chunk};
 use crate::catalogue::Model;
 use crate::time_util::now_ms;
 
@@ -112,7 +112,7 @@ pub fn to_generate_content(
     for message in body["messages"].as_array().into_iter().flatten() {
         match message["role"].as_str().unwrap_or_default() {
             "system" | "developer" => {
-                let text = text_of(&message["content"]);
+                let text = content_text(&message["content"]);
                 if !text.is_empty() {
                     system.push(json!({ "text": text }));
                 }
@@ -136,7 +136,7 @@ pub fn to_generate_content(
             "tool" => {
                 let id = message["tool_call_id"].as_str().unwrap_or_default();
                 let name = tool_names.get(id).cloned().unwrap_or_else(|| id.to_owned());
-                let text = text_of(&message["content"]);
+                let text = content_text(&message["content"]);
                 let response = serde_json::from_str::<Value>(&text)
                     .ok()
                     .filter(Value::is_object)
@@ -245,18 +245,6 @@ pub fn to_generate_content(
         );
     }
     Ok(Value::Object(out))
-}
-
-fn text_of(content: &Value) -> String {
-    match content {
-        Value::String(s) => s.clone(),
-        Value::Array(parts) => parts
-            .iter()
-            .filter_map(|p| p["text"].as_str())
-            .collect::<Vec<_>>()
-            .join("\n"),
-        _ => String::new(),
-    }
 }
 
 fn content_parts(
@@ -505,13 +493,7 @@ pub fn translate_stream(events: ChunkStream, model: String) -> ChunkStream {
                 None if t.finished => {
                     t.done = true;
                     let (prompt, completion) = t.usage;
-                    let mut last = t.chunk(0, json!({}), Value::Null);
-                    last["choices"] = json!([]);
-                    last["usage"] = json!({
-                        "prompt_tokens": prompt,
-                        "completion_tokens": completion,
-                        "total_tokens": prompt + completion,
-                    });
+                    let last = usage_chunk(t.chunk(0, json!({}), Value::Null), prompt, completion);
                     return Some((Ok(last), t));
                 }
                 None => {

@@ -85,6 +85,32 @@ impl UpstreamError {
     }
 }
 
+/// The text of an OpenAI message content: a string, or its text parts
+/// joined by newlines.
+pub fn content_text(content: &Value) -> String {
+    match content {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|p| p["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+/// The usage chunk that ends a translated stream: `base` (a chunk of the
+/// stream) with no choices and the token counts.
+pub fn usage_chunk(mut base: Value, prompt: u64, completion: u64) -> Value {
+    base["choices"] = serde_json::json!([]);
+    base["usage"] = serde_json::json!({
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+    });
+    base
+}
+
 /// Remote images fetched for a provider are refused above this size.
 pub const MAX_IMAGE_BYTES: usize = 20 * 1024 * 1024;
 

@@ -254,6 +254,37 @@ pub async fn error_code(response: reqwest::Response, status: u16) -> String {
     error["code"].as_str().expect("code").to_owned()
 }
 
+/// `POST /v1/chat/completions` with an API key.
+pub async fn chat_post(server: &TestServer, key: &str, body: &Value) -> reqwest::Response {
+    client()
+        .post(server.url("/v1/chat/completions"))
+        .bearer_auth(key)
+        .json(body)
+        .send()
+        .await
+        .unwrap()
+}
+
+/// A chat completion that must succeed; its JSON body.
+pub async fn chat_json(server: &TestServer, key: &str, body: Value) -> Value {
+    let response = chat_post(server, key, &body).await;
+    assert_eq!(response.status(), 200);
+    response.json().await.unwrap()
+}
+
+/// The `data:` events of a streamed chat completion that must start with
+/// 200; `[DONE]` (or anything not JSON) as a JSON string.
+pub async fn chat_events(server: &TestServer, key: &str, mut body: Value) -> Vec<Value> {
+    body["stream"] = Value::Bool(true);
+    let response = chat_post(server, key, &body).await;
+    assert_eq!(response.status(), 200);
+    let text = response.text().await.unwrap();
+    text.lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .map(|d| serde_json::from_str(d).unwrap_or_else(|_| Value::String(d.to_owned())))
+        .collect()
+}
+
 /// `GET path` with a session token; asserts 200 and returns the JSON body.
 pub async fn get_json(server: &TestServer, token: &str, path: &str) -> Value {
     let response = client()
