@@ -20,7 +20,6 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use futures::StreamExt;
 use serde_json::{Map, Value, json};
 
 use super::{ChunkStream, Failure, Reply, UpstreamError, content_text, http, sse, usage_chunk};
@@ -323,7 +322,6 @@ pub fn from_message(message: &Value, model: &str) -> Result<Value, UpstreamError
 
 /// The state of one translated stream.
 struct Translation {
-    events: ChunkStream,
     model: String,
     id: String,
     created: i64,
@@ -331,7 +329,6 @@ struct Translation {
     completion_tokens: u64,
     /// Content block index to tool call index.
     tools: HashMap<u64, u64>,
-    pending: VecDeque<Result<Value, UpstreamError>>,
     finished: bool,
 }
 
@@ -347,7 +344,7 @@ impl Translation {
     }
 
     /// Turns one Anthropic event into OpenAI chunks (in `pending`).
-    fn on_event(&mut self, event: Value) {
+    fn handle(&mut self, event: Value, out: &mut VecDeque<Result<Value, UpstreamError>>) {
         match event["type"].as_str().unwrap_or_default() {
             "message_start" => {
                 let message = &event["message"];
@@ -357,7 +354,7 @@ impl Translation {
                 self.prompt_tokens = prompt_tokens(&message["usage"]);
                 self.completion_tokens = message["usage"]["output_tokens"].as_u64().unwrap_or(0);
                 let first = self.chunk(json!({ "role": "assistant", "content": "" }), Value::Null);
-                self.pending.push_back(Ok(first));
+                out.push_back(Ok(first));
             }
             "content_block_start" => {
                 let block = &event["content_block"];
@@ -369,16 +366,16 @@ impl Translation {
                         "index": call, "id": block["id"], "type": "function",
                         "function": { "name": block["name"], "arguments": "" },
                     }] });
-                    self.pending.push_back(Ok(self.chunk(delta, Value::Null)));
+                    out.push_back(Ok(self.chunk(delta, Value::Null)));
                 } else if let Some(text) = block["text"].as_str().filter(|t| !t.is_empty()) {
                     let chunk = self.chunk(json!({ "content": text }), Value::Null);
-                    self.pending.push_back(Ok(chunk));
+                    out.push_back(Ok(chunk));
                 }
             }
             "content_block_delta" => {
                 let delta = &event["delta"];
                 let index = event["index"].as_u64().unwrap_or(0);
-                let out = match delta["type"].as_str().unwrap_or_default() {
+                let translated = match delta["type"].as_str().unwrap_or_default() {
                     "text_delta" => Some(json!({ "content": delta["text"] })),
                     "input_json_delta" => self.tools.get(&index).map(|call| {
                         json!({ "tool_calls": [{ "index": call, "function": { "arguments": delta["partial_json"] } }] })
@@ -386,8 +383,8 @@ impl Translation {
                     // Thinking and signatures have no OpenAI equivalent.
                     _ => None,
                 };
-                if let Some(out) = out {
-                    self.pending.push_back(Ok(self.chunk(out, Value::Null)));
+                if let Some(delta) = translated {
+                    out.push_back(Ok(self.chunk(delta, Value::Null)));
                 }
             }
             "message_delta" => {
@@ -396,14 +393,14 @@ impl Translation {
                 }
                 if let Some(reason) = event["delta"]["stop_reason"].as_str() {
                     let chunk = self.chunk(json!({}), json!(finish_reason(reason)));
-                    self.pending.push_back(Ok(chunk));
+                    out.push_back(Ok(chunk));
                 }
             }
             "message_stop" => {
                 self.finished = true;
                 let (prompt, completion) = (self.prompt_tokens, self.completion_tokens);
                 let last = usage_chunk(self.chunk(json!({}), Value::Null), prompt, completion);
-                self.pending.push_back(Ok(last));
+                out.push_back(Ok(last));
             }
             "error" => {
                 self.finished = true;
@@ -414,7 +411,7 @@ impl Translation {
                 } else {
                     Failure::Cut
                 };
-                self.pending.push_back(Err(UpstreamError::new(
+                out.push_back(Err(UpstreamError::new(
                     failure,
                     format!("Anthropic sent an error event ({kind}): {message}"),
                 )));
@@ -425,42 +422,35 @@ impl Translation {
     }
 }
 
+impl sse::Translate for Translation {
+    fn on_event(&mut self, event: Value, out: &mut VecDeque<Result<Value, UpstreamError>>) {
+        self.handle(event, out);
+    }
+
+    fn over(&self) -> bool {
+        self.finished
+    }
+
+    fn on_close(&mut self) -> Result<Value, UpstreamError> {
+        Err(UpstreamError::new(
+            Failure::Cut,
+            "the stream ended before message_stop",
+        ))
+    }
+}
+
 /// OpenAI chunks for an Anthropic event stream.
 pub fn translate_stream(events: ChunkStream, model: String) -> ChunkStream {
-    let state = Translation {
-        events,
+    let translation = Translation {
         model,
         id: "chatcmpl-anthropic".into(),
         created: now_ms() / 1000,
         prompt_tokens: 0,
         completion_tokens: 0,
         tools: HashMap::new(),
-        pending: VecDeque::new(),
         finished: false,
     };
-    Box::pin(futures::stream::unfold(state, |mut t| async move {
-        loop {
-            if let Some(next) = t.pending.pop_front() {
-                return Some((next, t));
-            }
-            if t.finished {
-                return None;
-            }
-            match t.events.next().await {
-                Some(Ok(event)) => t.on_event(event),
-                Some(Err(e)) => {
-                    t.finished = true;
-                    return Some((Err(e), t));
-                }
-                None => {
-                    t.finished = true;
-                    let cut =
-                        UpstreamError::new(Failure::Cut, "the stream ended before message_stop");
-                    return Some((Err(cut), t));
-                }
-            }
-        }
-    }))
+    sse::translate(events, translation)
 }
 
 #[cfg(test)]

@@ -19,7 +19,6 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use futures::StreamExt;
 use serde_json::{Map, Value, json};
 
 use super::anthropic::parse_data_uri;
@@ -387,15 +386,15 @@ pub fn from_response(answer: &Value, model: &str) -> Result<Value, UpstreamError
 }
 
 struct Translation {
-    events: ChunkStream,
     model: String,
     created: i64,
     started: bool,
     /// Tool calls seen per candidate, for their indexes.
     calls: HashMap<u64, usize>,
     usage: (u64, u64),
+    /// A finish reason arrived: a close is then the normal end.
     finished: bool,
-    pending: VecDeque<Result<Value, UpstreamError>>,
+    /// An error arrived: nothing more is read.
     done: bool,
 }
 
@@ -410,11 +409,11 @@ impl Translation {
         })
     }
 
-    fn on_event(&mut self, event: Value) {
+    fn handle(&mut self, event: Value, out: &mut VecDeque<Result<Value, UpstreamError>>) {
         if let Some(error) = event.get("error") {
             self.done = true;
             let message = error["message"].as_str().unwrap_or("no message");
-            self.pending.push_back(Err(UpstreamError::new(
+            out.push_back(Err(UpstreamError::new(
                 Failure::Cut,
                 format!("Gemini sent an error mid-stream: {message}"),
             )));
@@ -437,7 +436,7 @@ impl Translation {
                     json!({ "role": "assistant", "content": "" }),
                     Value::Null,
                 );
-                self.pending.push_back(Ok(first));
+                out.push_back(Ok(first));
             }
             let parts = candidate["content"]["parts"]
                 .as_array()
@@ -446,65 +445,62 @@ impl Translation {
             let (text, calls) = split_parts(parts, seen);
             if !text.is_empty() {
                 let chunk = self.chunk(index, json!({ "content": text }), Value::Null);
-                self.pending.push_back(Ok(chunk));
+                out.push_back(Ok(chunk));
             }
             if !calls.is_empty() {
                 *self.calls.entry(index).or_default() += calls.len();
                 let chunk = self.chunk(index, json!({ "tool_calls": calls }), Value::Null);
-                self.pending.push_back(Ok(chunk));
+                out.push_back(Ok(chunk));
             }
             if let Some(reason) = candidate["finishReason"].as_str() {
                 self.finished = true;
                 let called = self.calls.get(&index).copied().unwrap_or(0) > 0;
                 let chunk = self.chunk(index, json!({}), json!(finish_reason(reason, called)));
-                self.pending.push_back(Ok(chunk));
+                out.push_back(Ok(chunk));
             }
         }
     }
 }
 
+impl sse::Translate for Translation {
+    fn on_event(&mut self, event: Value, out: &mut VecDeque<Result<Value, UpstreamError>>) {
+        self.handle(event, out);
+    }
+
+    fn over(&self) -> bool {
+        self.done
+    }
+
+    /// Gemini ends a stream by closing it: after a finish reason that is
+    /// the end (the usage chunk follows), before one it is a cut.
+    fn on_close(&mut self) -> Result<Value, UpstreamError> {
+        if !self.finished {
+            return Err(UpstreamError::new(
+                Failure::Cut,
+                "the stream ended before a finish reason",
+            ));
+        }
+        let (prompt, completion) = self.usage;
+        Ok(usage_chunk(
+            self.chunk(0, json!({}), Value::Null),
+            prompt,
+            completion,
+        ))
+    }
+}
+
 /// OpenAI chunks for a Gemini SSE stream.
 pub fn translate_stream(events: ChunkStream, model: String) -> ChunkStream {
-    let state = Translation {
-        events,
+    let translation = Translation {
         model,
         created: now_ms() / 1000,
         started: false,
         calls: HashMap::new(),
         usage: (0, 0),
         finished: false,
-        pending: VecDeque::new(),
         done: false,
     };
-    Box::pin(futures::stream::unfold(state, |mut t| async move {
-        loop {
-            if let Some(next) = t.pending.pop_front() {
-                return Some((next, t));
-            }
-            if t.done {
-                return None;
-            }
-            match t.events.next().await {
-                Some(Ok(event)) => t.on_event(event),
-                Some(Err(e)) => {
-                    t.done = true;
-                    return Some((Err(e), t));
-                }
-                None if t.finished => {
-                    t.done = true;
-                    let (prompt, completion) = t.usage;
-                    let last = usage_chunk(t.chunk(0, json!({}), Value::Null), prompt, completion);
-                    return Some((Ok(last), t));
-                }
-                None => {
-                    t.done = true;
-                    let cut =
-                        UpstreamError::new(Failure::Cut, "the stream ended before a finish reason");
-                    return Some((Err(cut), t));
-                }
-            }
-        }
-    }))
+    sse::translate(events, translation)
 }
 
 #[cfg(test)]

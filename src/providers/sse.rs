@@ -4,6 +4,8 @@
 //! stream. A stream that ends without it was cut, and says so, so the relay
 //! can end the caller's stream with an error instead of a clean `[DONE]`.
 
+use std::collections::VecDeque;
+
 use bytes::{Buf, BytesMut};
 use futures::{Stream, StreamExt};
 use serde_json::Value;
@@ -88,6 +90,46 @@ where
                         return Some((Err(error), (bytes, buffer, true)));
                     }
                 }
+            }
+        },
+    ))
+}
+
+/// A provider's stream translation: upstream events in, OpenAI chunks out.
+pub trait Translate: Send + 'static {
+    /// The chunks for one upstream event, pushed onto `out`.
+    fn on_event(&mut self, event: Value, out: &mut VecDeque<Result<Value, UpstreamError>>);
+    /// Whether the stream is over: no more events are read.
+    fn over(&self) -> bool;
+    /// The connection closed before the stream was over: its last item
+    /// (a usage chunk, or a cut).
+    fn on_close(&mut self) -> Result<Value, UpstreamError>;
+}
+
+/// Drives `translation` over `events`: chunks go out as soon as each
+/// upstream event is translated; an upstream error ends the stream.
+pub fn translate<T: Translate>(events: ChunkStream, translation: T) -> ChunkStream {
+    let state = (events, translation, VecDeque::new(), false);
+    Box::pin(futures::stream::unfold(
+        state,
+        |(mut events, mut t, mut pending, mut ended)| async move {
+            loop {
+                if let Some(next) = pending.pop_front() {
+                    return Some((next, (events, t, pending, ended)));
+                }
+                if ended || t.over() {
+                    return None;
+                }
+                let last = match events.next().await {
+                    Some(Ok(event)) => {
+                        t.on_event(event, &mut pending);
+                        continue;
+                    }
+                    Some(Err(e)) => Err(e),
+                    None => t.on_close(),
+                };
+                ended = true;
+                return Some((last, (events, t, pending, ended)));
             }
         },
     ))

@@ -56,11 +56,7 @@ impl Anthropic {
         let app = Router::new()
             .route("/v1/messages", post(messages))
             .with_state(recorded.clone());
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let task = tokio::spawn(async move {
-            axum::serve(listener, app).await.unwrap();
-        });
+        let (addr, task) = super::serve(app).await;
         Anthropic {
             base_url: format!("http://{addr}/v1"),
             recorded,

@@ -80,11 +80,7 @@ impl Gemini {
             )
             .fallback(generate)
             .with_state(recorded.clone());
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let task = tokio::spawn(async move {
-            axum::serve(listener, app).await.unwrap();
-        });
+        let (addr, task) = super::serve(app).await;
         Gemini {
             base_url: format!("http://{addr}/v1beta"),
             images: format!("http://{addr}/images"),

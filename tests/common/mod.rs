@@ -254,6 +254,17 @@ pub async fn error_code(response: reqwest::Response, status: u16) -> String {
     error["code"].as_str().expect("code").to_owned()
 }
 
+/// Serves `app` on a loopback port for the life of the test: the address
+/// and the task (kept by the caller so the server lives as long as it).
+pub async fn serve(app: axum::Router) -> (std::net::SocketAddr, tokio::task::JoinHandle<()>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let task = tokio::spawn(async move {
+        axum::serve(listener, app).await.unwrap();
+    });
+    (addr, task)
+}
+
 /// `POST /v1/chat/completions` with an API key.
 pub async fn chat_post(server: &TestServer, key: &str, body: &Value) -> reqwest::Response {
     client()

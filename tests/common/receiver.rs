@@ -52,11 +52,7 @@ impl Receiver {
     pub async fn start() -> Receiver {
         let log = Log::default();
         let app = Router::new().fallback(receive).with_state(log.clone());
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let task = tokio::spawn(async move {
-            axum::serve(listener, app).await.unwrap();
-        });
+        let (addr, task) = super::serve(app).await;
         Receiver {
             base_url: format!("http://{addr}"),
             log,

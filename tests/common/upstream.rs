@@ -95,11 +95,7 @@ impl Upstream {
         let app = Router::new()
             .route("/v1/chat/completions", post(chat))
             .with_state(recorded.clone());
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let task = tokio::spawn(async move {
-            axum::serve(listener, app).await.unwrap();
-        });
+        let (addr, task) = super::serve(app).await;
         Upstream {
             base_url: format!("http://{addr}/v1"),
             recorded,
