@@ -46,6 +46,7 @@ pub struct AppState {
     pub limiter: Arc<crate::billing::limits::RateLimiter>,
     pub metrics: Arc<crate::metrics::Metrics>,
     pub events: crate::events::Events,
+    pub sampler: crate::compliance::incidents::Sampler,
     /// Unix seconds at start, for `created` fields of catalogue views.
     pub started_at: i64,
 }
@@ -64,12 +65,28 @@ impl AppState {
             .map(|p| p.connect_timeout)
             .max()
             .unwrap_or(std::time::Duration::from_secs(5));
+        let classifier = Arc::new(crate::compliance::Classifier::built_in());
+        let sampler = crate::compliance::incidents::Sampler::start(
+            crate::compliance::incidents::SamplerSettings {
+                share: config.incident_sample_share,
+                window: std::time::Duration::from_secs(config.incident_window_seconds),
+                refusal_burst: config.incident_refusal_burst,
+            },
+            store.clone(),
+            classifier.clone(),
+            events.clone(),
+        );
+        crate::compliance::start_sweeper(
+            store.clone(),
+            std::time::Duration::from_secs(config.compliance_sweep_seconds),
+        );
         AppState {
             catalogue: Arc::new(Catalogue::from_config(&config)),
             config: Arc::new(config),
             keys: Keys::new(store.clone()),
             providers: crate::providers::Providers::new(connect_timeout, allow_private_images),
-            classifier: Arc::new(crate::compliance::Classifier::built_in()),
+            classifier,
+            sampler,
             limiter: Arc::default(),
             metrics,
             events,

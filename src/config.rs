@@ -131,6 +131,18 @@ pub struct Config {
     pub image_fetch_allow_private_targets: bool,
     /// When set, `GET /metrics` needs `Authorization: Bearer <token>`.
     pub metrics_token: Option<Secret>,
+    /// Time allowed to the risk judge model before the rule result stands.
+    pub judge_timeout_ms: u64,
+    /// Share of served responses the incident sampler examines (0 to 1).
+    pub incident_sample_share: f64,
+    /// Window in which refusals of prohibited uses are counted.
+    pub incident_window_seconds: u64,
+    /// Refusals of prohibited uses by one tenant in one window that file
+    /// an incident.
+    pub incident_refusal_burst: u32,
+    /// Interval of the compliance sweep (conversation retention, review
+    /// expiry).
+    pub compliance_sweep_seconds: u64,
     pub providers: Vec<ProviderConfig>,
     pub models: Vec<ModelConfig>,
 }
@@ -213,6 +225,11 @@ struct RawConfig {
     webhook_concurrency: Option<Spanned<usize>>,
     metrics_token: Option<Spanned<String>>,
     image_fetch_allow_private_targets: Option<bool>,
+    judge_timeout_ms: Option<Spanned<u64>>,
+    incident_sample_share: Option<Spanned<f64>>,
+    incident_window_seconds: Option<Spanned<u64>>,
+    incident_refusal_burst: Option<Spanned<u32>>,
+    compliance_sweep_seconds: Option<Spanned<u64>>,
     #[serde(default)]
     providers: Vec<RawProvider>,
     #[serde(default)]
@@ -535,6 +552,30 @@ fn parse(
         }
         metrics_token = Some(Secret::new(v.trim().to_owned()));
     }
+    let judge_timeout_ms = ranged(&bad, raw.judge_timeout_ms, "judge_timeout_ms", 100..=60_000, 5_000)?;
+    let incident_sample_share =
+        ranged(&bad, raw.incident_sample_share, "incident_sample_share", 0.0..=1.0, 0.05)?;
+    let incident_window_seconds = ranged(
+        &bad,
+        raw.incident_window_seconds,
+        "incident_window_seconds",
+        1..=86_400,
+        300,
+    )?;
+    let incident_refusal_burst = ranged(
+        &bad,
+        raw.incident_refusal_burst,
+        "incident_refusal_burst",
+        1..=1_000_000,
+        20,
+    )?;
+    let compliance_sweep_seconds = ranged(
+        &bad,
+        raw.compliance_sweep_seconds,
+        "compliance_sweep_seconds",
+        1..=86_400,
+        60,
+    )?;
 
     let mut providers = Vec::new();
     let mut provider_ids = HashSet::new();
@@ -706,9 +747,36 @@ fn parse(
         webhook_concurrency,
         metrics_token,
         image_fetch_allow_private_targets,
+        judge_timeout_ms,
+        incident_sample_share,
+        incident_window_seconds,
+        incident_refusal_burst,
+        compliance_sweep_seconds,
         providers,
         models,
     })
+}
+
+/// A number key within `range`, or its default.
+fn ranged<T>(
+    bad: &impl Fn(std::ops::Range<usize>, String, String) -> ConfigError,
+    value: Option<Spanned<T>>,
+    key: &str,
+    range: std::ops::RangeInclusive<T>,
+    default: T,
+) -> Result<T, ConfigError>
+where
+    T: PartialOrd + std::fmt::Display + Copy,
+{
+    match value {
+        Some(v) if !range.contains(v.get_ref()) => Err(bad(
+            v.span(),
+            key.into(),
+            format!("must be {} to {}", range.start(), range.end()),
+        )),
+        Some(v) => Ok(v.into_inner()),
+        None => Ok(default),
+    }
 }
 
 fn check_log_level(filter: &str) -> Result<(), String> {

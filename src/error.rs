@@ -34,6 +34,10 @@ pub enum Code {
     InsufficientCredits,
     MultimodalCapExceeded,
     ProhibitedUse,
+    PurposeRequired,
+    ConsentRequired,
+    ConsentInvalid,
+    ReviewRejected,
     NotFound,
     ModelNotFound,
     MethodNotAllowed,
@@ -67,6 +71,10 @@ impl Code {
             Code::InsufficientCredits => "insufficient_credits",
             Code::MultimodalCapExceeded => "multimodal_cap_exceeded",
             Code::ProhibitedUse => "prohibited_use",
+            Code::PurposeRequired => "purpose_required",
+            Code::ConsentRequired => "consent_required",
+            Code::ConsentInvalid => "consent_invalid",
+            Code::ReviewRejected => "review_rejected",
             Code::NotFound => "not_found",
             Code::ModelNotFound => "model_not_found",
             Code::MethodNotAllowed => "method_not_allowed",
@@ -84,7 +92,10 @@ impl Code {
     /// The HTTP status this code is always answered with.
     pub fn status(self) -> StatusCode {
         match self {
-            Code::InvalidRequest => StatusCode::BAD_REQUEST,
+            Code::InvalidRequest
+            | Code::PurposeRequired
+            | Code::ConsentRequired
+            | Code::ConsentInvalid => StatusCode::BAD_REQUEST,
             Code::MissingApiKey | Code::InvalidApiKey => StatusCode::UNAUTHORIZED,
             Code::MissingToken | Code::InvalidToken | Code::InvalidCredentials => {
                 StatusCode::UNAUTHORIZED
@@ -95,7 +106,8 @@ impl Code {
             | Code::AccountDisabled
             | Code::Forbidden
             | Code::HighRiskNotAllowed
-            | Code::ProhibitedUse => StatusCode::FORBIDDEN,
+            | Code::ProhibitedUse
+            | Code::ReviewRejected => StatusCode::FORBIDDEN,
             Code::NotFound | Code::ModelNotFound => StatusCode::NOT_FOUND,
             Code::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             Code::Conflict => StatusCode::CONFLICT,
@@ -112,7 +124,10 @@ impl Code {
     /// The `type` field of the OpenAI-shaped body: the families the OpenAI
     /// SDKs already know how to read.
     pub fn kind(self) -> &'static str {
-        if matches!(self, Code::HighRiskNotAllowed | Code::ProhibitedUse) {
+        if matches!(
+            self,
+            Code::HighRiskNotAllowed | Code::ProhibitedUse | Code::ReviewRejected
+        ) {
             return "permission_error";
         }
         match self.status() {

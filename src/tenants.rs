@@ -58,19 +58,34 @@ pub enum ReviewMode {
     All,
 }
 
-/// A tenant's compliance policy. The compliance work reads and edits it;
-/// the defaults are the conservative ones (DESIGN section 5).
+/// A tenant's compliance policy (`GET`/`PUT /api/v1/policies`). The
+/// defaults are the conservative ones (DESIGN section 5).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CompliancePolicy {
+    /// A high-risk request must declare its `purpose`.
     pub require_purpose: bool,
+    /// A high-risk request must name a valid `user_consent_id`.
     pub require_consent: bool,
     pub review_mode: ReviewMode,
+    /// Seconds a held response waits for a reviewer before it expires.
+    pub review_ttl_secs: u32,
+    /// Grey zones go to the judge model.
+    pub judge_enabled: bool,
+    /// The catalogue model that judges; `None` disables the judge.
     pub judge_model: Option<String>,
+    /// Keep request and response bodies in the conversation log.
     pub log_bodies: bool,
-    /// Article 26: at least six months.
+    /// Days the conversation log keeps a request.
     pub retention_days: u32,
+    /// Days it keeps a high-risk request (Article 26(6): at least six
+    /// months).
+    pub high_risk_retention_days: u32,
+    /// Route only to providers listed in the sub-processor registry.
     pub enforce_registry: bool,
 }
+
+/// Article 26(6): logs of high-risk use are kept at least six months.
+pub const MIN_HIGH_RISK_RETENTION_DAYS: u32 = 183;
 
 impl Default for CompliancePolicy {
     fn default() -> Self {
@@ -78,9 +93,12 @@ impl Default for CompliancePolicy {
             require_purpose: false,
             require_consent: false,
             review_mode: ReviewMode::Off,
+            review_ttl_secs: 72 * 3600,
+            judge_enabled: false,
             judge_model: None,
             log_bodies: true,
-            retention_days: 183,
+            retention_days: MIN_HIGH_RISK_RETENTION_DAYS,
+            high_risk_retention_days: MIN_HIGH_RISK_RETENTION_DAYS,
             enforce_registry: false,
         }
     }
@@ -258,44 +276,130 @@ pub async fn rotate_webhook_secret(store: &Store, tenant_id: &str) -> Result<Ten
 /// Schema 1 to 2: tenants gain `webhooks_updated_at` (set to their
 /// creation time).
 pub fn migrate_v1_to_v2(txn: &redb::WriteTransaction) -> Result<(), StoreError> {
-    #[derive(Deserialize)]
-    struct TenantV1 {
-        id: String,
-        name: String,
-        tier: Tier,
-        wallet: i64,
-        webhook_secret: String,
-        webhook_urls: Vec<String>,
-        policy: CompliancePolicy,
-        created_at: i64,
-    }
-    let old: Vec<(Vec<u8>, TenantV1)> = {
+    rewrite_tenants(txn, |t: legacy::TenantV1| legacy::TenantV2 {
+        webhooks_updated_at: t.created_at,
+        id: t.id,
+        name: t.name,
+        tier: t.tier,
+        wallet: t.wallet,
+        webhook_secret: t.webhook_secret,
+        webhook_urls: t.webhook_urls,
+        policy: t.policy,
+        created_at: t.created_at,
+    })
+}
+
+/// Schema 2 to 3: the compliance policy gains the review expiry, the judge
+/// switch and the high-risk retention, at their defaults.
+pub fn migrate_v2_to_v3(txn: &redb::WriteTransaction) -> Result<(), StoreError> {
+    rewrite_tenants(txn, |t: legacy::TenantV2| Tenant {
+        id: t.id,
+        name: t.name,
+        tier: t.tier,
+        wallet: t.wallet,
+        webhook_secret: t.webhook_secret,
+        webhook_urls: t.webhook_urls,
+        policy: CompliancePolicy {
+            require_purpose: t.policy.require_purpose,
+            require_consent: t.policy.require_consent,
+            review_mode: t.policy.review_mode,
+            judge_enabled: t.policy.judge_model.is_some(),
+            judge_model: t.policy.judge_model,
+            log_bodies: t.policy.log_bodies,
+            retention_days: t.policy.retention_days,
+            high_risk_retention_days: t.policy.retention_days.max(MIN_HIGH_RISK_RETENTION_DAYS),
+            enforce_registry: t.policy.enforce_registry,
+            ..CompliancePolicy::default()
+        },
+        created_at: t.created_at,
+        webhooks_updated_at: t.webhooks_updated_at,
+    })
+}
+
+/// Decodes every tenant row as `Old` and writes it back as `New`.
+fn rewrite_tenants<Old, New>(
+    txn: &redb::WriteTransaction,
+    upgrade: impl Fn(Old) -> New,
+) -> Result<(), StoreError>
+where
+    Old: serde::de::DeserializeOwned,
+    New: Serialize + serde::de::DeserializeOwned,
+{
+    let old: Vec<(Vec<u8>, Old)> = {
         let table = txn.open_table(TENANTS)?;
         let mut out = Vec::new();
         for row in redb::ReadableTable::iter(&table)? {
             let (k, v) = row?;
             out.push((
                 k.value().to_vec(),
-                crate::store::codec::decode::<TenantV1>(v.value())?,
+                crate::store::codec::decode::<Old>(v.value())?,
             ));
         }
         out
     };
+    let table: Table<New> = Table::new(TENANTS);
     for (key, t) in old {
-        let tenant = Tenant {
-            id: t.id,
-            name: t.name,
-            tier: t.tier,
-            wallet: t.wallet,
-            webhook_secret: t.webhook_secret,
-            webhook_urls: t.webhook_urls,
-            policy: t.policy,
-            created_at: t.created_at,
-            webhooks_updated_at: t.created_at,
-        };
-        TENANT_TABLE.put(txn, &key, &tenant)?;
+        table.put(txn, &key, &upgrade(t))?;
     }
     Ok(())
+}
+
+/// The layouts of earlier schemas, for their migrations (and their tests).
+pub mod legacy {
+    use serde::{Deserialize, Serialize};
+
+    use super::{ReviewMode, Tier};
+
+    /// The policy of schemas 1 and 2.
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+    pub struct PolicyV1 {
+        pub require_purpose: bool,
+        pub require_consent: bool,
+        pub review_mode: ReviewMode,
+        pub judge_model: Option<String>,
+        pub log_bodies: bool,
+        pub retention_days: u32,
+        pub enforce_registry: bool,
+    }
+
+    impl Default for PolicyV1 {
+        fn default() -> Self {
+            PolicyV1 {
+                require_purpose: false,
+                require_consent: false,
+                review_mode: ReviewMode::Off,
+                judge_model: None,
+                log_bodies: true,
+                retention_days: 183,
+                enforce_registry: false,
+            }
+        }
+    }
+
+    #[derive(Debug, Clone, Serialize, Deserialize)]
+    pub struct TenantV1 {
+        pub id: String,
+        pub name: String,
+        pub tier: Tier,
+        pub wallet: i64,
+        pub webhook_secret: String,
+        pub webhook_urls: Vec<String>,
+        pub policy: PolicyV1,
+        pub created_at: i64,
+    }
+
+    #[derive(Debug, Clone, Serialize, Deserialize)]
+    pub struct TenantV2 {
+        pub id: String,
+        pub name: String,
+        pub tier: Tier,
+        pub wallet: i64,
+        pub webhook_secret: String,
+        pub webhook_urls: Vec<String>,
+        pub policy: PolicyV1,
+        pub created_at: i64,
+        pub webhooks_updated_at: i64,
+    }
 }
 
 pub fn list(store: &Store) -> Result<Vec<Tenant>, StoreError> {

@@ -270,7 +270,8 @@ fn sigterm_stops_cleanly_and_removes_the_socket() {
 #[tokio::test]
 async fn a_schema_1_store_is_migrated_on_open() {
     use tollgate::store::codec;
-    use tollgate::tenants::{CompliancePolicy, Tenant};
+    use tollgate::tenants::Tenant;
+    use tollgate::tenants::legacy::PolicyV1;
 
     #[derive(serde::Serialize)]
     struct TenantV1 {
@@ -280,7 +281,7 @@ async fn a_schema_1_store_is_migrated_on_open() {
         wallet: i64,
         webhook_secret: String,
         webhook_urls: Vec<String>,
-        policy: CompliancePolicy,
+        policy: PolicyV1,
         created_at: i64,
     }
 
@@ -310,7 +311,10 @@ async fn a_schema_1_store_is_migrated_on_open() {
                     wallet: t.wallet,
                     webhook_secret: t.webhook_secret.clone(),
                     webhook_urls: vec!["https://hooks.example.invalid/x".into()],
-                    policy: t.policy.clone(),
+                    policy: PolicyV1 {
+                        retention_days: 400,
+                        ..PolicyV1::default()
+                    },
                     created_at: t.created_at,
                 };
                 table

@@ -2,7 +2,7 @@
 //! authentication layer refuses the request before it gets here).
 
 use axum::Router;
-use axum::extract::State;
+use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -10,6 +10,7 @@ use axum::routing::{get, post};
 use crate::api::body::Body;
 use crate::auth::keys::ApiKey;
 use crate::billing::limits::RateDecision;
+use crate::compliance::reviews;
 use crate::error::{ApiError, Code};
 use crate::gateway::{self, ChatOutcome, request};
 use crate::metrics::ModelLabel;
@@ -23,6 +24,42 @@ pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/v1/models", get(list_models))
         .route("/v1/chat/completions", post(create_chat_completion))
+        .route("/v1/reviews/{id}", get(poll_review))
+}
+
+/// `GET /v1/reviews/{id}`: a held response, polled with the key that sent
+/// the request (DESIGN 7.3): pending, then the approved completion, or 403
+/// `review_rejected` when a reviewer rejected it or it expired undecided.
+async fn poll_review(
+    State(state): State<AppState>,
+    InferenceKey(key): InferenceKey,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    let review = state
+        .store
+        .read(|tx| reviews::get(tx, Some(&key.tenant_id), &id))
+        .ok()
+        .filter(|r| r.key_id == key.id || key.rotated_from.as_deref() == Some(&r.key_id))
+        .ok_or_else(|| ApiError::not_found(format!("no review `{id}` for this key")))?;
+    match review.status_at(now_ms()) {
+        reviews::Status::Pending => Ok((
+            axum::http::StatusCode::ACCEPTED,
+            axum::Json(review.pending_view()),
+        )
+            .into_response()),
+        reviews::Status::Approved => Ok(axum::Json(review.approved_completion()).into_response()),
+        reviews::Status::Rejected => Err(ApiError::new(
+            Code::ReviewRejected,
+            match &review.note {
+                Some(note) => format!("a reviewer rejected the response: {note}"),
+                None => "a reviewer rejected the response".to_owned(),
+            },
+        )),
+        reviews::Status::Expired => Err(ApiError::new(
+            Code::ReviewRejected,
+            "no reviewer decided in time: the held response expired and will not be released",
+        )),
+    }
 }
 
 /// `POST /v1/chat/completions`: a completion, or an SSE stream. The
@@ -86,7 +123,11 @@ async fn chat(
         .cloned()
         .unwrap_or_default();
     let (mut response, model) =
-        match gateway::chat_completions(state, key, request_id, request).await {
+        match gateway::chat_completions(state, key, request_id, request, body).await {
+            Ok(ChatOutcome::Held(review)) => (
+                (axum::http::StatusCode::ACCEPTED, axum::Json(review)).into_response(),
+                primary.clone(),
+            ),
             Ok(ChatOutcome::Complete(completion)) => {
                 let model = completion["model"].as_str().unwrap_or_default().to_owned();
                 (axum::Json(completion).into_response(), model)

@@ -130,15 +130,19 @@ pub struct Charged {
 
 /// Applies one charge durably. The key cache is refreshed in the same job,
 /// so the next request of an over-budget key is refused.
+/// `also` writes what must commit with the charge (the audit entry, the
+/// conversation record, a held review) in the same transaction.
 pub async fn charge(
     store: &Store,
     keys: &Keys,
     record: UsageRecord,
+    mut also: impl FnMut(&redb::WriteTransaction, &Charged) -> Result<(), StoreError> + Send + 'static,
 ) -> Result<Charged, StoreError> {
     let cache = keys.clone();
     let charged = store
         .write(move |txn| {
             let (charged, written) = apply(txn, &record)?;
+            also(txn, &charged)?;
             // In the writer, in the order charges are applied (see
             // `Keys::refresh`): the cache never goes back to an older count.
             for key in &written {

@@ -716,6 +716,13 @@ async fn serve(config: Config) -> Result<(), Failure> {
         std::env::var("TOLLGATE_OWNER_PASSWORD").ok(),
     )
     .await?;
+    let proposed = crate::compliance::registry::seed(&store, &config.providers).await?;
+    if proposed > 0 {
+        tracing::info!(
+            entries = proposed,
+            "every configured provider was proposed as a sub-processor registry entry"
+        );
+    }
     for p in config
         .providers
         .iter()

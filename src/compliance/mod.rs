@@ -7,7 +7,46 @@
 //! purpose can raise it, content can raise it above the purpose, and nothing
 //! lowers it.
 
+pub mod audit;
+pub mod consents;
+pub mod conversations;
+pub mod erasure;
+pub mod incidents;
+pub mod judge;
+pub mod registry;
+pub mod reviews;
+
 use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::store::Store;
+
+/// Starts the compliance sweep: conversation records past their retention
+/// are deleted and review items past their time expire, once at start and
+/// then every `every`.
+pub fn start_sweeper(store: Arc<Store>, every: Duration) {
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(every);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tick.tick().await;
+            let now = crate::time_util::now_ms();
+            match conversations::prune(&store, now).await {
+                Ok(0) => {}
+                Ok(n) => tracing::info!(records = n, "conversation records past their retention deleted"),
+                Err(crate::store::StoreError::Closed) => return,
+                Err(e) => tracing::error!(error = %e, "pruning the conversation log failed"),
+            }
+            match reviews::expire_due(&store, now).await {
+                Ok(0) => {}
+                Ok(n) => tracing::info!(items = n, "review items expired without a decision"),
+                Err(crate::store::StoreError::Closed) => return,
+                Err(e) => tracing::error!(error = %e, "expiring review items failed"),
+            }
+        }
+    });
+}
 
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -78,11 +117,22 @@ pub struct Hit {
     pub source: Source,
 }
 
-/// The outcome for one request.
+/// A result the rules cannot settle alone: what the judge decides.
 #[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Grey {
+    ContentOnly { rule: String },
+    AnchorWithoutAct { rule: String },
+    UnknownLanguage,
+}
+
+/// The outcome for one request.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Classification {
     pub level: Level,
     pub hits: Vec<Hit>,
+    pub grey: Vec<Grey>,
+    /// The judge's review, when the tenant policy asked for one.
+    pub judge: Option<judge::Judgement>,
 }
 
 impl Classification {
@@ -94,8 +144,24 @@ impl Classification {
 
     /// A sentence a person understands.
     pub fn reason(&self) -> String {
+        let mut sentence = self.rules_reason();
+        if let Some(judge) = &self.judge {
+            sentence.push(' ');
+            sentence.push_str(&judge.sentence());
+        }
+        sentence
+    }
+
+    fn rules_reason(&self) -> String {
         let top: Vec<&Hit> = self.hits.iter().filter(|h| h.level == self.level).collect();
         let Some(first) = top.first() else {
+            if !self.hits.is_empty() {
+                return format!(
+                    "Classified {}: the rules matched {}, which the judge did not confirm.",
+                    self.level,
+                    self.triggered_rules().join(", ")
+                );
+            }
             return "No rule matched: no listed use on people was declared or found in the conversation."
                 .to_owned();
         };
@@ -124,12 +190,16 @@ impl Classification {
 
     /// `risk_classification` on the response.
     pub fn view(&self) -> Value {
-        json!({
+        let mut view = json!({
             "level": self.level.as_str(),
             "reason": self.reason(),
             "requires_human_review": self.requires_human_review(),
             "triggered_rules": self.triggered_rules(),
-        })
+        });
+        if let Some(judge) = &self.judge {
+            view["judge"] = judge.view();
+        }
+        view
     }
 }
 
@@ -182,7 +252,12 @@ impl Classifier {
         }
         hits.sort_by_key(|h| std::cmp::Reverse(h.level));
         let level = hits.first().map_or(Level::Minimal, |h| h.level);
-        Classification { level, hits }
+        Classification {
+            level,
+            hits,
+            grey: Vec::new(),
+            judge: None,
+        }
     }
 }
 
@@ -248,7 +323,7 @@ fn conversation_text(messages: &Value) -> String {
 }
 
 /// The text in a content value: a string, text parts, or any JSON strings.
-fn text_of(value: &Value) -> String {
+pub(crate) fn text_of(value: &Value) -> String {
     match value {
         Value::String(s) => s.clone(),
         Value::Array(items) => items.iter().map(text_of).collect::<Vec<_>>().join("\n"),

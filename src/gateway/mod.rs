@@ -24,14 +24,18 @@ use crate::app::AppState;
 use crate::auth::keys::{ApiKey, Keys};
 use crate::billing::{self, Charged, UsageRecord, limits};
 use crate::catalogue::{Model, Pricing, micros_to_credits};
-use crate::compliance::{Classification, Level};
+use crate::compliance::audit::{self, Draft};
+use crate::compliance::conversations::{self, Conversation};
+use crate::compliance::incidents::Sampler;
+use crate::compliance::reviews::{self, Review};
+use crate::compliance::{Classification, Level, consents, registry};
 use crate::error::{ApiError, Code};
 use crate::events::{Event, Events};
 use crate::metrics::{Metrics, StreamGuard};
 use crate::providers::{ChunkStream, Failure, Reply, UpstreamError};
 use crate::store::Store;
 use crate::tenants;
-use crate::tenants::Tier;
+use crate::tenants::{CompliancePolicy, ReviewMode, Tier};
 use crate::time_util::now_ms;
 use request::ChatRequest;
 
@@ -50,6 +54,8 @@ pub struct Attempt {
 /// What the caller gets.
 pub enum ChatOutcome {
     Complete(Value),
+    /// Held for human review: 202 with the review item (DESIGN 7.3).
+    Held(Value),
     Stream {
         body: stream::SseBody,
         /// The catalogue id that served.
@@ -73,6 +79,41 @@ pub struct Served {
     pub replaced_parts: usize,
     pub prompt_estimate: u64,
     pub truncation: Option<truncate::Receipt>,
+    pub compliance: Arc<Compliance>,
+}
+
+/// What the compliance records of a request need, from the gate to the
+/// charge: the tenant policy, the service fields and the request as sent.
+#[derive(Debug)]
+pub struct Compliance {
+    pub policy: CompliancePolicy,
+    pub purpose: Option<String>,
+    pub end_user_id: Option<String>,
+    pub deployer_context: Option<Value>,
+    pub user_consent_id: Option<String>,
+    /// The request as the caller sent it, when a log or a review keeps it.
+    pub request: Option<String>,
+    /// The response goes to the human-review queue, not to the caller.
+    pub hold: bool,
+}
+
+impl Compliance {
+    fn new(policy: &CompliancePolicy, request: &ChatRequest, raw: &[u8], risk: &Classification) -> Compliance {
+        let hold = match policy.review_mode {
+            ReviewMode::Off => false,
+            ReviewMode::HighRisk => risk.level >= Level::High,
+            ReviewMode::All => true,
+        };
+        Compliance {
+            policy: policy.clone(),
+            purpose: request.purpose.clone(),
+            end_user_id: request.end_user_id.clone(),
+            deployer_context: request.deployer_context.clone(),
+            user_consent_id: request.user_consent_id.clone(),
+            request: (policy.log_bodies || hold).then(|| String::from_utf8_lossy(raw).into_owned()),
+            hold,
+        }
+    }
 }
 
 impl Served {
@@ -85,7 +126,8 @@ pub async fn chat_completions(
     state: &AppState,
     key: &ApiKey,
     request_id: &str,
-    request: ChatRequest,
+    mut request: ChatRequest,
+    raw: &[u8],
 ) -> Result<ChatOutcome, ApiError> {
     let started = Instant::now();
     if !request
@@ -102,8 +144,26 @@ pub async fn chat_completions(
         ));
     }
     let tenant = admit(state, key)?;
-    let risk = gate(state, key, &request)?;
+    let risk = gate(state, key, &tenant.policy, &request, request_id).await?;
+    let compliance = Arc::new(Compliance::new(&tenant.policy, &request, raw, &risk));
+    if compliance.hold && request.stream {
+        // A held answer is shown only once approved: there is nothing to
+        // stream to the caller, so the upstream is asked for the whole.
+        request.stream = false;
+        request.body.insert("stream".into(), Value::Bool(false));
+        request.body.remove("stream_options");
+    }
     take_tier_caps(state, &tenant, &request).await?;
+    let registered = if tenant.policy.enforce_registry {
+        Some(
+            state
+                .store
+                .read(registry::list)
+                .map_err(|e| ApiError::internal("reading the sub-processor registry", e))?,
+        )
+    } else {
+        None
+    };
     let mut attempts: Vec<Attempt> = Vec::new();
     let mut known = 0;
     for name in &request.chain {
@@ -118,6 +178,21 @@ pub async fn chat_completions(
             continue;
         };
         known += 1;
+        if let Some(registered) = &registered
+            && !registered.iter().any(|e| e.name == model.provider.id)
+        {
+            attempts.push(Attempt {
+                model: name.clone(),
+                provider: model.provider.id.clone(),
+                status: "not_in_registry".into(),
+                latency_ms: 0,
+                message: format!(
+                    "the provider `{}` is not in the sub-processor registry, and the tenant policy routes only to registered ones",
+                    model.provider.id
+                ),
+            });
+            continue;
+        }
         let (body, replaced_parts, truncation) = prepare(&request, &model);
         let prompt_estimate = tokens::estimate_messages(&body["messages"]);
         let attempt_started = Instant::now();
@@ -148,13 +223,12 @@ pub async fn chat_completions(
             replaced_parts,
             prompt_estimate,
             truncation: truncation.clone(),
+            compliance: compliance.clone(),
         };
         match outcome {
             Ok(Reply::Complete(completion)) => {
                 let served = served(attempts);
-                return Ok(ChatOutcome::Complete(
-                    finish(state, completion, &served).await?,
-                ));
+                return finish(state, completion, &served).await;
             }
             Ok(Reply::Stream(chunks)) => {
                 state.metrics.first_token(name, started.elapsed());
@@ -248,19 +322,28 @@ async fn take_tier_caps(
     }
 }
 
-/// Classifies the request and refuses what the key may not send: an
-/// Article 5 practice for every key, a high-risk use without
-/// `allowHighRisk`.
-fn gate(state: &AppState, key: &ApiKey, request: &ChatRequest) -> Result<Classification, ApiError> {
-    let risk = state.classifier.classify(
+/// Classifies the request and refuses, in this order, what may not go
+/// upstream: an Article 5 practice for every key, a high-risk use on a key
+/// without `allowHighRisk`, and a high-risk use without the purpose or the
+/// valid consent the tenant policy requires.
+async fn gate(
+    state: &AppState,
+    key: &ApiKey,
+    policy: &CompliancePolicy,
+    request: &ChatRequest,
+    request_id: &str,
+) -> Result<Classification, ApiError> {
+    let rules_only = state.classifier.classify(
         request.purpose.as_deref(),
         request.deployer_context.as_ref(),
         &request.body["messages"],
     );
+    let risk = crate::compliance::judge::decide(state, policy, request, rules_only).await;
     let rules = risk.triggered_rules().join(", ");
     match risk.level {
         Level::Prohibited => {
             tracing::warn!(key = %key.id, rules = %rules, "prohibited use refused");
+            state.sampler.offer_refusal(&key.tenant_id, request_id);
             Err(ApiError::new(
                 Code::ProhibitedUse,
                 format!(
@@ -276,6 +359,44 @@ fn gate(state: &AppState, key: &ApiKey, request: &ChatRequest) -> Result<Classif
                 risk.reason()
             ),
         )),
+        Level::High => {
+            if policy.require_purpose
+                && request.purpose.as_deref().is_none_or(|p| p.trim().is_empty())
+            {
+                let mut error = ApiError::new(
+                    Code::PurposeRequired,
+                    format!(
+                        "{} The tenant policy requires a `purpose` on high-risk requests.",
+                        risk.reason()
+                    ),
+                );
+                error.param = Some("purpose".into());
+                return Err(error);
+            }
+            if policy.require_consent {
+                let Some(id) = request.user_consent_id.as_deref() else {
+                    let mut error = ApiError::new(
+                        Code::ConsentRequired,
+                        format!(
+                            "{} The tenant policy requires a `user_consent_id` on high-risk requests.",
+                            risk.reason()
+                        ),
+                    );
+                    error.param = Some("user_consent_id".into());
+                    return Err(error);
+                };
+                let checked = state
+                    .store
+                    .read(|tx| consents::check(tx, &key.tenant_id, id, request.end_user_id.as_deref()))
+                    .map_err(|e| ApiError::internal("reading the consent record", e))?;
+                if let Err(invalid) = checked {
+                    let mut error = ApiError::new(Code::ConsentInvalid, invalid.message(id));
+                    error.param = Some("user_consent_id".into());
+                    return Err(error);
+                }
+            }
+            Ok(risk)
+        }
         _ => Ok(risk),
     }
 }
@@ -357,6 +478,18 @@ pub struct Extensions {
     _stream: Option<StreamGuard>,
     /// The usage record, completed with tokens and cost when charged.
     record: UsageRecord,
+    compliance: Arc<Compliance>,
+    level: Level,
+    rules: Vec<String>,
+    reason: String,
+    sampler: Sampler,
+}
+
+/// A held answer: the review it becomes, and the completion (every
+/// extension but `billing`, which the charge adds).
+pub struct Hold {
+    pub review_id: String,
+    pub completion: Value,
 }
 
 impl Extensions {
@@ -390,6 +523,117 @@ impl Extensions {
                 estimated: false,
                 at: 0,
             },
+            compliance: served.compliance.clone(),
+            level: served.risk.level,
+            rules: served.risk.triggered_rules(),
+            reason: served.risk.reason(),
+            sampler: state.sampler.clone(),
+        }
+    }
+
+    /// Whether the answer's text is wanted (conversation log, sampler).
+    pub fn keeps_output(&self) -> bool {
+        self.compliance.policy.log_bodies || self.sampler.is_active()
+    }
+
+    /// The audit entry, conversation record and review of a charged
+    /// request, written in the charge's own transaction.
+    fn compliance_writes(
+        &self,
+        record: &UsageRecord,
+        output: &str,
+        completed: bool,
+        hold: Option<Hold>,
+    ) -> impl FnMut(&redb::WriteTransaction, &Charged) -> Result<(), crate::store::StoreError> + Send + 'static
+    {
+        let c = &self.compliance;
+        let subject = c
+            .end_user_id
+            .as_deref()
+            .map(|u| audit::pseudonym(&record.tenant_id, u));
+        let held = hold.as_ref().map(|h| h.review_id.clone());
+        let draft = Draft::new(
+            &record.tenant_id,
+            format!("key:{}", record.key_id),
+            "inference",
+            &record.request_id,
+        )
+        .outcome(if completed { "ok" } else { "incomplete" })
+        .details(json!({
+            "model": record.model,
+            "provider": record.provider,
+            "riskLevel": self.level.as_str(),
+            "triggeredRules": self.rules,
+            "cost": micros_to_credits(record.cost as i64),
+            "promptTokens": record.prompt_tokens,
+            "completionTokens": record.completion_tokens,
+            "isFallback": record.is_fallback,
+            "streamed": record.streamed,
+            "purpose": c.purpose,
+            "subject": subject,
+            "consentId": c.user_consent_id,
+            "deployerContext": c.deployer_context,
+            "review": held,
+        }));
+        let retention_days = if self.level >= Level::High {
+            c.policy.high_risk_retention_days
+        } else {
+            c.policy.retention_days
+        };
+        let conversation = c.policy.log_bodies.then(|| Conversation {
+            request_id: record.request_id.clone(),
+            tenant_id: record.tenant_id.clone(),
+            key_id: record.key_id.clone(),
+            at: record.at,
+            expires_at: record.at + i64::from(retention_days) * conversations::DAY_MS,
+            purpose: c.purpose.clone(),
+            end_user_id: c.end_user_id.clone(),
+            deployer_context: c.deployer_context.as_ref().map(Value::to_string),
+            level: self.level.as_str().to_owned(),
+            rules: self.rules.clone(),
+            model: record.model.clone(),
+            cost: record.cost,
+            request: c.request.clone().unwrap_or_default(),
+            response: output.to_owned(),
+            erased: false,
+        });
+        let review = hold.map(|hold| {
+            let now = now_ms();
+            let review = Review {
+                id: hold.review_id,
+                tenant_id: record.tenant_id.clone(),
+                key_id: record.key_id.clone(),
+                request_id: record.request_id.clone(),
+                status: reviews::Status::Pending,
+                created_at: now,
+                expires_at: now + i64::from(c.policy.review_ttl_secs) * 1000,
+                model: record.model.clone(),
+                level: self.level.as_str().to_owned(),
+                rules: self.rules.clone(),
+                reason: self.reason.clone(),
+                request: c.request.clone().unwrap_or_default(),
+                completion: String::new(),
+                decided_by: None,
+                decided_at: None,
+                note: None,
+                edited: false,
+            };
+            (review, hold.completion)
+        });
+        let (is_fallback, started) = (self.is_fallback, self.started);
+        move |txn, charged| {
+            audit::append(txn, &draft)?;
+            if let Some(conversation) = &conversation {
+                conversations::insert(txn, conversation)?;
+            }
+            if let Some((review, completion)) = &review {
+                let mut completion = completion.clone();
+                completion["billing"] = billing_view(charged, is_fallback, started);
+                let mut review = review.clone();
+                review.completion = completion.to_string();
+                reviews::insert(txn, &review)?;
+            }
+            Ok(())
         }
     }
 
@@ -409,25 +653,40 @@ impl Extensions {
     /// Charges the request durably (group commit); returns once committed,
     /// then counts it and publishes its events. `completed` is false for a
     /// stream cut by its upstream: it is billed, but it did not complete.
+    /// `output` is the answer's text (for the conversation log and the
+    /// sampler); `hold` puts the answer in the review queue in the same
+    /// transaction.
     pub async fn charge(
         &self,
         prompt_tokens: u64,
         completion_tokens: u64,
         estimated: bool,
         completed: bool,
+        output: &str,
+        hold: Option<Hold>,
     ) -> Result<Charged, ApiError> {
         let record = self.record(prompt_tokens, completion_tokens, estimated);
-        let charged = billing::charge(&self.store, &self.keys, record.clone())
+        let also = self.compliance_writes(&record, output, completed, hold);
+        let charged = billing::charge(&self.store, &self.keys, record.clone(), also)
             .await
             .map_err(|e| ApiError::internal("recording the charge", e))?;
+        self.sampler
+            .offer_output(&record.tenant_id, &record.request_id, || output.to_owned());
         self.after_charge(&record, &charged, completed);
         Ok(charged)
     }
 
     /// Charges from a context that cannot wait (a stream dropped by its
     /// caller): the charge runs on its own task and still commits.
-    pub fn charge_detached(&self, prompt_tokens: u64, completion_tokens: u64, estimated: bool) {
+    pub fn charge_detached(
+        &self,
+        prompt_tokens: u64,
+        completion_tokens: u64,
+        estimated: bool,
+        output: &str,
+    ) {
         let record = self.record(prompt_tokens, completion_tokens, estimated);
+        let also = self.compliance_writes(&record, output, false, None);
         let (store, keys) = (self.store.clone(), self.keys.clone());
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             tracing::error!(request_id = %record.request_id, "no runtime to record an abandoned stream's charge");
@@ -441,7 +700,7 @@ impl Extensions {
         };
         runtime.spawn(async move {
             let request_id = record.request_id.clone();
-            match billing::charge(&store, &keys, record.clone()).await {
+            match billing::charge(&store, &keys, record.clone(), also).await {
                 Ok(charged) => after.run(&record, &charged, false),
                 Err(e) => {
                     tracing::error!(%request_id, error = %e, "recording an abandoned stream's charge failed")
@@ -463,19 +722,28 @@ impl Extensions {
     /// Adds `billing`, `risk_classification` and `explainability` to
     /// `target`, from a committed charge.
     pub fn apply(&self, target: &mut Value, charged: &Charged) {
-        target["billing"] = json!({
-            "cost": micros_to_credits(charged.cost as i64),
-            "balanceAfter": micros_to_credits(charged.balance_after),
-            "keyRemaining": charged.key_remaining.map(micros_to_credits),
-            "isFallback": self.is_fallback,
-            "latencyMs": self.started.elapsed().as_millis() as u64,
-        });
+        target["billing"] = billing_view(charged, self.is_fallback, self.started);
+        self.apply_uncharged(target);
+    }
+
+    /// Every extension but `billing`.
+    pub fn apply_uncharged(&self, target: &mut Value) {
         target["risk_classification"] = self.risk.clone();
         target["explainability"] = self.explainability.clone();
         if let Some(receipt) = &self.truncation {
             target["truncation"] = receipt.clone();
         }
     }
+}
+
+fn billing_view(charged: &Charged, is_fallback: bool, started: Instant) -> Value {
+    json!({
+        "cost": micros_to_credits(charged.cost as i64),
+        "balanceAfter": micros_to_credits(charged.balance_after),
+        "keyRemaining": charged.key_remaining.map(micros_to_credits),
+        "isFallback": is_fallback,
+        "latencyMs": started.elapsed().as_millis() as u64,
+    })
 }
 
 /// What follows a committed charge: its metrics and events.
@@ -587,12 +855,13 @@ fn explain(served: &Served) -> Value {
 }
 
 /// Sets `model` to the caller's name, charges the request and adds the
-/// extensions. The answer leaves only after the charge committed.
+/// extensions. The answer leaves only after the charge committed; a held
+/// answer goes to the review queue in the charge's transaction instead.
 async fn finish(
     state: &AppState,
     mut completion: Value,
     served: &Served,
-) -> Result<Value, ApiError> {
+) -> Result<ChatOutcome, ApiError> {
     completion["model"] = Value::String(served.requested.clone());
     let usage = &completion["usage"];
     let prompt = usage["prompt_tokens"]
@@ -617,9 +886,36 @@ async fn finish(
         });
     }
     let extensions = Extensions::new(state, served, false);
+    let output = if extensions.keeps_output() {
+        completion.to_string()
+    } else {
+        String::new()
+    };
+    if served.compliance.hold {
+        let review_id = crate::auth::new_id("rev");
+        let mut held = completion;
+        extensions.apply_uncharged(&mut held);
+        extensions
+            .charge(
+                prompt,
+                completion_tokens,
+                estimated,
+                true,
+                &output,
+                Some(Hold {
+                    review_id: review_id.clone(),
+                    completion: held,
+                }),
+            )
+            .await?;
+        tracing::info!(review = %review_id, request_id = %served.request_id, "response held for human review");
+        return Ok(ChatOutcome::Held(
+            json!({ "id": review_id, "object": "review", "status": "pending" }),
+        ));
+    }
     let charged = extensions
-        .charge(prompt, completion_tokens, estimated, true)
+        .charge(prompt, completion_tokens, estimated, true, &output, None)
         .await?;
     extensions.apply(&mut completion, &charged);
-    Ok(completion)
+    Ok(ChatOutcome::Complete(completion))
 }

@@ -32,6 +32,9 @@ struct Relay {
     served: Served,
     extensions: Extensions,
     relayed_chars: u64,
+    /// The relayed text, kept when the conversation log or the sampler
+    /// wants it.
+    output: Option<String>,
     saw_usage: bool,
     billed: bool,
     id: Value,
@@ -45,6 +48,7 @@ fn event(value: &Value) -> String {
 
 pub fn relay(chunks: ChunkStream, served: Served, extensions: Extensions) -> SseBody {
     let relay = Relay {
+        output: extensions.keeps_output().then(String::new),
         chunks,
         served,
         extensions,
@@ -65,6 +69,9 @@ pub fn relay(chunks: ChunkStream, served: Served, extensions: Extensions) -> Sse
                 r.id = chunk["id"].clone();
                 r.created = chunk["created"].clone();
                 r.relayed_chars += relayed_chars(&chunk);
+                if let Some(output) = &mut r.output {
+                    append_text(output, &chunk);
+                }
                 if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
                     let prompt = usage["prompt_tokens"]
                         .as_u64()
@@ -77,7 +84,7 @@ pub fn relay(chunks: ChunkStream, served: Served, extensions: Extensions) -> Sse
                     r.billed = true;
                     match r
                         .extensions
-                        .charge(prompt, completion, estimated, true)
+                        .charge(prompt, completion, estimated, true, r.output.as_deref().unwrap_or(""), None)
                         .await
                     {
                         Ok(charged) => r.extensions.apply(&mut chunk, &charged),
@@ -100,7 +107,14 @@ pub fn relay(chunks: ChunkStream, served: Served, extensions: Extensions) -> Sse
                     let completion = r.relayed_chars.div_ceil(4);
                     if let Err(e) = r
                         .extensions
-                        .charge(r.served.prompt_estimate, completion, true, false)
+                        .charge(
+                            r.served.prompt_estimate,
+                            completion,
+                            true,
+                            false,
+                            r.output.as_deref().unwrap_or(""),
+                            None,
+                        )
                         .await
                     {
                         tracing::error!(error = %e, "billing a cut stream failed");
@@ -135,7 +149,10 @@ pub fn relay(chunks: ChunkStream, served: Served, extensions: Extensions) -> Sse
                         },
                     });
                     r.billed = true;
-                    match r.extensions.charge(prompt, completion, true, true).await {
+                    match r
+                        .extensions
+                        .charge(prompt, completion, true, true, r.output.as_deref().unwrap_or(""), None)
+                        .await {
                         Ok(charged) => r.extensions.apply(&mut chunk, &charged),
                         Err(error) => {
                             return Some((
@@ -170,7 +187,27 @@ impl Drop for Relay {
             let completion = self.relayed_chars.div_ceil(4);
             tracing::info!(request_id = %self.served.request_id, completion, "stream abandoned by the caller; billing what was produced");
             self.extensions
-                .charge_detached(self.served.prompt_estimate, completion, true);
+                .charge_detached(
+                self.served.prompt_estimate,
+                completion,
+                true,
+                self.output.as_deref().unwrap_or(""),
+            );
+        }
+    }
+}
+
+/// Appends a chunk's generated text and tool arguments to `output`.
+fn append_text(output: &mut String, chunk: &Value) {
+    for choice in chunk["choices"].as_array().into_iter().flatten() {
+        let delta = &choice["delta"];
+        if let Some(text) = delta["content"].as_str() {
+            output.push_str(text);
+        }
+        for call in delta["tool_calls"].as_array().into_iter().flatten() {
+            if let Some(arguments) = call["function"]["arguments"].as_str() {
+                output.push_str(arguments);
+            }
         }
     }
 }

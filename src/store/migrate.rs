@@ -15,6 +15,9 @@ type Migration = fn(&WriteTransaction) -> Result<(), StoreError>;
 const MIGRATIONS: &[Migration] = &[
     // 1 -> 2: tenants gain the time their webhook settings last changed.
     crate::tenants::migrate_v1_to_v2,
+    // 2 -> 3: the compliance policy gains review expiry, judge switch and
+    // high-risk retention.
+    crate::tenants::migrate_v2_to_v3,
 ];
 
 pub fn prepare(db: &Database) -> Result<(), StoreError> {

@@ -19,7 +19,7 @@ pub type Rows = Vec<(Vec<u8>, Vec<u8>)>;
 pub type Def = TableDefinition<'static, &'static [u8], &'static [u8]>;
 
 /// The schema this build writes. Raise it with a migration in `migrate.rs`.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// Store-wide facts: schema version, first-start marker, readiness probe.
 pub const META: Def = TableDefinition::new("meta");
@@ -49,6 +49,20 @@ pub const WALLET_ENTRIES: Def = TableDefinition::new("wallet_entries");
 /// `<tenant id>/<YYYY-MM-DD>/<counter>` -> count (big-endian u32): durable
 /// per-day counters such as the free tier's multimodal cap
 pub const DAY_COUNTS: Def = TableDefinition::new("day_counts");
+/// sequence number (big-endian u64) -> `audit::Entry` (hash-chained)
+pub const AUDIT: Def = TableDefinition::new("audit");
+/// time (big-endian ms) + request id -> `conversations::Conversation`
+pub const CONVERSATIONS: Def = TableDefinition::new("conversations");
+/// expiry (big-endian ms) + request id -> the conversation's key
+pub const CONVERSATION_EXPIRY: Def = TableDefinition::new("conversation_expiry");
+/// review id -> `reviews::Review`
+pub const REVIEWS: Def = TableDefinition::new("reviews");
+/// incident id -> `incidents::Incident`
+pub const INCIDENTS: Def = TableDefinition::new("incidents");
+/// entry name -> `registry::SubProcessor`
+pub const SUB_PROCESSORS: Def = TableDefinition::new("sub_processors");
+/// consent id -> `consents::Consent`
+pub const CONSENTS: Def = TableDefinition::new("consents");
 
 /// Every table, for creation at open and for backup.
 pub const ALL: &[Def] = &[
@@ -65,6 +79,13 @@ pub const ALL: &[Def] = &[
     EVENTS,
     WALLET_ENTRIES,
     DAY_COUNTS,
+    AUDIT,
+    CONVERSATIONS,
+    CONVERSATION_EXPIRY,
+    REVIEWS,
+    INCIDENTS,
+    SUB_PROCESSORS,
+    CONSENTS,
 ];
 
 pub const META_SCHEMA_VERSION: &[u8] = b"schema_version";

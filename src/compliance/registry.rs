@@ -1,0 +1,312 @@
+//! The sub-processor registry (GDPR Article 28): every upstream provider
+//! that may receive a tenant's data is a sub-processor.
+//!
+//! The registry has one version, a counter stored with it and bumped by
+//! every change, so a tenant told of a change can tell which list it has
+//! read. Each entry records the version at which it last changed. At the
+//! first start of a store every configured provider is proposed as an
+//! entry; after that only owners change the list, and a provider added to
+//! the configuration later is not in the registry until an owner adds it
+//! (which a tenant policy with `enforceRegistry` relies on).
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::config::ProviderConfig;
+use crate::store::tables::{META, SUB_PROCESSORS};
+use crate::store::{Reader, Store, StoreError, Table};
+use crate::time_util::{format_rfc3339, now_ms};
+
+pub const REGISTRY_TABLE: Table<SubProcessor> = Table::new(SUB_PROCESSORS);
+const META_REGISTRY_VERSION: &[u8] = b"registry_version";
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SubProcessor {
+    /// The provider id models route to.
+    pub name: String,
+    /// The legal entity behind it.
+    pub legal_name: String,
+    /// What it does with the data.
+    pub purpose: String,
+    /// Where the data is processed (country or region).
+    pub location: String,
+    /// Categories of personal data it may receive.
+    pub data_categories: Vec<String>,
+    /// The data-processing agreement, if published.
+    pub dpa_url: Option<String>,
+    /// `configured` (proposed at first start) or `manual`.
+    pub source: String,
+    /// The registry version of the entry's last change.
+    pub version: u64,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+impl SubProcessor {
+    pub fn view(&self) -> Value {
+        json!({
+            "name": self.name,
+            "legalName": self.legal_name,
+            "purpose": self.purpose,
+            "location": self.location,
+            "dataCategories": self.data_categories,
+            "dpaUrl": self.dpa_url,
+            "source": self.source,
+            "version": self.version.to_string(),
+            "createdAt": format_rfc3339(self.created_at),
+            "updatedAt": format_rfc3339(self.updated_at),
+        })
+    }
+}
+
+/// The fields an owner sets (create and update).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Fields {
+    pub name: Option<String>,
+    pub legal_name: Option<String>,
+    pub purpose: Option<String>,
+    pub location: Option<String>,
+    pub data_categories: Option<Vec<String>>,
+    pub dpa_url: Option<Option<String>>,
+}
+
+/// A committed change, for the event.
+#[derive(Debug, Clone)]
+pub struct Change {
+    pub action: &'static str,
+    pub entry: SubProcessor,
+    pub version: u64,
+    pub at: i64,
+}
+
+impl Change {
+    pub fn event(&self) -> crate::events::Event {
+        crate::events::Event::sub_processor_changed(
+            self.action,
+            &self.entry.name,
+            &self.version.to_string(),
+            self.at,
+        )
+    }
+}
+
+pub fn version(tx: &impl Reader) -> Result<u64, StoreError> {
+    Ok(tx
+        .get_raw(META, META_REGISTRY_VERSION)?
+        .and_then(|b| b.as_slice().try_into().ok().map(u64::from_be_bytes))
+        .unwrap_or(0))
+}
+
+fn bump(txn: &redb::WriteTransaction) -> Result<u64, StoreError> {
+    let next = version(txn)? + 1;
+    txn.open_table(META)?
+        .insert(META_REGISTRY_VERSION, next.to_be_bytes().as_slice())?;
+    Ok(next)
+}
+
+pub fn list(tx: &impl Reader) -> Result<Vec<SubProcessor>, StoreError> {
+    REGISTRY_TABLE.all(tx)
+}
+
+pub fn contains(tx: &impl Reader, name: &str) -> Result<bool, StoreError> {
+    Ok(REGISTRY_TABLE.get(tx, name.as_bytes())?.is_some())
+}
+
+/// `GET /api/v1/sub-processors`.
+pub fn view(tx: &impl Reader) -> Result<Value, StoreError> {
+    let entries: Vec<Value> = list(tx)?.iter().map(SubProcessor::view).collect();
+    Ok(json!({ "version": version(tx)?.to_string(), "subProcessors": entries }))
+}
+
+fn text(field: &str, value: Option<String>, max: usize) -> Result<Option<String>, StoreError> {
+    value
+        .map(|v| {
+            let v = v.trim().to_owned();
+            if v.is_empty() || v.len() > max || v.chars().any(char::is_control) {
+                Err(StoreError::Invalid(format!(
+                    "`{field}` must be 1 to {max} printable characters"
+                )))
+            } else {
+                Ok(v)
+            }
+        })
+        .transpose()
+}
+
+fn apply(entry: &mut SubProcessor, fields: Fields) -> Result<(), StoreError> {
+    if let Some(v) = text("legalName", fields.legal_name, 200)? {
+        entry.legal_name = v;
+    }
+    if let Some(v) = text("purpose", fields.purpose, 1000)? {
+        entry.purpose = v;
+    }
+    if let Some(v) = text("location", fields.location, 200)? {
+        entry.location = v;
+    }
+    if let Some(categories) = fields.data_categories {
+        if categories.len() > 50 {
+            return Err(StoreError::Invalid(
+                "at most 50 `dataCategories`".into(),
+            ));
+        }
+        entry.data_categories = categories
+            .into_iter()
+            .map(|c| text("dataCategories", Some(c), 200).map(Option::unwrap_or_default))
+            .collect::<Result<_, _>>()?;
+    }
+    if let Some(url) = fields.dpa_url {
+        entry.dpa_url = match url {
+            None => None,
+            Some(u) => {
+                let parsed = url::Url::parse(u.trim())
+                    .ok()
+                    .filter(|p| matches!(p.scheme(), "http" | "https"))
+                    .ok_or_else(|| StoreError::Invalid("`dpaUrl` must be an http(s) URL".into()))?;
+                Some(parsed.to_string())
+            }
+        };
+    }
+    Ok(())
+}
+
+fn validate_name(name: Option<String>) -> Result<String, StoreError> {
+    let name = text("name", name, 100)?
+        .ok_or_else(|| StoreError::Invalid("`name` is required".into()))?;
+    if !name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+    {
+        return Err(StoreError::Invalid(
+            "`name` is the provider id: letters, digits, `-`, `_` and `.`".into(),
+        ));
+    }
+    Ok(name)
+}
+
+pub async fn create(store: &Store, fields: Fields) -> Result<Change, StoreError> {
+    let name = validate_name(fields.name.clone())?;
+    let now = now_ms();
+    let mut entry = SubProcessor {
+        name: name.clone(),
+        legal_name: name.clone(),
+        purpose: "AI model inference".into(),
+        location: "unspecified".into(),
+        data_categories: vec!["prompts and completions".into()],
+        dpa_url: None,
+        source: "manual".into(),
+        version: 0,
+        created_at: now,
+        updated_at: now,
+    };
+    apply(&mut entry, fields)?;
+    store
+        .write(move |txn| {
+            if contains(txn, &entry.name)? {
+                return Err(StoreError::Conflict(format!(
+                    "the registry already lists `{}`",
+                    entry.name
+                )));
+            }
+            let version = bump(txn)?;
+            let mut entry = entry.clone();
+            entry.version = version;
+            REGISTRY_TABLE.put(txn, entry.name.as_bytes(), &entry)?;
+            Ok(Change {
+                action: "created",
+                entry,
+                version,
+                at: now,
+            })
+        })
+        .await
+}
+
+pub async fn update(store: &Store, name: &str, fields: Fields) -> Result<Change, StoreError> {
+    if fields.name.as_deref().is_some_and(|n| n != name) {
+        return Err(StoreError::Invalid(
+            "`name` cannot be changed; delete the entry and create another".into(),
+        ));
+    }
+    let name = name.to_owned();
+    store
+        .write(move |txn| {
+            let mut entry = REGISTRY_TABLE
+                .get(txn, name.as_bytes())?
+                .ok_or_else(|| StoreError::NotFound(format!("the registry has no `{name}`")))?;
+            apply(&mut entry, fields.clone())?;
+            let now = now_ms();
+            let version = bump(txn)?;
+            entry.version = version;
+            entry.updated_at = now;
+            REGISTRY_TABLE.put(txn, entry.name.as_bytes(), &entry)?;
+            Ok(Change {
+                action: "updated",
+                entry,
+                version,
+                at: now,
+            })
+        })
+        .await
+}
+
+pub async fn delete(store: &Store, name: &str) -> Result<Change, StoreError> {
+    let name = name.to_owned();
+    store
+        .write(move |txn| {
+            let entry = REGISTRY_TABLE
+                .get(txn, name.as_bytes())?
+                .ok_or_else(|| StoreError::NotFound(format!("the registry has no `{name}`")))?;
+            REGISTRY_TABLE.remove(txn, name.as_bytes())?;
+            let version = bump(txn)?;
+            Ok(Change {
+                action: "deleted",
+                entry,
+                version,
+                at: now_ms(),
+            })
+        })
+        .await
+}
+
+/// At the first start of a store (no registry version yet), proposes
+/// every configured provider as an entry. Returns the entries created.
+pub async fn seed(store: &Store, providers: &[ProviderConfig]) -> Result<usize, StoreError> {
+    let proposed: Vec<SubProcessor> = providers
+        .iter()
+        .map(|p| {
+            let now = now_ms();
+            let kind = p.kind.as_str();
+            SubProcessor {
+                name: p.id.clone(),
+                legal_name: format!("{} ({kind} API)", p.id),
+                purpose: "AI model inference".into(),
+                location: p
+                    .base_url
+                    .as_ref()
+                    .and_then(|u| u.host_str().map(str::to_owned))
+                    .unwrap_or_else(|| "in-process".into()),
+                data_categories: vec!["prompts and completions".into()],
+                dpa_url: None,
+                source: "configured".into(),
+                version: 1,
+                created_at: now,
+                updated_at: now,
+            }
+        })
+        .collect();
+    store
+        .write(move |txn| {
+            if version(txn)? > 0 {
+                return Ok(0);
+            }
+            let version = bump(txn)?;
+            for entry in &proposed {
+                let mut entry = entry.clone();
+                entry.version = version;
+                REGISTRY_TABLE.put(txn, entry.name.as_bytes(), &entry)?;
+            }
+            Ok(proposed.len())
+        })
+        .await
+}
