@@ -258,6 +258,23 @@ pub async fn set_webhook_urls(
         .await
 }
 
+/// Replaces a tenant's compliance policy (validated by the caller).
+pub async fn set_policy(
+    store: &Store,
+    tenant_id: &str,
+    policy: CompliancePolicy,
+) -> Result<Tenant, StoreError> {
+    let tenant_id = tenant_id.to_owned();
+    store
+        .write(move |txn| {
+            let mut tenant = resolve(txn, &tenant_id)?;
+            tenant.policy = policy.clone();
+            TENANT_TABLE.put(txn, tenant.id.as_bytes(), &tenant)?;
+            Ok(tenant)
+        })
+        .await
+}
+
 /// Gives a tenant a new signing secret; returns the tenant with it (the
 /// only time the secret leaves the server).
 pub async fn rotate_webhook_secret(store: &Store, tenant_id: &str) -> Result<Tenant, StoreError> {

@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 use crate::auth::accounts::{self, Role};
 use crate::auth::keys::{IssuedKey, KeySettings, KeyUpdate, Keys};
 use crate::catalogue::credits_to_micros;
+use crate::compliance::audit;
 use crate::store::{Store, StoreError};
 use crate::tenants::{self, Tier};
 use crate::time_util::now_ms;
@@ -77,6 +78,7 @@ pub enum Command {
     Backup {
         out: PathBuf,
     },
+    AuditVerify,
     Usage {
         tenant: Option<String>,
         key: Option<String>,
@@ -108,7 +110,53 @@ fn issued_view(issued: IssuedKey) -> Value {
     view
 }
 
+/// Runs a command; a command that changes something is recorded in the
+/// audit log (actor `cli`) once it succeeded.
 pub async fn execute(ctx: &Context, command: Command) -> Result<Value, StoreError> {
+    let act = command.audited();
+    let result = run(ctx, command).await?;
+    if let Some((action, target)) = act {
+        let draft = audit::Draft::new("-", "cli".into(), &action, &target)
+            .details(json!({ "id": result.get("id") }));
+        audit::record(&ctx.store, draft).await?;
+    }
+    Ok(result)
+}
+
+impl Command {
+    /// The audit action and target of a command that changes something.
+    fn audited(&self) -> Option<(String, String)> {
+        let (action, target) = match self {
+            Command::TenantsCreate { name, .. } => ("tenant.create", name.clone()),
+            Command::TenantsTopup { tenant, credits } => {
+                ("tenant.topup", format!("{tenant} (+{credits} credits)"))
+            }
+            Command::KeysCreate { tenant, .. } => ("key.create", tenant.clone()),
+            Command::KeysUpdate { id, .. } => ("key.update", id.clone()),
+            Command::KeysRevoke { id } => ("key.revoke", id.clone()),
+            Command::KeysRotate { id } => ("key.rotate", id.clone()),
+            Command::UsersCreate { email, role, .. } => {
+                ("account.create", format!("{email} ({})", role.as_str()))
+            }
+            Command::UsersSetRole { who, role } => {
+                ("account.role", format!("{who} -> {}", role.as_str()))
+            }
+            Command::UsersDisable { who } => ("account.disable", who.clone()),
+            Command::UsersEnable { who } => ("account.enable", who.clone()),
+            Command::Backup { out } => ("store.backup", out.display().to_string()),
+            Command::TenantsList
+            | Command::TenantsShow { .. }
+            | Command::KeysList { .. }
+            | Command::KeysShow { .. }
+            | Command::UsersList { .. }
+            | Command::Usage { .. }
+            | Command::AuditVerify => return None,
+        };
+        Some((action.to_owned(), target))
+    }
+}
+
+async fn run(ctx: &Context, command: Command) -> Result<Value, StoreError> {
     let now = now_ms();
     match command {
         Command::TenantsCreate { name, tier } => {
@@ -212,6 +260,7 @@ pub async fn execute(ctx: &Context, command: Command) -> Result<Value, StoreErro
             );
             Ok(report)
         }
+        Command::AuditVerify => Ok(ctx.store.read(audit::verify)?.view()),
         Command::Backup { out } => {
             let store = ctx.store.clone();
             let summary = tokio::task::spawn_blocking(move || store.backup_to(&out))

@@ -6,10 +6,13 @@
 //! - `dashboard`: `/api/v1` (session; permissions in each signature)
 //! - `billing`: `/api/v1` usage, key consumption, top-ups, wallet history
 //! - `webhooks`: `/api/v1/webhooks` settings, secret rotation, deliveries
+//! - `compliance`: policies, audit, conversations, reviews, incidents,
+//!   sub-processors, consents, erasure
 //! - `/metrics`: Prometheus exposition (public unless a token is set)
 
 pub mod billing;
 pub mod body;
+pub mod compliance;
 pub mod dashboard;
 pub mod health;
 pub mod json;
@@ -27,5 +30,6 @@ pub fn routes() -> Router<AppState> {
         .merge(dashboard::routes())
         .merge(billing::routes())
         .merge(webhooks::routes())
+        .merge(compliance::routes())
         .route("/metrics", axum::routing::get(crate::metrics::scrape))
 }

@@ -76,6 +76,7 @@ impl Role {
             P::ViewAllUsage => matches!(self, R::Owner | R::Admin | R::Billing | R::Auditor),
             P::ViewConversations | P::ViewAudit => matches!(self, R::Owner | R::Auditor),
             P::ReviewItems => matches!(self, R::Owner | R::Reviewer),
+            P::ViewIncidents => matches!(self, R::Owner | R::Admin | R::Auditor),
             P::ManageOwnKeys | P::ViewOwnUsage => matches!(self, R::Owner | R::Admin | R::User),
             P::SendInference => matches!(self, R::Owner | R::Admin | R::User | R::Tester),
             P::UsePlayground => matches!(self, R::Owner | R::Tester),
@@ -125,13 +126,14 @@ pub enum Permission {
     ManageWebhooks,
     ManageRegistry,
     ManageIncidents,
+    ViewIncidents,
     ManageConsents,
     EraseSubjects,
     ViewModels,
 }
 
 impl Permission {
-    pub const ALL: [Permission; 23] = [
+    pub const ALL: [Permission; 24] = [
         Permission::ManageModels,
         Permission::HardDeleteModels,
         Permission::ManageUsers,
@@ -152,6 +154,7 @@ impl Permission {
         Permission::ManageWebhooks,
         Permission::ManageRegistry,
         Permission::ManageIncidents,
+        Permission::ViewIncidents,
         Permission::ManageConsents,
         Permission::EraseSubjects,
         Permission::ViewModels,
@@ -179,6 +182,7 @@ impl Permission {
             Permission::ManageWebhooks => "webhooks.manage",
             Permission::ManageRegistry => "registry.manage",
             Permission::ManageIncidents => "incidents.manage",
+            Permission::ViewIncidents => "incidents.view",
             Permission::ManageConsents => "consents.manage",
             Permission::EraseSubjects => "subjects.erase",
             Permission::ViewModels => "models.view",

@@ -20,6 +20,7 @@ use super::accounts::Permission;
 use super::keys::ApiKey;
 use super::sessions::{self, CurrentAccount};
 use crate::app::AppState;
+use crate::compliance::audit::{self, Draft};
 use crate::error::{ApiError, Code};
 use crate::time_util::now_ms;
 
@@ -81,12 +82,24 @@ pub async fn authenticate(
             )
             .into_response();
         };
+        let path = path.to_owned();
         match state.keys.authenticate(presented, now) {
             Ok(key) => {
-                request.extensions_mut().insert(InferenceKey(key));
-                next.run(request).await
+                request.extensions_mut().insert(InferenceKey(key.clone()));
+                let response = next.run(request).await;
+                if response.status().is_client_error() || response.status().is_server_error() {
+                    let draft = refusal(&key.tenant_id, format!("key:{}", key.id), &path, &response);
+                    record_entry(&state, draft).await;
+                }
+                response
             }
-            Err(error) => error.into_response(),
+            Err(error) => {
+                let response = error.into_response();
+                // An unknown key has no tenant: the entry is the operator's.
+                let draft = refusal("-", "key:unknown".into(), &path, &response);
+                record_entry(&state, draft).await;
+                response
+            }
         }
     } else {
         let Some(token) = bearer(request.headers()) else {
@@ -98,11 +111,107 @@ pub async fn authenticate(
         };
         match sessions::authenticate(&state.store, token, now) {
             Ok(current) => {
-                request.extensions_mut().insert(current);
-                next.run(request).await
+                if request.method() == axum::http::Method::GET
+                    || request.method() == axum::http::Method::HEAD
+                {
+                    request.extensions_mut().insert(current);
+                    return next.run(request).await;
+                }
+                audited_act(&state, current, request, next).await
             }
             Err(error) => error.into_response(),
         }
+    }
+}
+
+/// The audit entry of a refused inference request.
+fn refusal(tenant_id: &str, actor: String, path: &str, response: &Response) -> Draft {
+    let status = response.status().as_u16();
+    let code = response
+        .extensions()
+        .get::<ApiError>()
+        .map_or_else(|| status.to_string(), |e| e.code.as_str().to_owned());
+    Draft::new(tenant_id, actor, "inference.refused", path)
+        .outcome(&code)
+        .details(serde_json::json!({ "status": status }))
+}
+
+async fn record_entry(state: &AppState, draft: Draft) {
+    if let Err(e) = audit::record(&state.store, draft).await {
+        tracing::error!(error = %e, "writing an audit entry failed");
+    }
+}
+
+/// The largest administrative body kept in an audit entry.
+const MAX_AUDITED_BODY: usize = 1 << 20;
+
+/// Runs an administrative act (any `/api/v1` method but GET) and records
+/// it, with its outcome, before the answer leaves: who, which route, which
+/// target, and the body with secrets redacted and end-user ids
+/// pseudonymised.
+async fn audited_act(state: &AppState, current: CurrentAccount, request: Request, next: Next) -> Response {
+    let (mut parts, body) = request.into_parts();
+    let bytes = match axum::body::to_bytes(body, MAX_AUDITED_BODY * 64).await {
+        Ok(bytes) => bytes,
+        Err(_) => return crate::app::payload_too_large().into_response(),
+    };
+    let route = parts
+        .extensions
+        .get::<axum::extract::MatchedPath>()
+        .map_or_else(|| parts.uri.path().to_owned(), |m| m.as_str().to_owned());
+    let action = format!("{} {route}", parts.method);
+    let target = parts.uri.path().to_owned();
+    let account = current.account.clone();
+    parts.extensions.insert(current);
+    let details_body = if bytes.len() <= MAX_AUDITED_BODY {
+        serde_json::from_slice::<serde_json::Value>(&bytes)
+            .map(|mut v| {
+                redact(&mut v, &account.tenant_id);
+                v
+            })
+            .unwrap_or(serde_json::Value::Null)
+    } else {
+        serde_json::Value::String(format!("{} bytes, not kept", bytes.len()))
+    };
+    let response = next
+        .run(Request::from_parts(parts, axum::body::Body::from(bytes)))
+        .await;
+    let outcome = match response.extensions().get::<ApiError>() {
+        Some(error) => error.code.as_str().to_owned(),
+        None if response.status().is_success() => "ok".to_owned(),
+        None => response.status().as_u16().to_string(),
+    };
+    let draft = Draft::new(&account.tenant_id, format!("account:{}", account.id), &action, &target)
+        .outcome(&outcome)
+        .details(serde_json::json!({
+            "email": account.email,
+            "role": account.role.as_str(),
+            "status": response.status().as_u16(),
+            "body": details_body,
+        }));
+    record_entry(state, draft).await;
+    response
+}
+
+/// Removes secrets from an audited body and pseudonymises end-user ids.
+fn redact(value: &mut serde_json::Value, tenant_id: &str) {
+    match value {
+        serde_json::Value::Object(map) => {
+            for (field, v) in map.iter_mut() {
+                let lower = field.to_ascii_lowercase();
+                if lower.contains("password") || lower.contains("secret") || lower.contains("token") {
+                    *v = serde_json::Value::String("[redacted]".into());
+                } else if matches!(lower.as_str(), "enduserid" | "end_user_id") {
+                    if let Some(id) = v.as_str() {
+                        *v = serde_json::Value::String(audit::pseudonym(tenant_id, id));
+                    }
+                } else {
+                    redact(v, tenant_id);
+                }
+            }
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(|v| redact(v, tenant_id)),
+        _ => {}
     }
 }
 
@@ -195,6 +304,7 @@ pub mod perm {
         ManageWebhooks,
         ManageRegistry,
         ManageIncidents,
+        ViewIncidents,
         ManageConsents,
         EraseSubjects,
         ViewModels

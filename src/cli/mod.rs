@@ -55,6 +55,9 @@ pub enum Command {
     /// Manage dashboard accounts.
     #[command(subcommand)]
     Users(UsersCommand),
+    /// The hash-chained audit log.
+    #[command(subcommand)]
+    Audit(AuditCommand),
     /// Inspect the model catalogue.
     #[command(subcommand)]
     Models(ModelsCommand),
@@ -105,6 +108,17 @@ pub struct ServeArgs {
     /// Log format: text or json (overrides config and TOLLGATE_LOG_FORMAT).
     #[arg(long, value_name = "FORMAT")]
     pub log_format: Option<LogFormat>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AuditCommand {
+    /// Walk the whole chain and check every link (works while serving).
+    /// Exits 1 and names the first broken entry when the log was altered.
+    Verify {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -416,6 +430,17 @@ pub async fn run(cli: Cli) -> Result<(), Failure> {
                 _ => None,
             };
             let result = run_admin(&config, command).await?;
+            if let Command::Audit(AuditCommand::Verify { .. }) = other {
+                output::result(other, &result, json);
+                return match &result["firstBroken"] {
+                    Value::Null => Ok(()),
+                    broken => Err(Failure::new(format!(
+                        "the audit chain is broken at entry {}: {}",
+                        broken["seq"],
+                        broken["reason"].as_str().unwrap_or_default()
+                    ))),
+                };
+            }
             if let Some((email, password)) = generated {
                 // Only once the account exists; on stderr, so `--json`
                 // output on stdout stays parseable.
@@ -610,6 +635,7 @@ fn admin_command(command: &Command) -> Result<(Admin, bool), Failure> {
             },
             *json,
         ),
+        Command::Audit(AuditCommand::Verify { json }) => (Admin::AuditVerify, *json),
         Command::Backup { out } => {
             // The server resolves the path in its own working directory.
             let out =
