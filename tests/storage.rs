@@ -341,6 +341,14 @@ async fn a_schema_1_store_is_migrated_on_open() {
     let hooks: serde_json::Value = common::get_json(&server, &token, "/api/v1/webhooks").await;
     let default = server.cli_json(&["tenants", "show", "default"]);
     assert_eq!(hooks["updatedAt"], default["createdAt"]);
+    // 2 -> 3: the policy keeps its values and gains the new ones, the
+    // high-risk retention never below six months.
+    let policy: serde_json::Value = common::get_json(&server, &token, "/api/v1/policies").await;
+    assert_eq!(policy["retentionDays"], 400);
+    assert_eq!(policy["highRiskRetentionDays"], 400);
+    assert_eq!(policy["reviewMode"], "off");
+    assert_eq!(policy["reviewTtlSeconds"], 72 * 3600);
+    assert_eq!(policy["judgeEnabled"], false);
     server.terminate();
     let db = redb::Database::open(&data_file).unwrap();
     let read = redb::ReadableDatabase::begin_read(&db).unwrap();
@@ -352,5 +360,5 @@ async fn a_schema_1_store_is_migrated_on_open() {
         .unwrap()
         .value()
         .to_vec();
-    assert_eq!(version, 2u32.to_be_bytes());
+    assert_eq!(version, tollgate::store::tables::SCHEMA_VERSION.to_be_bytes());
 }

@@ -130,9 +130,14 @@ pub struct Charged {
 
 /// Applies one charge durably. The key cache is refreshed in the same job,
 /// so the next request of an over-budget key is refused.
-/// `also` writes what must commit with the charge (the audit entry, the
-/// conversation record, a held review) in the same transaction.
-pub async fn charge(
+pub async fn charge(store: &Store, keys: &Keys, record: UsageRecord) -> Result<Charged, StoreError> {
+    charge_with(store, keys, record, |_, _| Ok(())).await
+}
+
+/// [`charge`], where `also` writes what must commit with the charge (the
+/// audit entry, the conversation record, a held review) in the same
+/// transaction.
+pub async fn charge_with(
     store: &Store,
     keys: &Keys,
     record: UsageRecord,

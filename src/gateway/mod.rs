@@ -667,7 +667,7 @@ impl Extensions {
     ) -> Result<Charged, ApiError> {
         let record = self.record(prompt_tokens, completion_tokens, estimated);
         let also = self.compliance_writes(&record, output, completed, hold);
-        let charged = billing::charge(&self.store, &self.keys, record.clone(), also)
+        let charged = billing::charge_with(&self.store, &self.keys, record.clone(), also)
             .await
             .map_err(|e| ApiError::internal("recording the charge", e))?;
         self.sampler
@@ -700,7 +700,7 @@ impl Extensions {
         };
         runtime.spawn(async move {
             let request_id = record.request_id.clone();
-            match billing::charge(&store, &keys, record.clone(), also).await {
+            match billing::charge_with(&store, &keys, record.clone(), also).await {
                 Ok(charged) => after.run(&record, &charged, false),
                 Err(e) => {
                     tracing::error!(%request_id, error = %e, "recording an abandoned stream's charge failed")
