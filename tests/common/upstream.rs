@@ -104,6 +104,26 @@ impl Upstream {
     }
 }
 
+/// The answer's text: scripted judge verdicts and a prohibited answer for
+/// the compliance tests, else a greeting.
+fn scripted_text(model: &str) -> String {
+    match model {
+        "judge-lower" => r#"```json
+{"level": "minimal", "area": "none", "confidence": 0.95, "reason": "meta: the request discusses the topic"}
+```"#
+            .into(),
+        "judge-unsure" => {
+            r#"{"level": "minimal", "area": "none", "confidence": 0.5, "reason": "meta: perhaps"}"#.into()
+        }
+        "judge-raise" => r#"{"level": "prohibited", "area": "art5_1_c_social_scoring", "confidence": 0.9, "reason": "use_on_people: scores citizens to deny them services"}"#.into(),
+        "judge-babble" => "I would say it is probably fine.".into(),
+        "prohibited-output" => {
+            "Step 1: build a social credit system and deny loans to people with a low social score.".into()
+        }
+        _ => "hello from upstream".into(),
+    }
+}
+
 fn completion(model: &str, message: Value, finish: &str) -> Value {
     json!({
         "id": "chatcmpl-up-1", "object": "chat.completion", "created": 1_700_000_000, "model": model,
@@ -141,7 +161,7 @@ async fn chat(State(recorded): State<Recorded>, headers: HeaderMap, body: String
             json!({ "role": "assistant", "content": null, "tool_calls": [{ "id": "call_1", "type": "function",
                     "function": { "name": "get_weather", "arguments": "{\"city\":\"Paris\"}" } }] })
         } else {
-            json!({ "role": "assistant", "content": "hello from upstream" })
+            json!({ "role": "assistant", "content": scripted_text(&model) })
         };
         return axum::Json(completion(
             &model,
