@@ -227,6 +227,9 @@ async fn every_gate_refuses_with_its_status_and_code_and_is_audited() {
     let loan = ask(LOAN);
     let refused = chat(&server, &high, &loan).await;
     assert_eq!(error_code(refused, 400).await, "purpose_required");
+    let blank = with(loan.clone(), json!({ "purpose": "   " }));
+    let refused = chat(&server, &high, &blank).await;
+    assert_eq!(error_code(refused, 400).await, "purpose_required");
     let with_purpose = with(loan.clone(), json!({ "purpose": "Credit decision for a loan application" }));
     let refused = chat(&server, &high, &with_purpose).await;
     assert_eq!(error_code(refused, 400).await, "consent_required");
@@ -278,6 +281,9 @@ async fn every_gate_refuses_with_its_status_and_code_and_is_audited() {
     let refused = chat(&server, &high, &valid).await;
     assert_eq!(error_code(refused, 400).await, "consent_invalid");
 
+    // A refusal before classification (an unknown key) is audited too.
+    let unknown_key = chat(&server, "kp_live_not_a_key", &ask("Hello")).await;
+    assert_eq!(unknown_key.status(), 401);
     // Each refusal is audited as inference.refused with its code.
     let entries = audit(&server, &owner).await;
     let refusals: Vec<(String, String)> = entries
@@ -294,6 +300,7 @@ async fn every_gate_refuses_with_its_status_and_code_and_is_audited() {
         (key(&high_id), "prohibited_use"),
         (key(&plain_id), "high_risk_not_allowed"),
         (key(&high_id), "purpose_required"),
+        ("key:unknown".to_owned(), "invalid_api_key"),
         (key(&high_id), "consent_required"),
     ] {
         assert!(
@@ -437,7 +444,11 @@ async fn a_rejected_or_expired_review_answers_review_rejected() {
     )
     .await;
     assert_eq!(rejected["status"], "rejected");
-    assert_eq!(error_code(poll(&server, &key, &review).await, 403).await, "review_rejected");
+    let refused = poll(&server, &key, &review).await;
+    assert_eq!(refused.status(), 403);
+    let body: Value = refused.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "review_rejected");
+    assert!(body["error"]["message"].as_str().unwrap().contains("automated credit decision"), "the message carries the note: {body}");
     let again = call(&server, Some(&reviewer), Method::POST, &format!("/api/v1/reviews/{review}/approve"), None).await;
     assert_eq!(error_code(again, 409).await, "conflict");
 
@@ -545,6 +556,19 @@ async fn the_audit_chain_verifies_and_a_changed_entry_is_named_by_audit_verify()
     assert!(inference["details"]["cost"].is_number());
     let policy_entry = entries.iter().find(|e| e["action"] == "PUT /api/v1/policies").unwrap();
     assert_eq!(policy_entry["details"]["body"]["retentionDays"], 200);
+
+    let cli_act = entries.iter().find(|e| e["action"] == "key.create").expect("the CLI's key creation");
+    assert_eq!(cli_act["actor"], "cli");
+    // Paging backwards with `before`.
+    let page = get_json(&server, &owner, "/api/v1/audit?limit=2").await;
+    assert_eq!(page["data"].as_array().unwrap().len(), 2);
+    let before = page["nextBefore"].as_u64().expect("a next page");
+    assert_eq!(before, page["data"][1]["seq"].as_u64().unwrap());
+    let next = get_json(&server, &owner, &format!("/api/v1/audit?limit=2&before={before}")).await;
+    assert_eq!(next["data"][0]["seq"].as_u64().unwrap(), before - 1);
+    let refusals = get_json(&server, &owner, "/api/v1/audit?action=inference.refused").await;
+    assert_eq!(refusals["data"].as_array().unwrap().len(), 1);
+    assert_eq!(refusals["data"][0]["outcome"], "prohibited_use");
 
     let verified = get_json(&server, &owner, "/api/v1/audit/verify").await;
     assert_eq!(verified["valid"], true, "{verified}");
@@ -711,6 +735,19 @@ async fn high_risk_retention_stays_at_least_six_months_whatever_the_policy() {
     assert!(ms(&record["expiresAt"]) - ms(&record["at"]) >= 183 * DAY_MS, "{record}");
     let record = get_json(&server, &owner, &format!("/api/v1/conversations/{minimal}")).await;
     assert_eq!(ms(&record["expiresAt"]) - ms(&record["at"]), DAY_MS, "{record}");
+    // A stream's record keeps the streamed text.
+    let response = chat(&server, &key, &with(ask("Hello stream"), json!({ "stream": true }))).await;
+    assert_eq!(response.status(), 200);
+    let streamed = request_id(&response);
+    response.text().await.unwrap();
+    let record = eventually(&server, &owner, "/api/v1/conversations", |l| {
+        l["data"].as_array().unwrap().iter().any(|r| r["requestId"] == streamed.as_str())
+    })
+    .await["data"][0]
+        .clone();
+    assert_eq!(record["requestId"], streamed.as_str());
+    assert_eq!(record["request"]["messages"][0]["content"], "Hello stream");
+    assert!(record["response"].to_string().contains("hello from upstream"), "{record}");
 }
 
 // ---- incidents ----
@@ -791,6 +828,10 @@ async fn incidents_get_their_article_73_deadline_and_an_event() {
     assert!(closed["closedAt"].is_string());
     let shown = get_json(&server, &auditor, &format!("/api/v1/incidents/{id}")).await;
     assert_eq!(shown["status"], "closed");
+    let open = get_json(&server, &auditor, "/api/v1/incidents?status=open").await;
+    assert_eq!(open["data"].as_array().unwrap().len(), 2);
+    let closed_list = get_json(&server, &auditor, "/api/v1/incidents?status=closed").await;
+    assert_eq!(ids(&closed_list, "id"), [id.to_owned()]);
     assert_eq!(shown["reportedAt"], reported["reportedAt"]);
 
     // A burst of prohibited requests is an incident of its own.
@@ -847,8 +888,13 @@ async fn incidents_get_their_article_73_deadline_and_an_event() {
 
 #[tokio::test]
 async fn registry_changes_reach_every_tenant_and_bump_the_version() {
-    let (_upstream, server) = setup("").await;
     let receiver = Receiver::start().await;
+    let upstream = Upstream::start().await;
+    let operator = receiver.url("/operator");
+    let server = TestServer::start_with(
+        Some(&catalogue(&upstream.base_url, &[("ok", "ok")])),
+        &[("TOLLGATE_WEBHOOK_ALLOW_PRIVATE_TARGETS", "true"), ("WEBHOOK_URLS", &operator)],
+    );
     let owner = login(&server).await;
     second_tenant(&server, "beta");
     let beta_user = account(&server, "beta", "user@beta.test", "user").await;
@@ -889,7 +935,7 @@ async fn registry_changes_reach_every_tenant_and_bump_the_version() {
     assert_eq!(registry["version"], "4");
     assert_eq!(registry["subProcessors"].as_array().unwrap().len(), 1);
 
-    for path in ["/default", "/beta"] {
+    for path in ["/default", "/beta", "/operator"] {
         let deliveries = receiver.wait_for(path, 3).await;
         let mut seen: Vec<(String, String, String)> = deliveries
             .iter()
@@ -915,6 +961,7 @@ async fn registry_changes_reach_every_tenant_and_bump_the_version() {
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert_eq!(receiver.at("/default").len(), 3);
     assert_eq!(receiver.at("/beta").len(), 3);
+    assert_eq!(receiver.at("/operator").len(), 3);
 }
 
 #[tokio::test]
