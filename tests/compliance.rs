@@ -1305,7 +1305,6 @@ async fn bad_inputs_are_refused_as_invalid_requests_and_change_nothing() {
 // ---- bugs found ----
 
 #[tokio::test]
-#[ignore = "bug: src/api/compliance.rs uses axum's Query extractor, whose rejection is a text/plain 400 without the error shape"]
 async fn query_string_errors_use_the_documented_error_shape() {
     let (_upstream, server) = setup("").await;
     let owner = login(&server).await;
@@ -1323,7 +1322,6 @@ async fn query_string_errors_use_the_documented_error_shape() {
 }
 
 #[tokio::test]
-#[ignore = "bug: PolicyPatch.judge_model in src/api/compliance.rs is Option<Option<String>> without a deserializer that keeps null, so null reads as absent"]
 async fn a_null_judge_model_clears_it() {
     let (_upstream, server) = setup("").await;
     let owner = login(&server).await;
@@ -1334,7 +1332,6 @@ async fn a_null_judge_model_clears_it() {
 }
 
 #[tokio::test]
-#[ignore = "bug: registry::Fields.dpa_url in src/compliance/registry.rs is Option<Option<String>> without a deserializer that keeps null, so null reads as absent"]
 async fn a_null_dpa_url_clears_it() {
     let (_upstream, server) = setup("").await;
     let owner = login(&server).await;

@@ -7,12 +7,12 @@
 //! scope answers 404, as if it did not exist.
 
 use axum::Router;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::routing::{get, post};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::api::json::Json;
+use crate::api::json::{Json, Query};
 use crate::app::AppState;
 use crate::auth::accounts::{Account, Permission, Role};
 use crate::auth::extract::{Require, Signed, perm};

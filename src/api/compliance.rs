@@ -7,7 +7,7 @@
 //! tenant. Records outside the caller's scope answer 404.
 
 use axum::Router;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use axum::routing::{get, post};
@@ -17,7 +17,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::api::billing::{store_error, tenant_scope};
-use crate::api::json::Json;
+use crate::api::json::{Json, Query};
 use crate::app::AppState;
 use crate::auth::accounts::{Account, Role};
 use crate::auth::extract::{Require, Signed, perm};
@@ -139,6 +139,7 @@ struct PolicyPatch {
     review_mode: Option<String>,
     review_ttl_seconds: Option<u32>,
     judge_enabled: Option<bool>,
+    #[serde(default, deserialize_with = "crate::api::json::nullable")]
     judge_model: Option<Option<String>>,
     log_bodies: Option<bool>,
     retention_days: Option<u32>,

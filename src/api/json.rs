@@ -1,9 +1,11 @@
-//! A JSON body extractor whose rejections are [`ApiError`]s, so a malformed
-//! or oversized body gets the documented error shape, not axum's text.
+//! JSON body and query-string extractors whose rejections are
+//! [`ApiError`]s, so a malformed or oversized body, or a bad query
+//! parameter, gets the documented error shape, not axum's text.
 
 use axum::extract::rejection::JsonRejection;
 use axum::extract::{FromRequest, Request};
 use axum::http::StatusCode;
+use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
 use crate::error::{ApiError, Code};
@@ -19,6 +21,37 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for Json<T> {
             Err(rejection) => Err(reject(rejection)),
         }
     }
+}
+
+/// A query string, refused with 400 `invalid_request` when it does not fit.
+pub struct Query<T>(pub T);
+
+impl<T: DeserializeOwned, S: Send + Sync> axum::extract::FromRequestParts<S> for Query<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        state: &S,
+    ) -> Result<Self, ApiError> {
+        match axum::extract::Query::<T>::from_request_parts(parts, state).await {
+            Ok(axum::extract::Query(value)) => Ok(Query(value)),
+            Err(rejection) => Err(ApiError::new(
+                Code::InvalidRequest,
+                format!("bad query string: {}", rejection.body_text()),
+            )),
+        }
+    }
+}
+
+/// For `Option<Option<T>>` fields: absent is `None` (keep), `null` is
+/// `Some(None)` (clear), a value is `Some(Some(v))` (set). Use with
+/// `#[serde(default, deserialize_with = "...")]`.
+pub fn nullable<'de, T, D>(deserializer: D) -> Result<Option<Option<T>>, D::Error>
+where
+    T: serde::Deserialize<'de>,
+    D: serde::Deserializer<'de>,
+{
+    Option::<T>::deserialize(deserializer).map(Some)
 }
 
 fn reject(rejection: JsonRejection) -> ApiError {

@@ -4,13 +4,13 @@
 //! with `?tenant=<id or name>`.
 
 use axum::Router;
-use axum::extract::{Query, State};
+use axum::extract::State;
 use axum::routing::{get, post};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::api::billing::{store_error, tenant_scope};
-use crate::api::json::Json;
+use crate::api::json::{Json, Query};
 use crate::app::AppState;
 use crate::auth::extract::{Require, perm};
 use crate::error::ApiError;

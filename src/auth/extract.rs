@@ -151,7 +151,7 @@ const MAX_AUDITED_BODY: usize = 1 << 20;
 /// pseudonymised.
 async fn audited_act(state: &AppState, current: CurrentAccount, request: Request, next: Next) -> Response {
     let (mut parts, body) = request.into_parts();
-    let bytes = match axum::body::to_bytes(body, MAX_AUDITED_BODY * 64).await {
+    let bytes = match axum::body::to_bytes(body, crate::app::MAX_BODY_BYTES).await {
         Ok(bytes) => bytes,
         Err(_) => return crate::app::payload_too_large().into_response(),
     };
