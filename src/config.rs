@@ -552,9 +552,20 @@ fn parse(
         }
         metrics_token = Some(Secret::new(v.trim().to_owned()));
     }
-    let judge_timeout_ms = ranged(&bad, raw.judge_timeout_ms, "judge_timeout_ms", 100..=60_000, 5_000)?;
-    let incident_sample_share =
-        ranged(&bad, raw.incident_sample_share, "incident_sample_share", 0.0..=1.0, 0.05)?;
+    let judge_timeout_ms = ranged(
+        &bad,
+        raw.judge_timeout_ms,
+        "judge_timeout_ms",
+        100..=60_000,
+        5_000,
+    )?;
+    let incident_sample_share = ranged(
+        &bad,
+        raw.incident_sample_share,
+        "incident_sample_share",
+        0.0..=1.0,
+        0.05,
+    )?;
     let incident_window_seconds = ranged(
         &bad,
         raw.incident_window_seconds,

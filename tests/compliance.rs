@@ -36,10 +36,7 @@ const ROLES: [&str; 7] = [
 /// `top` is TOML placed before the tables (top-level keys).
 async fn setup(top: &str) -> (Upstream, TestServer) {
     let upstream = Upstream::start().await;
-    let config = format!(
-        "{top}\n{}",
-        catalogue(&upstream.base_url, &[("ok", "ok")])
-    );
+    let config = format!("{top}\n{}", catalogue(&upstream.base_url, &[("ok", "ok")]));
     let server = TestServer::start_with(
         Some(&config),
         &[("TOLLGATE_WEBHOOK_ALLOW_PRIVATE_TARGETS", "true")],
@@ -65,7 +62,13 @@ async fn call(
 }
 
 /// A request with a raw (possibly malformed) JSON body.
-async fn call_raw(server: &TestServer, token: &str, method: Method, path: &str, raw: &str) -> Response {
+async fn call_raw(
+    server: &TestServer,
+    token: &str,
+    method: Method,
+    path: &str,
+    raw: &str,
+) -> Response {
     client()
         .request(method, server.url(path))
         .bearer_auth(token)
@@ -187,11 +190,24 @@ async fn set_webhooks(server: &TestServer, owner: &str, tenant: Option<&str>, ur
         Some(t) => format!("/api/v1/webhooks?tenant={t}"),
         None => "/api/v1/webhooks".to_owned(),
     };
-    expect(server, owner, Method::PUT, &path, Some(&json!({ "urls": [url] })), 200).await;
+    expect(
+        server,
+        owner,
+        Method::PUT,
+        &path,
+        Some(&json!({ "urls": [url] })),
+        200,
+    )
+    .await;
 }
 
 /// Polls `path` (bounded) until `found` holds for its JSON.
-async fn eventually(server: &TestServer, token: &str, path: &str, found: impl Fn(&Value) -> bool) -> Value {
+async fn eventually(
+    server: &TestServer,
+    token: &str,
+    path: &str,
+    found: impl Fn(&Value) -> bool,
+) -> Value {
     for _ in 0..100 {
         let body = get_json(server, token, path).await;
         if found(&body) {
@@ -199,7 +215,10 @@ async fn eventually(server: &TestServer, token: &str, path: &str, found: impl Fn
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    panic!("{path} never showed what was expected: {}", get_json(server, token, path).await);
+    panic!(
+        "{path} never showed what was expected: {}",
+        get_json(server, token, path).await
+    );
 }
 
 // ---- gates ----
@@ -223,17 +242,29 @@ async fn every_gate_refuses_with_its_status_and_code_and_is_audited() {
     let (_, answer) = served(&server, &plain, &ask("What is the capital of France?")).await;
     assert_eq!(answer["risk_classification"]["level"], "minimal");
 
-    put_policy(&server, &owner, None, json!({ "requirePurpose": true, "requireConsent": true })).await;
+    put_policy(
+        &server,
+        &owner,
+        None,
+        json!({ "requirePurpose": true, "requireConsent": true }),
+    )
+    .await;
     let loan = ask(LOAN);
     let refused = chat(&server, &high, &loan).await;
     assert_eq!(error_code(refused, 400).await, "purpose_required");
     let blank = with(loan.clone(), json!({ "purpose": "   " }));
     let refused = chat(&server, &high, &blank).await;
     assert_eq!(error_code(refused, 400).await, "purpose_required");
-    let with_purpose = with(loan.clone(), json!({ "purpose": "Credit decision for a loan application" }));
+    let with_purpose = with(
+        loan.clone(),
+        json!({ "purpose": "Credit decision for a loan application" }),
+    );
     let refused = chat(&server, &high, &with_purpose).await;
     assert_eq!(error_code(refused, 400).await, "consent_required");
-    let unknown = with(with_purpose.clone(), json!({ "user_consent_id": "cns_does_not_exist", "end_user_id": "alice" }));
+    let unknown = with(
+        with_purpose.clone(),
+        json!({ "user_consent_id": "cns_does_not_exist", "end_user_id": "alice" }),
+    );
     let refused = chat(&server, &high, &unknown).await;
     assert_eq!(error_code(refused, 400).await, "consent_invalid");
 
@@ -249,7 +280,10 @@ async fn every_gate_refuses_with_its_status_and_code_and_is_audited() {
     assert_eq!(consent["status"], "active");
     let consent_id = consent["id"].as_str().unwrap().to_owned();
     // Another end user's consent.
-    let other_user = with(with_purpose.clone(), json!({ "user_consent_id": consent_id, "end_user_id": "bob" }));
+    let other_user = with(
+        with_purpose.clone(),
+        json!({ "user_consent_id": consent_id, "end_user_id": "bob" }),
+    );
     let refused = chat(&server, &high, &other_user).await;
     assert_eq!(error_code(refused, 400).await, "consent_invalid");
     // Another tenant's consent reads as unknown.
@@ -263,17 +297,31 @@ async fn every_gate_refuses_with_its_status_and_code_and_is_audited() {
         201,
     )
     .await;
-    let foreign_ref = with(with_purpose.clone(), json!({ "user_consent_id": foreign["id"], "end_user_id": "alice" }));
+    let foreign_ref = with(
+        with_purpose.clone(),
+        json!({ "user_consent_id": foreign["id"], "end_user_id": "alice" }),
+    );
     let refused = chat(&server, &high, &foreign_ref).await;
     assert_eq!(error_code(refused, 400).await, "consent_invalid");
 
     // The valid consent passes every gate.
-    let valid = with(with_purpose.clone(), json!({ "user_consent_id": consent_id, "end_user_id": "alice" }));
+    let valid = with(
+        with_purpose.clone(),
+        json!({ "user_consent_id": consent_id, "end_user_id": "alice" }),
+    );
     let (_, answer) = served(&server, &high, &valid).await;
     assert_eq!(answer["risk_classification"]["level"], "high");
 
     // Withdrawal keeps the record and makes the next request fail.
-    let withdrawn = expect(&server, &owner, Method::DELETE, &format!("/api/v1/consents/{consent_id}"), None, 200).await;
+    let withdrawn = expect(
+        &server,
+        &owner,
+        Method::DELETE,
+        &format!("/api/v1/consents/{consent_id}"),
+        None,
+        200,
+    )
+    .await;
     assert_eq!(withdrawn["status"], "withdrawn");
     assert!(withdrawn["withdrawnAt"].is_string());
     let kept = get_json(&server, &owner, &format!("/api/v1/consents/{consent_id}")).await;
@@ -291,7 +339,10 @@ async fn every_gate_refuses_with_its_status_and_code_and_is_audited() {
         .filter(|e| e["action"] == "inference.refused")
         .map(|e| {
             assert_eq!(e["target"], "/v1/chat/completions");
-            (e["actor"].as_str().unwrap().to_owned(), e["outcome"].as_str().unwrap().to_owned())
+            (
+                e["actor"].as_str().unwrap().to_owned(),
+                e["outcome"].as_str().unwrap().to_owned(),
+            )
         })
         .collect();
     let key = |id: &str| format!("key:{id}");
@@ -304,17 +355,28 @@ async fn every_gate_refuses_with_its_status_and_code_and_is_audited() {
         (key(&high_id), "consent_required"),
     ] {
         assert!(
-            refusals.iter().any(|(a, o)| a == &expected.0 && o == expected.1),
+            refusals
+                .iter()
+                .any(|(a, o)| a == &expected.0 && o == expected.1),
             "{expected:?} in {refusals:?}"
         );
     }
-    let invalid = refusals.iter().filter(|(a, o)| a == &key(&high_id) && o == "consent_invalid").count();
+    let invalid = refusals
+        .iter()
+        .filter(|(a, o)| a == &key(&high_id) && o == "consent_invalid")
+        .count();
     assert_eq!(invalid, 4, "{refusals:?}");
     // The served requests are audited as inference.
-    let served_entries: Vec<&Value> = entries.iter().filter(|e| e["action"] == "inference").collect();
+    let served_entries: Vec<&Value> = entries
+        .iter()
+        .filter(|e| e["action"] == "inference")
+        .collect();
     assert_eq!(served_entries.len(), 2);
     assert_eq!(served_entries[0]["details"]["riskLevel"], "high");
-    assert_eq!(served_entries[0]["details"]["consentId"], consent_id.as_str());
+    assert_eq!(
+        served_entries[0]["details"]["consentId"],
+        consent_id.as_str()
+    );
     assert_eq!(served_entries[1]["details"]["riskLevel"], "minimal");
 }
 
@@ -323,7 +385,10 @@ async fn a_purpose_raises_the_level_and_content_raises_it_above_a_purpose() {
     let (_upstream, server) = setup("").await;
     let (_, plain) = server.create_key(&[]);
     let (_, high) = server.create_key(&["--allow-high-risk"]);
-    let hello = with(ask("Hello, please summarise our meeting."), json!({ "purpose": RECRUIT_PURPOSE }));
+    let hello = with(
+        ask("Hello, please summarise our meeting."),
+        json!({ "purpose": RECRUIT_PURPOSE }),
+    );
 
     // Minimal content under a high-risk purpose is high.
     let refused = chat(&server, &plain, &hello).await;
@@ -331,13 +396,26 @@ async fn a_purpose_raises_the_level_and_content_raises_it_above_a_purpose() {
     let (_, answer) = served(&server, &high, &hello).await;
     let risk = &answer["risk_classification"];
     assert_eq!(risk["level"], "high", "{risk}");
-    assert!(risk["triggered_rules"].as_array().unwrap().contains(&json!("annex3_4a_recruitment")), "{risk}");
+    assert!(
+        risk["triggered_rules"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("annex3_4a_recruitment")),
+        "{risk}"
+    );
     assert_eq!(risk["requires_human_review"], true);
 
     // A limited purpose alone is limited; high content raises it above.
-    let chatbot = with(ask("Hello, how are you?"), json!({ "purpose": CHATBOT_PURPOSE }));
+    let chatbot = with(
+        ask("Hello, how are you?"),
+        json!({ "purpose": CHATBOT_PURPOSE }),
+    );
     let (_, answer) = served(&server, &plain, &chatbot).await;
-    assert_eq!(answer["risk_classification"]["level"], "limited", "{}", answer["risk_classification"]);
+    assert_eq!(
+        answer["risk_classification"]["level"], "limited",
+        "{}",
+        answer["risk_classification"]
+    );
     let raised = with(ask(LOAN), json!({ "purpose": CHATBOT_PURPOSE }));
     let refused = chat(&server, &plain, &raised).await;
     assert_eq!(error_code(refused, 403).await, "high_risk_not_allowed");
@@ -345,7 +423,10 @@ async fn a_purpose_raises_the_level_and_content_raises_it_above_a_purpose() {
     let risk = &answer["risk_classification"];
     assert_eq!(risk["level"], "high", "{risk}");
     let rules = risk["triggered_rules"].as_array().unwrap();
-    assert!(rules.contains(&json!("annex3_5b_creditworthiness")), "{risk}");
+    assert!(
+        rules.contains(&json!("annex3_5b_creditworthiness")),
+        "{risk}"
+    );
     assert!(rules.contains(&json!("art50_1_ai_interaction")), "{risk}");
 }
 
@@ -365,17 +446,29 @@ async fn a_held_response_is_released_after_approval_with_the_reviewers_edit() {
     let pending = poll(&server, &key, &review).await;
     assert_eq!(pending.status(), 202);
     let body: Value = pending.json().await.unwrap();
-    assert_eq!(body, json!({ "id": review, "object": "review", "status": "pending" }));
-    assert_eq!(error_code(poll(&server, &other_key, &review).await, 404).await, "not_found");
+    assert_eq!(
+        body,
+        json!({ "id": review, "object": "review", "status": "pending" })
+    );
+    assert_eq!(
+        error_code(poll(&server, &other_key, &review).await, 404).await,
+        "not_found"
+    );
 
     // The reviewer sees the request and the held answer.
     let queue = get_json(&server, &reviewer, "/api/v1/reviews?status=pending").await;
-    assert_eq!(ids(&queue, "id"), [review.clone()]);
+    assert_eq!(ids(&queue, "id"), std::slice::from_ref(&review));
     let item = get_json(&server, &reviewer, &format!("/api/v1/reviews/{review}")).await;
     assert_eq!(item["status"], "pending");
     assert_eq!(item["keyId"], key_id.as_str());
-    assert_eq!(item["request"]["messages"][0]["content"], "Write a friendly greeting.");
-    assert_eq!(item["completion"]["choices"][0]["message"]["content"], "hello from upstream");
+    assert_eq!(
+        item["request"]["messages"][0]["content"],
+        "Write a friendly greeting."
+    );
+    assert_eq!(
+        item["completion"]["choices"][0]["message"]["content"],
+        "hello from upstream"
+    );
 
     let decided = expect(
         &server,
@@ -389,19 +482,34 @@ async fn a_held_response_is_released_after_approval_with_the_reviewers_edit() {
     assert_eq!(decided["status"], "approved");
     assert_eq!(decided["edited"], true);
     assert_eq!(decided["note"], "NOTE-APPROVE: tone fixed");
-    assert!(decided["decidedBy"].as_str().unwrap().contains("reviewer@example.test"));
+    assert!(
+        decided["decidedBy"]
+            .as_str()
+            .unwrap()
+            .contains("reviewer@example.test")
+    );
 
     let released = poll(&server, &key, &review).await;
     assert_eq!(released.status(), 200);
     let completion: Value = released.json().await.unwrap();
-    assert_eq!(completion["choices"][0]["message"]["content"], "Good morning, dear customer!");
+    assert_eq!(
+        completion["choices"][0]["message"]["content"],
+        "Good morning, dear customer!"
+    );
     assert_eq!(completion["review"]["status"], "approved");
     assert_eq!(completion["review"]["edited"], true);
     assert!(completion["billing"]["cost"].is_number(), "{completion}");
 
     // Deciding twice is a conflict.
     for verb in ["approve", "reject"] {
-        let again = call(&server, Some(&reviewer), Method::POST, &format!("/api/v1/reviews/{review}/{verb}"), Some(&json!({}))).await;
+        let again = call(
+            &server,
+            Some(&reviewer),
+            Method::POST,
+            &format!("/api/v1/reviews/{review}/{verb}"),
+            Some(&json!({})),
+        )
+        .await;
         assert_eq!(error_code(again, 409).await, "conflict");
     }
 
@@ -411,10 +519,16 @@ async fn a_held_response_is_released_after_approval_with_the_reviewers_edit() {
         .iter()
         .find(|e| e["action"] == "POST /api/v1/reviews/{id}/approve" && e["outcome"] == "ok")
         .expect("the approval's audit entry");
-    assert_eq!(approval["target"], format!("/api/v1/reviews/{review}/approve"));
+    assert_eq!(
+        approval["target"],
+        format!("/api/v1/reviews/{review}/approve")
+    );
     assert_eq!(approval["details"]["email"], "reviewer@example.test");
     assert_eq!(approval["details"]["role"], "reviewer");
-    assert_eq!(approval["details"]["body"]["note"], "NOTE-APPROVE: tone fixed");
+    assert_eq!(
+        approval["details"]["body"]["note"],
+        "NOTE-APPROVE: tone fixed"
+    );
     assert!(approval["actor"].as_str().unwrap().starts_with("account:"));
     // The held request is audited as served, naming its review.
     let inference = entries.iter().find(|e| e["action"] == "inference").unwrap();
@@ -448,18 +562,41 @@ async fn a_rejected_or_expired_review_answers_review_rejected() {
     assert_eq!(refused.status(), 403);
     let body: Value = refused.json().await.unwrap();
     assert_eq!(body["error"]["code"], "review_rejected");
-    assert!(body["error"]["message"].as_str().unwrap().contains("automated credit decision"), "the message carries the note: {body}");
-    let again = call(&server, Some(&reviewer), Method::POST, &format!("/api/v1/reviews/{review}/approve"), None).await;
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("automated credit decision"),
+        "the message carries the note: {body}"
+    );
+    let again = call(
+        &server,
+        Some(&reviewer),
+        Method::POST,
+        &format!("/api/v1/reviews/{review}/approve"),
+        None,
+    )
+    .await;
     assert_eq!(error_code(again, 409).await, "conflict");
 
     // Undecided past its time: expired, read as rejected, no longer decidable.
     put_policy(&server, &owner, None, json!({ "reviewTtlSeconds": 1 })).await;
     let expiring = held(&server, &key, &ask(LOAN)).await;
     tokio::time::sleep(Duration::from_millis(2_100)).await;
-    assert_eq!(error_code(poll(&server, &key, &expiring).await, 403).await, "review_rejected");
+    assert_eq!(
+        error_code(poll(&server, &key, &expiring).await, 403).await,
+        "review_rejected"
+    );
     let expired = get_json(&server, &reviewer, "/api/v1/reviews?status=expired").await;
-    assert_eq!(ids(&expired, "id"), [expiring.clone()]);
-    let late = call(&server, Some(&reviewer), Method::POST, &format!("/api/v1/reviews/{expiring}/approve"), None).await;
+    assert_eq!(ids(&expired, "id"), std::slice::from_ref(&expiring));
+    let late = call(
+        &server,
+        Some(&reviewer),
+        Method::POST,
+        &format!("/api/v1/reviews/{expiring}/approve"),
+        None,
+    )
+    .await;
     assert_eq!(error_code(late, 409).await, "conflict");
     let rejected_list = get_json(&server, &reviewer, "/api/v1/reviews?status=rejected").await;
     assert_eq!(ids(&rejected_list, "id"), [review]);
@@ -471,11 +608,20 @@ async fn a_streamed_request_under_review_gets_a_202_json_answer() {
     let owner = login(&server).await;
     let (_, key) = server.create_key(&[]);
     put_policy(&server, &owner, None, json!({ "reviewMode": "all" })).await;
-    let body = with(ask("Write a friendly greeting."), json!({ "stream": true, "stream_options": { "include_usage": true } }));
+    let body = with(
+        ask("Write a friendly greeting."),
+        json!({ "stream": true, "stream_options": { "include_usage": true } }),
+    );
     let response = chat(&server, &key, &body).await;
     assert_eq!(response.status(), 202);
-    let content_type = response.headers()["content-type"].to_str().unwrap().to_owned();
-    assert!(content_type.starts_with("application/json"), "{content_type}");
+    let content_type = response.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        content_type.starts_with("application/json"),
+        "{content_type}"
+    );
     let answer: Value = response.json().await.unwrap();
     assert_eq!(answer["object"], "review");
     assert_eq!(answer["status"], "pending");
@@ -483,11 +629,22 @@ async fn a_streamed_request_under_review_gets_a_202_json_answer() {
     assert_eq!(upstream.recorded.bodies()[0]["stream"], false);
     let reviewer = account(&server, "default", "reviewer@example.test", "reviewer").await;
     let id = answer["id"].as_str().unwrap();
-    expect(&server, &reviewer, Method::POST, &format!("/api/v1/reviews/{id}/approve"), None, 200).await;
+    expect(
+        &server,
+        &reviewer,
+        Method::POST,
+        &format!("/api/v1/reviews/{id}/approve"),
+        None,
+        200,
+    )
+    .await;
     let released = poll(&server, &key, id).await;
     assert_eq!(released.status(), 200);
     let completion: Value = released.json().await.unwrap();
-    assert_eq!(completion["choices"][0]["message"]["content"], "hello from upstream");
+    assert_eq!(
+        completion["choices"][0]["message"]["content"],
+        "hello from upstream"
+    );
     assert_eq!(completion["review"]["edited"], false);
 }
 
@@ -531,7 +688,15 @@ async fn the_audit_chain_verifies_and_a_changed_entry_is_named_by_audit_verify()
     let (_upstream, mut server) = setup("").await;
     let owner = login(&server).await;
     let (_, key) = server.create_key(&[]);
-    served(&server, &key, &with(ask("Hello there"), json!({ "end_user_id": "alice@example.test" }))).await;
+    served(
+        &server,
+        &key,
+        &with(
+            ask("Hello there"),
+            json!({ "end_user_id": "alice@example.test" }),
+        ),
+    )
+    .await;
     let refused = chat(&server, &key, &ask(SOCIAL)).await;
     assert_eq!(error_code(refused, 403).await, "prohibited_use");
     put_policy(&server, &owner, None, json!({ "retentionDays": 200 })).await;
@@ -541,30 +706,52 @@ async fn the_audit_chain_verifies_and_a_changed_entry_is_named_by_audit_verify()
     assert!(entries.len() >= 4, "{entries:?}");
     // Newest first, each linked to the one before.
     for pair in entries.windows(2) {
-        assert_eq!(pair[0]["seq"].as_u64().unwrap(), pair[1]["seq"].as_u64().unwrap() + 1);
+        assert_eq!(
+            pair[0]["seq"].as_u64().unwrap(),
+            pair[1]["seq"].as_u64().unwrap() + 1
+        );
         assert_eq!(pair[0]["prevHash"], pair[1]["hash"]);
     }
     let first = entries.last().unwrap();
     assert_eq!(first["seq"], 1);
     assert_eq!(first["prevHash"], "0".repeat(64));
     // The served request names its subject by pseudonym only.
-    let inference = entries.iter().rev().find(|e| e["action"] == "inference").unwrap();
+    let inference = entries
+        .iter()
+        .rev()
+        .find(|e| e["action"] == "inference")
+        .unwrap();
     let subject = inference["details"]["subject"].as_str().unwrap();
     assert!(subject.starts_with("sub_"), "{subject}");
-    assert!(!Value::Array(entries.clone()).to_string().contains("alice@example.test"));
+    assert!(
+        !Value::Array(entries.clone())
+            .to_string()
+            .contains("alice@example.test")
+    );
     assert_eq!(inference["details"]["model"], "ok");
     assert!(inference["details"]["cost"].is_number());
-    let policy_entry = entries.iter().find(|e| e["action"] == "PUT /api/v1/policies").unwrap();
+    let policy_entry = entries
+        .iter()
+        .find(|e| e["action"] == "PUT /api/v1/policies")
+        .unwrap();
     assert_eq!(policy_entry["details"]["body"]["retentionDays"], 200);
 
-    let cli_act = entries.iter().find(|e| e["action"] == "key.create").expect("the CLI's key creation");
+    let cli_act = entries
+        .iter()
+        .find(|e| e["action"] == "key.create")
+        .expect("the CLI's key creation");
     assert_eq!(cli_act["actor"], "cli");
     // Paging backwards with `before`.
     let page = get_json(&server, &owner, "/api/v1/audit?limit=2").await;
     assert_eq!(page["data"].as_array().unwrap().len(), 2);
     let before = page["nextBefore"].as_u64().expect("a next page");
     assert_eq!(before, page["data"][1]["seq"].as_u64().unwrap());
-    let next = get_json(&server, &owner, &format!("/api/v1/audit?limit=2&before={before}")).await;
+    let next = get_json(
+        &server,
+        &owner,
+        &format!("/api/v1/audit?limit=2&before={before}"),
+    )
+    .await;
     assert_eq!(next["data"][0]["seq"].as_u64().unwrap(), before - 1);
     let refusals = get_json(&server, &owner, "/api/v1/audit?action=inference.refused").await;
     assert_eq!(refusals["data"].as_array().unwrap().len(), 1);
@@ -643,7 +830,9 @@ async fn a_flipped_byte_in_the_database_file_breaks_the_chain() {
             assert!(err.contains(&format!("entry {target}")), "{err}");
         }
         // The storage engine may refuse the damaged file itself.
-        other => eprintln!("audit verify failed without naming an entry ({flipped} occurrence(s) flipped): {other:?} {err}"),
+        other => eprintln!(
+            "audit verify failed without naming an entry ({flipped} occurrence(s) flipped): {other:?} {err}"
+        ),
     }
 }
 
@@ -656,45 +845,98 @@ async fn the_conversation_log_filters_pages_and_keeps_high_risk_records_six_mont
     let auditor = account(&server, "default", "auditor@example.test", "auditor").await;
     let (key1_id, key1) = server.create_key(&["--allow-high-risk"]);
     let (key2_id, key2) = server.create_key(&[]);
-    put_policy(&server, &owner, None, json!({ "retentionDays": 7, "highRiskRetentionDays": 190 })).await;
+    put_policy(
+        &server,
+        &owner,
+        None,
+        json!({ "retentionDays": 7, "highRiskRetentionDays": 190 }),
+    )
+    .await;
 
     let as_user = |user: &str, content: &str| with(ask(content), json!({ "end_user_id": user }));
     let (r1, _) = served(&server, &key1, &as_user("u1", "Hello one")).await;
     let (r2, _) = served(&server, &key1, &as_user("u1", "Hello two")).await;
-    let (r3, _) = served(&server, &key1, &with(as_user("u2", LOAN), json!({ "purpose": "loan desk" }))).await;
+    let (r3, _) = served(
+        &server,
+        &key1,
+        &with(as_user("u2", LOAN), json!({ "purpose": "loan desk" })),
+    )
+    .await;
     let (r4, _) = served(&server, &key2, &as_user("u1", "Hello four")).await;
 
     let all = get_json(&server, &auditor, "/api/v1/conversations").await;
-    assert_eq!(ids(&all, "requestId"), [r4.clone(), r3.clone(), r2.clone(), r1.clone()]);
+    assert_eq!(
+        ids(&all, "requestId"),
+        [r4.clone(), r3.clone(), r2.clone(), r1.clone()]
+    );
     assert!(all["nextCursor"].is_null());
-    let by_key = get_json(&server, &auditor, &format!("/api/v1/conversations?keyId={key2_id}")).await;
-    assert_eq!(ids(&by_key, "requestId"), [r4.clone()]);
+    let by_key = get_json(
+        &server,
+        &auditor,
+        &format!("/api/v1/conversations?keyId={key2_id}"),
+    )
+    .await;
+    assert_eq!(ids(&by_key, "requestId"), std::slice::from_ref(&r4));
     assert_eq!(by_key["data"][0]["keyId"], key2_id.as_str());
-    let by_key1 = get_json(&server, &auditor, &format!("/api/v1/conversations?keyId={key1_id}")).await;
+    let by_key1 = get_json(
+        &server,
+        &auditor,
+        &format!("/api/v1/conversations?keyId={key1_id}"),
+    )
+    .await;
     assert_eq!(by_key1["data"].as_array().unwrap().len(), 3);
     let by_user = get_json(&server, &auditor, "/api/v1/conversations?endUserId=u1").await;
-    assert_eq!(ids(&by_user, "requestId"), [r4.clone(), r2.clone(), r1.clone()]);
+    assert_eq!(
+        ids(&by_user, "requestId"),
+        [r4.clone(), r2.clone(), r1.clone()]
+    );
     let high = get_json(&server, &auditor, "/api/v1/conversations?level=high").await;
-    assert_eq!(ids(&high, "requestId"), [r3.clone()]);
+    assert_eq!(ids(&high, "requestId"), std::slice::from_ref(&r3));
     let record = &high["data"][0];
     assert_eq!(record["riskLevel"], "high");
-    assert!(record["triggeredRules"].as_array().unwrap().contains(&json!("annex3_5b_creditworthiness")));
+    assert!(
+        record["triggeredRules"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("annex3_5b_creditworthiness"))
+    );
     assert_eq!(record["purpose"], "loan desk");
     assert_eq!(record["endUserId"], "u2");
     assert_eq!(record["model"], "ok");
     assert_eq!(record["erased"], false);
     assert_eq!(record["request"]["messages"][0]["content"], LOAN);
-    assert_eq!(record["response"]["choices"][0]["message"]["content"], "hello from upstream");
-    let none = get_json(&server, &auditor, "/api/v1/conversations?from=2999-01-01T00:00:00Z").await;
+    assert_eq!(
+        record["response"]["choices"][0]["message"]["content"],
+        "hello from upstream"
+    );
+    let none = get_json(
+        &server,
+        &auditor,
+        "/api/v1/conversations?from=2999-01-01T00:00:00Z",
+    )
+    .await;
     assert!(none["data"].as_array().unwrap().is_empty());
-    let before_all = get_json(&server, &auditor, "/api/v1/conversations?to=2000-01-01T00:00:00Z").await;
+    let before_all = get_json(
+        &server,
+        &auditor,
+        "/api/v1/conversations?to=2000-01-01T00:00:00Z",
+    )
+    .await;
     assert!(before_all["data"].as_array().unwrap().is_empty());
 
     // Pages of two: no record twice, none left out.
     let first = get_json(&server, &auditor, "/api/v1/conversations?limit=2").await;
     assert_eq!(ids(&first, "requestId"), [r4.clone(), r3.clone()]);
-    let cursor = first["nextCursor"].as_str().expect("a next page").to_owned();
-    let second = get_json(&server, &auditor, &format!("/api/v1/conversations?limit=2&cursor={cursor}")).await;
+    let cursor = first["nextCursor"]
+        .as_str()
+        .expect("a next page")
+        .to_owned();
+    let second = get_json(
+        &server,
+        &auditor,
+        &format!("/api/v1/conversations?limit=2&cursor={cursor}"),
+    )
+    .await;
     assert_eq!(ids(&second, "requestId"), [r2.clone(), r1.clone()]);
     assert!(second["nextCursor"].is_null(), "{second}");
 
@@ -716,10 +958,21 @@ async fn the_conversation_log_filters_pages_and_keeps_high_risk_records_six_mont
     let (r5, _) = served(&server, &key1, &as_user("u1", "Hello five")).await;
     let after = get_json(&server, &auditor, "/api/v1/conversations").await;
     assert_eq!(after["data"].as_array().unwrap().len(), 4);
-    let missing = call(&server, Some(&auditor), Method::GET, &format!("/api/v1/conversations/{r5}"), None).await;
+    let missing = call(
+        &server,
+        Some(&auditor),
+        Method::GET,
+        &format!("/api/v1/conversations/{r5}"),
+        None,
+    )
+    .await;
     assert_eq!(error_code(missing, 404).await, "not_found");
     let entries = audit(&server, &auditor).await;
-    assert!(entries.iter().any(|e| e["action"] == "inference" && e["target"] == r5.as_str()));
+    assert!(
+        entries
+            .iter()
+            .any(|e| e["action"] == "inference" && e["target"] == r5.as_str())
+    );
 }
 
 #[tokio::test]
@@ -728,26 +981,53 @@ async fn high_risk_retention_stays_at_least_six_months_whatever_the_policy() {
     let owner = login(&server).await;
     let (_, key) = server.create_key(&["--allow-high-risk"]);
     // The shortest settings the API accepts.
-    put_policy(&server, &owner, None, json!({ "retentionDays": 1, "highRiskRetentionDays": 183 })).await;
+    put_policy(
+        &server,
+        &owner,
+        None,
+        json!({ "retentionDays": 1, "highRiskRetentionDays": 183 }),
+    )
+    .await;
     let (minimal, _) = served(&server, &key, &ask("Hello")).await;
     let (high, _) = served(&server, &key, &ask(LOAN)).await;
     let record = get_json(&server, &owner, &format!("/api/v1/conversations/{high}")).await;
-    assert!(ms(&record["expiresAt"]) - ms(&record["at"]) >= 183 * DAY_MS, "{record}");
+    assert!(
+        ms(&record["expiresAt"]) - ms(&record["at"]) >= 183 * DAY_MS,
+        "{record}"
+    );
     let record = get_json(&server, &owner, &format!("/api/v1/conversations/{minimal}")).await;
-    assert_eq!(ms(&record["expiresAt"]) - ms(&record["at"]), DAY_MS, "{record}");
+    assert_eq!(
+        ms(&record["expiresAt"]) - ms(&record["at"]),
+        DAY_MS,
+        "{record}"
+    );
     // A stream's record keeps the streamed text.
-    let response = chat(&server, &key, &with(ask("Hello stream"), json!({ "stream": true }))).await;
+    let response = chat(
+        &server,
+        &key,
+        &with(ask("Hello stream"), json!({ "stream": true })),
+    )
+    .await;
     assert_eq!(response.status(), 200);
     let streamed = request_id(&response);
     response.text().await.unwrap();
     let record = eventually(&server, &owner, "/api/v1/conversations", |l| {
-        l["data"].as_array().unwrap().iter().any(|r| r["requestId"] == streamed.as_str())
+        l["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["requestId"] == streamed.as_str())
     })
     .await["data"][0]
         .clone();
     assert_eq!(record["requestId"], streamed.as_str());
     assert_eq!(record["request"]["messages"][0]["content"], "Hello stream");
-    assert!(record["response"].to_string().contains("hello from upstream"), "{record}");
+    assert!(
+        record["response"]
+            .to_string()
+            .contains("hello from upstream"),
+        "{record}"
+    );
 }
 
 // ---- incidents ----
@@ -777,7 +1057,10 @@ async fn incidents_get_their_article_73_deadline_and_an_event() {
          context_window = 8192\npricing = {{ unit = \"per_token\", input_per_million = 1.0, output_per_million = 2.0 }}\n",
         catalogue(&upstream.base_url, &[("ok", "ok")])
     );
-    let server = TestServer::start_with(Some(&config), &[("TOLLGATE_WEBHOOK_ALLOW_PRIVATE_TARGETS", "true")]);
+    let server = TestServer::start_with(
+        Some(&config),
+        &[("TOLLGATE_WEBHOOK_ALLOW_PRIVATE_TARGETS", "true")],
+    );
     let receiver = Receiver::start().await;
     let owner = login(&server).await;
     let admin = account(&server, "default", "admin@example.test", "admin").await;
@@ -798,7 +1081,11 @@ async fn incidents_get_their_article_73_deadline_and_an_event() {
         assert_eq!(incident["severity"], severity);
         assert_eq!(incident["status"], "open");
         assert_eq!(incident["source"], "manual");
-        assert_eq!(ms(&incident["reportDeadline"]) - ms(&incident["createdAt"]), days * DAY_MS, "{incident}");
+        assert_eq!(
+            ms(&incident["reportDeadline"]) - ms(&incident["createdAt"]),
+            days * DAY_MS,
+            "{incident}"
+        );
         filed.push(incident);
     }
     let deliveries = receiver.wait_for("/hooks", 3).await;
@@ -821,10 +1108,26 @@ async fn incidents_get_their_article_73_deadline_and_an_event() {
     let id = filed[0]["id"].as_str().unwrap();
     let listed = get_json(&server, &auditor, "/api/v1/incidents").await;
     assert_eq!(listed["data"].as_array().unwrap().len(), 3);
-    let reported = expect(&server, &admin, Method::PATCH, &format!("/api/v1/incidents/{id}"), Some(&json!({ "status": "reported" })), 200).await;
+    let reported = expect(
+        &server,
+        &admin,
+        Method::PATCH,
+        &format!("/api/v1/incidents/{id}"),
+        Some(&json!({ "status": "reported" })),
+        200,
+    )
+    .await;
     assert_eq!(reported["status"], "reported");
     assert!(reported["reportedAt"].is_string());
-    let closed = expect(&server, &admin, Method::PATCH, &format!("/api/v1/incidents/{id}"), Some(&json!({ "status": "closed" })), 200).await;
+    let closed = expect(
+        &server,
+        &admin,
+        Method::PATCH,
+        &format!("/api/v1/incidents/{id}"),
+        Some(&json!({ "status": "closed" })),
+        200,
+    )
+    .await;
     assert!(closed["closedAt"].is_string());
     let shown = get_json(&server, &auditor, &format!("/api/v1/incidents/{id}")).await;
     assert_eq!(shown["status"], "closed");
@@ -847,15 +1150,34 @@ async fn incidents_get_their_article_73_deadline_and_an_event() {
     // Ordinary answers are sampled and are not.
     served(&server, &key, &ask("Hello")).await;
 
-    let listed = eventually(&server, &auditor, "/api/v1/incidents", |l| l["data"].as_array().unwrap().len() >= 5).await;
-    let sampled: Vec<&Value> = listed["data"].as_array().unwrap().iter().filter(|i| i["source"] == "sampler").collect();
+    let listed = eventually(&server, &auditor, "/api/v1/incidents", |l| {
+        l["data"].as_array().unwrap().len() >= 5
+    })
+    .await;
+    let sampled: Vec<&Value> = listed["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["source"] == "sampler")
+        .collect();
     assert_eq!(sampled.len(), 2, "{listed}");
-    let burst = sampled.iter().find(|i| i["category"] == "refusal_burst").expect("a refusal_burst incident");
-    let mut linked: Vec<String> = burst["requestIds"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_owned()).collect();
+    let burst = sampled
+        .iter()
+        .find(|i| i["category"] == "refusal_burst")
+        .expect("a refusal_burst incident");
+    let mut linked: Vec<String> = burst["requestIds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().to_owned())
+        .collect();
     linked.sort();
     refused_ids.sort();
     assert_eq!(linked, refused_ids);
-    let output = sampled.iter().find(|i| i["category"] == "prohibited_output").expect("a prohibited_output incident");
+    let output = sampled
+        .iter()
+        .find(|i| i["category"] == "prohibited_output")
+        .expect("a prohibited_output incident");
     assert_eq!(output["requestIds"], json!([bad_request]));
     let mut categories: Vec<String> = Vec::new();
     for _ in 0..100 {
@@ -872,16 +1194,34 @@ async fn incidents_get_their_article_73_deadline_and_an_event() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert_eq!(categories.len(), 5, "{categories:?}");
-    assert!(categories.contains(&"refusal_burst".to_owned()), "{categories:?}");
-    assert!(categories.contains(&"prohibited_output".to_owned()), "{categories:?}");
+    assert!(
+        categories.contains(&"refusal_burst".to_owned()),
+        "{categories:?}"
+    );
+    assert!(
+        categories.contains(&"prohibited_output".to_owned()),
+        "{categories:?}"
+    );
     // The sampler's filings are audited as the system's.
     let entries = audit(&server, &owner).await;
-    assert_eq!(entries.iter().filter(|e| e["action"] == "incident.file" && e["actor"] == "system").count(), 2);
+    assert_eq!(
+        entries
+            .iter()
+            .filter(|e| e["action"] == "incident.file" && e["actor"] == "system")
+            .count(),
+        2
+    );
     // A fourth refusal in the same window does not file another.
     let refused = chat(&server, &key, &ask(SOCIAL)).await;
     assert_eq!(error_code(refused, 403).await, "prohibited_use");
     tokio::time::sleep(Duration::from_millis(300)).await;
-    assert_eq!(get_json(&server, &auditor, "/api/v1/incidents").await["data"].as_array().unwrap().len(), 5);
+    assert_eq!(
+        get_json(&server, &auditor, "/api/v1/incidents").await["data"]
+            .as_array()
+            .unwrap()
+            .len(),
+        5
+    );
 }
 
 // ---- registry ----
@@ -893,7 +1233,10 @@ async fn registry_changes_reach_every_tenant_and_bump_the_version() {
     let operator = receiver.url("/operator");
     let server = TestServer::start_with(
         Some(&catalogue(&upstream.base_url, &[("ok", "ok")])),
-        &[("TOLLGATE_WEBHOOK_ALLOW_PRIVATE_TARGETS", "true"), ("WEBHOOK_URLS", &operator)],
+        &[
+            ("TOLLGATE_WEBHOOK_ALLOW_PRIVATE_TARGETS", "true"),
+            ("WEBHOOK_URLS", &operator),
+        ],
     );
     let owner = login(&server).await;
     second_tenant(&server, "beta");
@@ -922,13 +1265,36 @@ async fn registry_changes_reach_every_tenant_and_bump_the_version() {
     assert_eq!(created["registryVersion"], "2");
     assert_eq!(created["legalName"], "Acme AI GmbH");
     assert_eq!(created["source"], "manual");
-    let duplicate = call(&server, Some(&owner), Method::POST, "/api/v1/sub-processors", Some(&json!({ "name": "acme-ai" }))).await;
+    let duplicate = call(
+        &server,
+        Some(&owner),
+        Method::POST,
+        "/api/v1/sub-processors",
+        Some(&json!({ "name": "acme-ai" })),
+    )
+    .await;
     assert_eq!(error_code(duplicate, 409).await, "conflict");
-    let updated = expect(&server, &owner, Method::PUT, "/api/v1/sub-processors/acme-ai", Some(&json!({ "location": "FR" })), 200).await;
+    let updated = expect(
+        &server,
+        &owner,
+        Method::PUT,
+        "/api/v1/sub-processors/acme-ai",
+        Some(&json!({ "location": "FR" })),
+        200,
+    )
+    .await;
     assert_eq!(updated["registryVersion"], "3");
     assert_eq!(updated["location"], "FR");
     assert_eq!(updated["legalName"], "Acme AI GmbH");
-    let deleted = expect(&server, &owner, Method::DELETE, "/api/v1/sub-processors/acme-ai", None, 200).await;
+    let deleted = expect(
+        &server,
+        &owner,
+        Method::DELETE,
+        "/api/v1/sub-processors/acme-ai",
+        None,
+        200,
+    )
+    .await;
     assert_eq!(deleted["registryVersion"], "4");
     assert_eq!(deleted["deleted"], true);
     let registry = get_json(&server, &beta_user, "/api/v1/sub-processors").await;
@@ -951,10 +1317,11 @@ async fn registry_changes_reach_every_tenant_and_bump_the_version() {
             })
             .collect();
         seen.sort();
-        let expected: Vec<(String, String, String)> = [("2", "created"), ("3", "updated"), ("4", "deleted")]
-            .iter()
-            .map(|(v, a)| (v.to_string(), a.to_string(), "acme-ai".to_owned()))
-            .collect();
+        let expected: Vec<(String, String, String)> =
+            [("2", "created"), ("3", "updated"), ("4", "deleted")]
+                .iter()
+                .map(|(v, a)| (v.to_string(), a.to_string(), "acme-ai".to_owned()))
+                .collect();
         assert_eq!(seen, expected, "{path}");
     }
     // A refused change fires nothing and bumps nothing.
@@ -971,19 +1338,45 @@ async fn enforce_registry_routes_only_to_registered_providers() {
     let (_, key) = server.create_key(&[]);
     put_policy(&server, &owner, None, json!({ "enforceRegistry": true })).await;
     served(&server, &key, &ask("Hello")).await;
-    expect(&server, &owner, Method::DELETE, "/api/v1/sub-processors/up", None, 200).await;
+    expect(
+        &server,
+        &owner,
+        Method::DELETE,
+        "/api/v1/sub-processors/up",
+        None,
+        200,
+    )
+    .await;
     let refused = chat(&server, &key, &ask("Hello")).await;
     let status = refused.status().as_u16();
     let body: Value = refused.json().await.unwrap();
     assert_eq!(status, 502, "{body}");
     assert_eq!(body["error"]["code"], "all_providers_failed");
-    assert!(body["error"]["message"].as_str().unwrap().contains("not_in_registry"), "{body}");
-    assert_eq!(upstream.recorded.bodies().len(), 1, "nothing was sent to the unregistered provider");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("not_in_registry"),
+        "{body}"
+    );
+    assert_eq!(
+        upstream.recorded.bodies().len(),
+        1,
+        "nothing was sent to the unregistered provider"
+    );
     // A tenant without the policy still routes there.
     let (_, beta_key) = second_tenant(&server, "beta");
     served(&server, &beta_key, &ask("Hello")).await;
     // Registered again, the tenant's requests go through.
-    expect(&server, &owner, Method::POST, "/api/v1/sub-processors", Some(&json!({ "name": "up" })), 201).await;
+    expect(
+        &server,
+        &owner,
+        Method::POST,
+        "/api/v1/sub-processors",
+        Some(&json!({ "name": "up" })),
+        201,
+    )
+    .await;
     served(&server, &key, &ask("Hello")).await;
 }
 
@@ -997,35 +1390,88 @@ async fn erasure_exports_then_erases_exactly_that_subjects_data() {
     let reviewer = account(&server, "default", "reviewer@example.test", "reviewer").await;
     let (_, key) = server.create_key(&[]);
     let alice = "alice@example.test";
-    let alice_consent = expect(&server, &owner, Method::POST, "/api/v1/consents", Some(&json!({ "endUserId": alice, "purpose": "support" })), 201).await;
-    let bob_consent = expect(&server, &owner, Method::POST, "/api/v1/consents", Some(&json!({ "endUserId": "bob", "purpose": "support" })), 201).await;
+    let alice_consent = expect(
+        &server,
+        &owner,
+        Method::POST,
+        "/api/v1/consents",
+        Some(&json!({ "endUserId": alice, "purpose": "support" })),
+        201,
+    )
+    .await;
+    let bob_consent = expect(
+        &server,
+        &owner,
+        Method::POST,
+        "/api/v1/consents",
+        Some(&json!({ "endUserId": "bob", "purpose": "support" })),
+        201,
+    )
+    .await;
     let as_user = |user: &str, content: &str| with(ask(content), json!({ "end_user_id": user }));
     let (a1, _) = served(&server, &key, &as_user(alice, "Alice asks one")).await;
     let (b1, _) = served(&server, &key, &as_user("bob", "Bob asks")).await;
     put_policy(&server, &owner, None, json!({ "reviewMode": "all" })).await;
     let review = held(&server, &key, &as_user(alice, "Alice asks two")).await;
 
-    let report = expect(&server, &owner, Method::POST, "/api/v1/erasure", Some(&json!({ "endUserId": alice })), 200).await;
+    let report = expect(
+        &server,
+        &owner,
+        Method::POST,
+        "/api/v1/erasure",
+        Some(&json!({ "endUserId": alice })),
+        200,
+    )
+    .await;
     let export = &report["export"];
     let pseudonym = export["pseudonym"].as_str().unwrap().to_owned();
     assert!(pseudonym.starts_with("sub_"));
-    let exported: Vec<&str> = export["conversations"].as_array().unwrap().iter().map(|c| c["request"]["messages"][0]["content"].as_str().unwrap()).collect();
+    let exported: Vec<&str> = export["conversations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["request"]["messages"][0]["content"].as_str().unwrap())
+        .collect();
     assert_eq!(exported.len(), 2, "{export}");
-    assert!(exported.contains(&"Alice asks one") && exported.contains(&"Alice asks two"), "{exported:?}");
+    assert!(
+        exported.contains(&"Alice asks one") && exported.contains(&"Alice asks two"),
+        "{exported:?}"
+    );
     assert_eq!(export["consents"].as_array().unwrap().len(), 1);
     assert_eq!(export["consents"][0]["id"], alice_consent["id"]);
     assert_eq!(export["reviews"].as_array().unwrap().len(), 1);
     assert_eq!(export["reviews"][0]["id"], review.as_str());
     assert_eq!(export["usage"].as_array().unwrap().len(), 2);
-    assert_eq!(report["erased"], json!({ "conversations": 2, "consents": 1, "reviews": 1 }));
+    assert_eq!(
+        report["erased"],
+        json!({ "conversations": 2, "consents": 1, "reviews": 1 })
+    );
 
     // Alice's records keep their metadata under the pseudonym, without bodies.
-    assert!(get_json(&server, &auditor, &format!("/api/v1/conversations?endUserId={alice}")).await["data"].as_array().unwrap().is_empty());
-    let erased = get_json(&server, &auditor, &format!("/api/v1/conversations?endUserId={pseudonym}")).await;
+    assert!(
+        get_json(
+            &server,
+            &auditor,
+            &format!("/api/v1/conversations?endUserId={alice}")
+        )
+        .await["data"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+    let erased = get_json(
+        &server,
+        &auditor,
+        &format!("/api/v1/conversations?endUserId={pseudonym}"),
+    )
+    .await;
     assert_eq!(erased["data"].as_array().unwrap().len(), 2);
     for record in erased["data"].as_array().unwrap() {
         assert_eq!(record["erased"], true);
-        assert!(record["request"].is_null() && record["response"].is_null(), "{record}");
+        assert!(
+            record["request"].is_null() && record["response"].is_null(),
+            "{record}"
+        );
     }
     let one = get_json(&server, &auditor, &format!("/api/v1/conversations/{a1}")).await;
     assert_eq!(one["erased"], true);
@@ -1036,7 +1482,10 @@ async fn erasure_exports_then_erases_exactly_that_subjects_data() {
     assert_eq!(bob["endUserId"], "bob");
     assert_eq!(bob["request"]["messages"][0]["content"], "Bob asks");
     let consents = get_json(&server, &owner, "/api/v1/consents").await;
-    assert_eq!(ids(&consents, "id"), [bob_consent["id"].as_str().unwrap().to_owned()]);
+    assert_eq!(
+        ids(&consents, "id"),
+        [bob_consent["id"].as_str().unwrap().to_owned()]
+    );
     let item = get_json(&server, &reviewer, &format!("/api/v1/reviews/{review}")).await;
     assert!(!item.to_string().contains("Alice asks two"), "{item}");
 
@@ -1044,9 +1493,15 @@ async fn erasure_exports_then_erases_exactly_that_subjects_data() {
     let verified = get_json(&server, &auditor, "/api/v1/audit/verify").await;
     assert_eq!(verified["valid"], true, "{verified}");
     let entries = audit(&server, &auditor).await;
-    let erasure = entries.iter().find(|e| e["action"] == "subject.erase").expect("the erasure's entry");
+    let erasure = entries
+        .iter()
+        .find(|e| e["action"] == "subject.erase")
+        .expect("the erasure's entry");
     assert_eq!(erasure["target"], pseudonym.as_str());
-    assert!(!Value::Array(entries.clone()).to_string().contains(alice), "the audit log never names the subject");
+    assert!(
+        !Value::Array(entries.clone()).to_string().contains(alice),
+        "the audit log never names the subject"
+    );
 }
 
 // ---- permissions and isolation ----
@@ -1066,22 +1521,47 @@ fn route_table() -> Vec<(Method, &'static str, Option<Value>, &'static [&'static
     let empty = Some(json!({}));
     vec![
         (Method::GET, "/api/v1/policies", None, POLICIES),
-        (Method::PUT, "/api/v1/policies", Some(json!({ "reviewMode": "bogus" })), POLICIES),
+        (
+            Method::PUT,
+            "/api/v1/policies",
+            Some(json!({ "reviewMode": "bogus" })),
+            POLICIES,
+        ),
         (Method::GET, "/api/v1/audit", None, AUDIT),
         (Method::GET, "/api/v1/audit/verify", None, AUDIT),
         (Method::GET, "/api/v1/conversations", None, AUDIT),
         (Method::GET, "/api/v1/conversations/nope", None, AUDIT),
         (Method::GET, "/api/v1/reviews", None, REVIEWS),
         (Method::GET, "/api/v1/reviews/nope", None, REVIEWS),
-        (Method::POST, "/api/v1/reviews/nope/approve", empty.clone(), REVIEWS),
-        (Method::POST, "/api/v1/reviews/nope/reject", empty.clone(), REVIEWS),
+        (
+            Method::POST,
+            "/api/v1/reviews/nope/approve",
+            empty.clone(),
+            REVIEWS,
+        ),
+        (
+            Method::POST,
+            "/api/v1/reviews/nope/reject",
+            empty.clone(),
+            REVIEWS,
+        ),
         (Method::GET, "/api/v1/incidents", None, INCIDENTS_VIEW),
         (Method::GET, "/api/v1/incidents/nope", None, INCIDENTS_VIEW),
         (Method::POST, "/api/v1/incidents", empty.clone(), INCIDENTS),
-        (Method::PATCH, "/api/v1/incidents/nope", Some(json!({ "status": "closed" })), INCIDENTS),
+        (
+            Method::PATCH,
+            "/api/v1/incidents/nope",
+            Some(json!({ "status": "closed" })),
+            INCIDENTS,
+        ),
         (Method::GET, "/api/v1/sub-processors", None, ANY),
         (Method::POST, "/api/v1/sub-processors", empty.clone(), OWNER),
-        (Method::PUT, "/api/v1/sub-processors/nope", empty.clone(), OWNER),
+        (
+            Method::PUT,
+            "/api/v1/sub-processors/nope",
+            empty.clone(),
+            OWNER,
+        ),
         (Method::DELETE, "/api/v1/sub-processors/nope", None, OWNER),
         (Method::GET, "/api/v1/consents", None, CONSENTS),
         (Method::POST, "/api/v1/consents", empty.clone(), CONSENTS),
@@ -1096,19 +1576,28 @@ async fn a_role_without_the_permission_gets_forbidden_on_every_compliance_route(
     let (_upstream, server) = setup("").await;
     let mut tokens = vec![("owner", login(&server).await)];
     for role in &ROLES[1..] {
-        tokens.push((role, account(&server, "default", &format!("{role}@example.test"), role).await));
+        tokens.push((
+            role,
+            account(&server, "default", &format!("{role}@example.test"), role).await,
+        ));
     }
     let mut failures = Vec::new();
     for (method, path, body, allowed) in route_table() {
         let anonymous = call(&server, None, method.clone(), path, body.as_ref()).await;
         if anonymous.status() != 401 {
-            failures.push(format!("{method} {path} without a token: {}", anonymous.status()));
+            failures.push(format!(
+                "{method} {path} without a token: {}",
+                anonymous.status()
+            ));
         }
         for (role, token) in &tokens {
             let response = call(&server, Some(token), method.clone(), path, body.as_ref()).await;
             let status = response.status().as_u16();
             let body: Value = response.json().await.unwrap_or(Value::Null);
-            let code = body["error"]["code"].as_str().unwrap_or_default().to_owned();
+            let code = body["error"]["code"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned();
             let ok = if allowed.contains(role) {
                 status != 401 && status != 403 && status < 500
             } else {
@@ -1135,11 +1624,27 @@ async fn another_tenant_cannot_read_or_act_on_a_tenants_records() {
         .as_str()
         .unwrap()
         .to_owned();
-    let consent = expect(&server, &owner, Method::POST, "/api/v1/consents", Some(&json!({ "endUserId": "alice", "purpose": "support" })), 201).await["id"]
+    let consent = expect(
+        &server,
+        &owner,
+        Method::POST,
+        "/api/v1/consents",
+        Some(&json!({ "endUserId": "alice", "purpose": "support" })),
+        201,
+    )
+    .await["id"]
         .as_str()
         .unwrap()
         .to_owned();
-    let incident = expect(&server, &owner, Method::POST, "/api/v1/incidents", Some(&json!({ "severity": "serious", "category": "harm" })), 201).await["id"]
+    let incident = expect(
+        &server,
+        &owner,
+        Method::POST,
+        "/api/v1/incidents",
+        Some(&json!({ "severity": "serious", "category": "harm" })),
+        201,
+    )
+    .await["id"]
         .as_str()
         .unwrap()
         .to_owned();
@@ -1152,10 +1657,33 @@ async fn another_tenant_cannot_read_or_act_on_a_tenants_records() {
 
     let listed = get_json(&server, &auditor, "/api/v1/conversations").await;
     assert_eq!(listed["data"].as_array().unwrap().len(), 1);
-    assert_eq!(listed["data"][0]["request"]["messages"][0]["content"], "Hello from tenant B");
+    assert_eq!(
+        listed["data"][0]["request"]["messages"][0]["content"],
+        "Hello from tenant B"
+    );
     let not_found = |r: Response| error_code(r, 404);
-    assert_eq!(not_found(call(&server, Some(&auditor), Method::GET, &format!("/api/v1/conversations/{conversation}"), None).await).await, "not_found");
-    let cross = call(&server, Some(&auditor), Method::GET, "/api/v1/conversations?tenant=default", None).await;
+    assert_eq!(
+        not_found(
+            call(
+                &server,
+                Some(&auditor),
+                Method::GET,
+                &format!("/api/v1/conversations/{conversation}"),
+                None
+            )
+            .await
+        )
+        .await,
+        "not_found"
+    );
+    let cross = call(
+        &server,
+        Some(&auditor),
+        Method::GET,
+        "/api/v1/conversations?tenant=default",
+        None,
+    )
+    .await;
     assert_eq!(error_code(cross, 403).await, "forbidden");
     let entries = audit(&server, &auditor).await;
     assert!(!entries.is_empty());
@@ -1166,25 +1694,127 @@ async fn another_tenant_cannot_read_or_act_on_a_tenants_records() {
     let incidents = get_json(&server, &auditor, "/api/v1/incidents").await;
     assert!(incidents["data"].as_array().unwrap().is_empty());
 
-    assert!(get_json(&server, &reviewer, "/api/v1/reviews").await["data"].as_array().unwrap().is_empty());
-    assert_eq!(not_found(call(&server, Some(&reviewer), Method::GET, &format!("/api/v1/reviews/{review}"), None).await).await, "not_found");
-    assert_eq!(not_found(call(&server, Some(&reviewer), Method::POST, &format!("/api/v1/reviews/{review}/approve"), None).await).await, "not_found");
-    assert_eq!(not_found(poll(&server, &beta_key, &review).await).await, "not_found");
-
-    assert!(get_json(&server, &admin, "/api/v1/consents").await["data"].as_array().unwrap().is_empty());
-    assert_eq!(not_found(call(&server, Some(&admin), Method::GET, &format!("/api/v1/consents/{consent}"), None).await).await, "not_found");
-    assert_eq!(not_found(call(&server, Some(&admin), Method::DELETE, &format!("/api/v1/consents/{consent}"), None).await).await, "not_found");
-    assert!(get_json(&server, &admin, "/api/v1/incidents").await["data"].as_array().unwrap().is_empty());
-    assert_eq!(not_found(call(&server, Some(&admin), Method::GET, &format!("/api/v1/incidents/{incident}"), None).await).await, "not_found");
+    assert!(
+        get_json(&server, &reviewer, "/api/v1/reviews").await["data"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
     assert_eq!(
-        not_found(call(&server, Some(&admin), Method::PATCH, &format!("/api/v1/incidents/{incident}"), Some(&json!({ "status": "closed" }))).await).await,
+        not_found(
+            call(
+                &server,
+                Some(&reviewer),
+                Method::GET,
+                &format!("/api/v1/reviews/{review}"),
+                None
+            )
+            .await
+        )
+        .await,
+        "not_found"
+    );
+    assert_eq!(
+        not_found(
+            call(
+                &server,
+                Some(&reviewer),
+                Method::POST,
+                &format!("/api/v1/reviews/{review}/approve"),
+                None
+            )
+            .await
+        )
+        .await,
+        "not_found"
+    );
+    assert_eq!(
+        not_found(poll(&server, &beta_key, &review).await).await,
+        "not_found"
+    );
+
+    assert!(
+        get_json(&server, &admin, "/api/v1/consents").await["data"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(
+        not_found(
+            call(
+                &server,
+                Some(&admin),
+                Method::GET,
+                &format!("/api/v1/consents/{consent}"),
+                None
+            )
+            .await
+        )
+        .await,
+        "not_found"
+    );
+    assert_eq!(
+        not_found(
+            call(
+                &server,
+                Some(&admin),
+                Method::DELETE,
+                &format!("/api/v1/consents/{consent}"),
+                None
+            )
+            .await
+        )
+        .await,
+        "not_found"
+    );
+    assert!(
+        get_json(&server, &admin, "/api/v1/incidents").await["data"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(
+        not_found(
+            call(
+                &server,
+                Some(&admin),
+                Method::GET,
+                &format!("/api/v1/incidents/{incident}"),
+                None
+            )
+            .await
+        )
+        .await,
+        "not_found"
+    );
+    assert_eq!(
+        not_found(
+            call(
+                &server,
+                Some(&admin),
+                Method::PATCH,
+                &format!("/api/v1/incidents/{incident}"),
+                Some(&json!({ "status": "closed" }))
+            )
+            .await
+        )
+        .await,
         "not_found"
     );
 
     // Nothing of tenant A changed.
-    assert_eq!(get_json(&server, &owner, &format!("/api/v1/reviews/{review}")).await["status"], "pending");
-    assert_eq!(get_json(&server, &owner, &format!("/api/v1/consents/{consent}")).await["status"], "active");
-    assert_eq!(get_json(&server, &owner, &format!("/api/v1/incidents/{incident}")).await["status"], "open");
+    assert_eq!(
+        get_json(&server, &owner, &format!("/api/v1/reviews/{review}")).await["status"],
+        "pending"
+    );
+    assert_eq!(
+        get_json(&server, &owner, &format!("/api/v1/consents/{consent}")).await["status"],
+        "active"
+    );
+    assert_eq!(
+        get_json(&server, &owner, &format!("/api/v1/incidents/{incident}")).await["status"],
+        "open"
+    );
 }
 
 // ---- bad inputs ----
@@ -1194,9 +1824,18 @@ async fn refused_invalid(server: &TestServer, token: &str, method: Method, path:
     let status = response.status().as_u16();
     let text = response.text().await.unwrap();
     assert_eq!(status, 400, "{method} {path} {raw}: {text}");
-    let body: Value = serde_json::from_str(&text).unwrap_or_else(|_| panic!("{method} {path} {raw}: not JSON: {text}"));
-    assert_eq!(body["error"]["code"], "invalid_request", "{method} {path} {raw}: {text}");
-    assert!(body["error"]["message"].as_str().is_some_and(|m| !m.is_empty()), "{text}");
+    let body: Value = serde_json::from_str(&text)
+        .unwrap_or_else(|_| panic!("{method} {path} {raw}: not JSON: {text}"));
+    assert_eq!(
+        body["error"]["code"], "invalid_request",
+        "{method} {path} {raw}: {text}"
+    );
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .is_some_and(|m| !m.is_empty()),
+        "{text}"
+    );
     assert!(body["error"]["type"].is_string(), "{text}");
     assert!(body["error"].get("param").is_some(), "{text}");
 }
@@ -1241,20 +1880,51 @@ async fn bad_inputs_are_refused_as_invalid_requests_and_change_nothing() {
     ] {
         refused_invalid(&server, &owner, Method::POST, "/api/v1/incidents", raw).await;
     }
-    let long = format!("{{\"severity\": \"serious\", \"category\": \"x\", \"description\": \"{}\"}}", "d".repeat(10_001));
+    let long = format!(
+        "{{\"severity\": \"serious\", \"category\": \"x\", \"description\": \"{}\"}}",
+        "d".repeat(10_001)
+    );
     refused_invalid(&server, &owner, Method::POST, "/api/v1/incidents", &long).await;
-    assert!(get_json(&server, &owner, "/api/v1/incidents").await["data"].as_array().unwrap().is_empty());
-    let incident = expect(&server, &owner, Method::POST, "/api/v1/incidents", Some(&json!({ "severity": "fatal", "category": "harm" })), 201).await;
+    assert!(
+        get_json(&server, &owner, "/api/v1/incidents").await["data"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+    let incident = expect(
+        &server,
+        &owner,
+        Method::POST,
+        "/api/v1/incidents",
+        Some(&json!({ "severity": "fatal", "category": "harm" })),
+        201,
+    )
+    .await;
     let incident_path = format!("/api/v1/incidents/{}", incident["id"].as_str().unwrap());
-    for raw in ["{\"status\": \"done\"}", "{\"status\": \"closed\", \"severity\": \"critical\"}", "{}", "{status}"] {
+    for raw in [
+        "{\"status\": \"done\"}",
+        "{\"status\": \"closed\", \"severity\": \"critical\"}",
+        "{}",
+        "{status}",
+    ] {
         refused_invalid(&server, &owner, Method::PATCH, &incident_path, raw).await;
     }
     let kept = get_json(&server, &owner, &incident_path).await;
     assert_eq!(kept, incident);
-    let bad_status = call(&server, Some(&owner), Method::GET, "/api/v1/incidents?status=done", None).await;
+    let bad_status = call(
+        &server,
+        Some(&owner),
+        Method::GET,
+        "/api/v1/incidents?status=done",
+        None,
+    )
+    .await;
     assert_eq!(error_code(bad_status, 400).await, "invalid_request");
 
-    let too_long = format!("{{\"endUserId\": \"{}\", \"purpose\": \"p\"}}", "u".repeat(257));
+    let too_long = format!(
+        "{{\"endUserId\": \"{}\", \"purpose\": \"p\"}}",
+        "u".repeat(257)
+    );
     for raw in [
         "{\"endUserId\": \"alice\"",
         "{\"endUserId\": \"alice\", \"purpose\": \"p\", \"scope\": \"all\"}",
@@ -1266,10 +1936,18 @@ async fn bad_inputs_are_refused_as_invalid_requests_and_change_nothing() {
     ] {
         refused_invalid(&server, &owner, Method::POST, "/api/v1/consents", raw).await;
     }
-    assert!(get_json(&server, &owner, "/api/v1/consents").await["data"].as_array().unwrap().is_empty());
+    assert!(
+        get_json(&server, &owner, "/api/v1/consents").await["data"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
 
     let registry = get_json(&server, &owner, "/api/v1/sub-processors").await;
-    let many = format!("{{\"name\": \"many\", \"dataCategories\": [{}]}}", vec!["\"c\""; 51].join(","));
+    let many = format!(
+        "{{\"name\": \"many\", \"dataCategories\": [{}]}}",
+        vec!["\"c\""; 51].join(",")
+    );
     for raw in [
         "{\"name\": ",
         "{\"name\": \"acme\", \"owner\": \"x\"}",
@@ -1284,23 +1962,54 @@ async fn bad_inputs_are_refused_as_invalid_requests_and_change_nothing() {
     ] {
         refused_invalid(&server, &owner, Method::POST, "/api/v1/sub-processors", raw).await;
     }
-    for raw in ["{\"name\": \"renamed\"}", "{\"location\": \"\"}", "{\"location\": 5}", "{\"dpaUrl\": \"javascript:alert(1)\"}"] {
-        refused_invalid(&server, &owner, Method::PUT, "/api/v1/sub-processors/up", raw).await;
+    for raw in [
+        "{\"name\": \"renamed\"}",
+        "{\"location\": \"\"}",
+        "{\"location\": 5}",
+        "{\"dpaUrl\": \"javascript:alert(1)\"}",
+    ] {
+        refused_invalid(
+            &server,
+            &owner,
+            Method::PUT,
+            "/api/v1/sub-processors/up",
+            raw,
+        )
+        .await;
     }
-    assert_eq!(get_json(&server, &owner, "/api/v1/sub-processors").await, registry);
+    assert_eq!(
+        get_json(&server, &owner, "/api/v1/sub-processors").await,
+        registry
+    );
 
-    for raw in ["{\"endUserId\": ", "{\"endUserId\": \"\"}", "{\"endUserId\": \"a\", \"everything\": true}", "{}"] {
+    for raw in [
+        "{\"endUserId\": ",
+        "{\"endUserId\": \"\"}",
+        "{\"endUserId\": \"a\", \"everything\": true}",
+        "{}",
+    ] {
         refused_invalid(&server, &owner, Method::POST, "/api/v1/erasure", raw).await;
     }
     for raw in ["{\"note\": ", "{\"verdict\": \"yes\"}"] {
-        refused_invalid(&server, &owner, Method::POST, "/api/v1/reviews/nope/approve", raw).await;
+        refused_invalid(
+            &server,
+            &owner,
+            Method::POST,
+            "/api/v1/reviews/nope/approve",
+            raw,
+        )
+        .await;
     }
-    for path in ["/api/v1/conversations?level=extreme", "/api/v1/reviews?status=maybe", "/api/v1/audit?limit=0", "/api/v1/conversations?cursor=zz"] {
+    for path in [
+        "/api/v1/conversations?level=extreme",
+        "/api/v1/reviews?status=maybe",
+        "/api/v1/audit?limit=0",
+        "/api/v1/conversations?cursor=zz",
+    ] {
         let response = call(&server, Some(&owner), Method::GET, path, None).await;
         assert_eq!(error_code(response, 400).await, "invalid_request", "{path}");
     }
 }
-
 
 // ---- bugs found ----
 
@@ -1335,8 +2044,24 @@ async fn a_null_judge_model_clears_it() {
 async fn a_null_dpa_url_clears_it() {
     let (_upstream, server) = setup("").await;
     let owner = login(&server).await;
-    let set = expect(&server, &owner, Method::PUT, "/api/v1/sub-processors/up", Some(&json!({ "dpaUrl": "https://up.example/dpa" })), 200).await;
+    let set = expect(
+        &server,
+        &owner,
+        Method::PUT,
+        "/api/v1/sub-processors/up",
+        Some(&json!({ "dpaUrl": "https://up.example/dpa" })),
+        200,
+    )
+    .await;
     assert_eq!(set["dpaUrl"], "https://up.example/dpa");
-    let cleared = expect(&server, &owner, Method::PUT, "/api/v1/sub-processors/up", Some(&json!({ "dpaUrl": null })), 200).await;
+    let cleared = expect(
+        &server,
+        &owner,
+        Method::PUT,
+        "/api/v1/sub-processors/up",
+        Some(&json!({ "dpaUrl": null })),
+        200,
+    )
+    .await;
     assert!(cleared["dpaUrl"].is_null(), "{cleared}");
 }

@@ -74,8 +74,18 @@ async fn the_judge_lowers_a_content_only_hit_when_confident_and_says_so() {
         .into_iter()
         .find(|b| b["model"] == "judge-lower")
         .expect("the judge was called");
-    assert!(judged["messages"][0]["content"].as_str().unwrap().contains("EU AI Act"));
-    assert!(judged["messages"][1]["content"].as_str().unwrap().contains("Shortlist"));
+    assert!(
+        judged["messages"][0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("EU AI Act")
+    );
+    assert!(
+        judged["messages"][1]["content"]
+            .as_str()
+            .unwrap()
+            .contains("Shortlist")
+    );
 }
 
 #[tokio::test]
@@ -136,7 +146,12 @@ async fn a_judge_that_fails_or_times_out_keeps_the_rule_result() {
             risk["judge"]["error"].as_str().unwrap().contains(error),
             "{judge}: {risk}"
         );
-        assert!(risk["reason"].as_str().unwrap().contains("rule result stands"));
+        assert!(
+            risk["reason"]
+                .as_str()
+                .unwrap()
+                .contains("rule result stands")
+        );
     }
 }
 

@@ -360,5 +360,8 @@ async fn a_schema_1_store_is_migrated_on_open() {
         .unwrap()
         .value()
         .to_vec();
-    assert_eq!(version, tollgate::store::tables::SCHEMA_VERSION.to_be_bytes());
+    assert_eq!(
+        version,
+        tollgate::store::tables::SCHEMA_VERSION.to_be_bytes()
+    );
 }

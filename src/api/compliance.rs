@@ -21,9 +21,7 @@ use crate::api::json::{Json, Query};
 use crate::app::AppState;
 use crate::auth::accounts::{Account, Role};
 use crate::auth::extract::{Require, Signed, perm};
-use crate::compliance::{
-    audit, consents, conversations, erasure, incidents, registry, reviews,
-};
+use crate::compliance::{audit, consents, conversations, erasure, incidents, registry, reviews};
 use crate::error::ApiError;
 use crate::tenants::{self, CompliancePolicy, MIN_HIGH_RISK_RETENTION_DAYS, ReviewMode};
 use crate::time_util::{format_rfc3339, now_ms, parse_rfc3339};
@@ -90,7 +88,10 @@ fn limit_param(value: Option<usize>, max: usize, default: usize) -> Result<usize
     match value {
         None => Ok(default),
         Some(n) if (1..=max).contains(&n) => Ok(n),
-        Some(_) => Err(ApiError::invalid("limit", format!("`limit` must be 1 to {max}"))),
+        Some(_) => Err(ApiError::invalid(
+            "limit",
+            format!("`limit` must be 1 to {max}"),
+        )),
     }
 }
 
@@ -392,7 +393,10 @@ async fn list_reviews(
         .as_deref()
         .map(|s| {
             reviews::Status::parse(s).ok_or_else(|| {
-                ApiError::invalid("status", "`status` is pending, approved, rejected or expired")
+                ApiError::invalid(
+                    "status",
+                    "`status` is pending, approved, rejected or expired",
+                )
             })
         })
         .transpose()?;
@@ -486,7 +490,14 @@ async fn reject_review(
             "a rejection does not take edited `content`",
         ));
     }
-    decide(&state, &required.0.account, &id, reviews::Decision::Reject, body.note).await
+    decide(
+        &state,
+        &required.0.account,
+        &id,
+        reviews::Decision::Reject,
+        body.note,
+    )
+    .await
 }
 
 // ---- incidents ----

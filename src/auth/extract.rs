@@ -88,7 +88,8 @@ pub async fn authenticate(
                 request.extensions_mut().insert(InferenceKey(key.clone()));
                 let response = next.run(request).await;
                 if response.status().is_client_error() || response.status().is_server_error() {
-                    let draft = refusal(&key.tenant_id, format!("key:{}", key.id), &path, &response);
+                    let draft =
+                        refusal(&key.tenant_id, format!("key:{}", key.id), &path, &response);
                     record_entry(&state, draft).await;
                 }
                 response
@@ -149,7 +150,12 @@ const MAX_AUDITED_BODY: usize = 1 << 20;
 /// it, with its outcome, before the answer leaves: who, which route, which
 /// target, and the body with secrets redacted and end-user ids
 /// pseudonymised.
-async fn audited_act(state: &AppState, current: CurrentAccount, request: Request, next: Next) -> Response {
+async fn audited_act(
+    state: &AppState,
+    current: CurrentAccount,
+    request: Request,
+    next: Next,
+) -> Response {
     let (mut parts, body) = request.into_parts();
     let bytes = match axum::body::to_bytes(body, crate::app::MAX_BODY_BYTES).await {
         Ok(bytes) => bytes,
@@ -181,14 +187,19 @@ async fn audited_act(state: &AppState, current: CurrentAccount, request: Request
         None if response.status().is_success() => "ok".to_owned(),
         None => response.status().as_u16().to_string(),
     };
-    let draft = Draft::new(&account.tenant_id, format!("account:{}", account.id), &action, &target)
-        .outcome(&outcome)
-        .details(serde_json::json!({
-            "email": account.email,
-            "role": account.role.as_str(),
-            "status": response.status().as_u16(),
-            "body": details_body,
-        }));
+    let draft = Draft::new(
+        &account.tenant_id,
+        format!("account:{}", account.id),
+        &action,
+        &target,
+    )
+    .outcome(&outcome)
+    .details(serde_json::json!({
+        "email": account.email,
+        "role": account.role.as_str(),
+        "status": response.status().as_u16(),
+        "body": details_body,
+    }));
     record_entry(state, draft).await;
     response
 }
@@ -199,7 +210,8 @@ fn redact(value: &mut serde_json::Value, tenant_id: &str) {
         serde_json::Value::Object(map) => {
             for (field, v) in map.iter_mut() {
                 let lower = field.to_ascii_lowercase();
-                if lower.contains("password") || lower.contains("secret") || lower.contains("token") {
+                if lower.contains("password") || lower.contains("secret") || lower.contains("token")
+                {
                     *v = serde_json::Value::String("[redacted]".into());
                 } else if matches!(lower.as_str(), "enduserid" | "end_user_id") {
                     if let Some(id) = v.as_str() {

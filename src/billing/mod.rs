@@ -130,7 +130,11 @@ pub struct Charged {
 
 /// Applies one charge durably. The key cache is refreshed in the same job,
 /// so the next request of an over-budget key is refused.
-pub async fn charge(store: &Store, keys: &Keys, record: UsageRecord) -> Result<Charged, StoreError> {
+pub async fn charge(
+    store: &Store,
+    keys: &Keys,
+    record: UsageRecord,
+) -> Result<Charged, StoreError> {
     charge_with(store, keys, record, |_, _| Ok(())).await
 }
 

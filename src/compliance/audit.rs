@@ -211,11 +211,7 @@ pub fn verify(tx: &ReadTransaction) -> Result<Verification, StoreError> {
     };
     for row in table.iter()? {
         let (key, value) = row?;
-        let key_seq = key
-            .value()
-            .try_into()
-            .map(u64::from_be_bytes)
-            .unwrap_or(0);
+        let key_seq = key.value().try_into().map(u64::from_be_bytes).unwrap_or(0);
         let entry: Entry = match codec::decode(value.value()) {
             Ok(entry) => entry,
             Err(e) => return broken(key_seq, format!("the entry cannot be read: {e}"), entries),
@@ -248,7 +244,9 @@ pub fn verify(tx: &ReadTransaction) -> Result<Verification, StoreError> {
     if entries != head_seq || (entries > 0 && prev != head_hash) {
         return broken(
             expected_seq,
-            format!("the chain ends at entry {entries} but its head names entry {head_seq} (entries were removed from the end)"),
+            format!(
+                "the chain ends at entry {entries} but its head names entry {head_seq} (entries were removed from the end)"
+            ),
             entries,
         );
     }
@@ -292,7 +290,10 @@ pub fn list(tx: &ReadTransaction, filter: &Filter) -> Result<Vec<Entry>, StoreEr
                 .tenant_id
                 .as_ref()
                 .is_some_and(|t| !entry.tenant_id.is_empty() && &entry.tenant_id != t)
-            || filter.action.as_ref().is_some_and(|a| !entry.action.starts_with(a.as_str()))
+            || filter
+                .action
+                .as_ref()
+                .is_some_and(|a| !entry.action.starts_with(a.as_str()))
             || filter.actor.as_ref().is_some_and(|a| &entry.actor != a)
         {
             continue;
@@ -324,7 +325,13 @@ mod tests {
             .unwrap();
         }
         let ok = store.read(verify).unwrap();
-        assert_eq!(ok, Verification { entries: 5, broken: None });
+        assert_eq!(
+            ok,
+            Verification {
+                entries: 5,
+                broken: None
+            }
+        );
 
         // Rewrite entry 3 as someone with write access to the file would.
         store

@@ -50,7 +50,9 @@ pub enum Invalid {
 impl Invalid {
     pub fn message(&self, id: &str) -> String {
         match self {
-            Invalid::Unknown => format!("`user_consent_id` `{id}` is not a consent record of this tenant"),
+            Invalid::Unknown => {
+                format!("`user_consent_id` `{id}` is not a consent record of this tenant")
+            }
             Invalid::Withdrawn(at) => format!(
                 "the consent `{id}` was withdrawn at {}",
                 format_rfc3339(*at)
@@ -146,7 +148,7 @@ pub fn list(
         .filter(|c| tenant_id.is_none_or(|t| c.tenant_id == t))
         .filter(|c| end_user_id.is_none_or(|u| c.end_user_id == u))
         .collect();
-    out.sort_by(|a, b| b.granted_at.cmp(&a.granted_at));
+    out.sort_by_key(|c| std::cmp::Reverse(c.granted_at));
     Ok(out)
 }
 

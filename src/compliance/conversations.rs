@@ -175,7 +175,10 @@ pub fn list(
         let (key, value) = row?;
         let record: Conversation = codec::decode(value.value())?;
         if record.at >= filter.to
-            || filter.tenant_id.as_ref().is_some_and(|t| &record.tenant_id != t)
+            || filter
+                .tenant_id
+                .as_ref()
+                .is_some_and(|t| &record.tenant_id != t)
             || filter.key_id.as_ref().is_some_and(|k| &record.key_id != k)
             || filter
                 .end_user_id
@@ -219,9 +222,10 @@ pub fn get(
 ) -> Result<Option<Conversation>, StoreError> {
     // Request ids are not the key; a scan is fine for one record read by
     // a person.
-    Ok(CONVERSATION_TABLE.all(tx)?.into_iter().find(|c| {
-        c.request_id == request_id && tenant_id.is_none_or(|t| c.tenant_id == t)
-    }))
+    Ok(CONVERSATION_TABLE
+        .all(tx)?
+        .into_iter()
+        .find(|c| c.request_id == request_id && tenant_id.is_none_or(|t| c.tenant_id == t)))
 }
 
 #[cfg(test)]

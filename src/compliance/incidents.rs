@@ -209,12 +209,17 @@ pub async fn file(store: &Store, filing: Filing) -> Result<Incident, StoreError>
             if stored.source == "sampler" {
                 audit::append(
                     txn,
-                    &Draft::new(&stored.tenant_id, "system".into(), "incident.file", &stored.id)
-                        .details(json!({
-                            "severity": stored.severity.as_str(),
-                            "category": stored.category,
-                            "requestIds": stored.request_ids,
-                        })),
+                    &Draft::new(
+                        &stored.tenant_id,
+                        "system".into(),
+                        "incident.file",
+                        &stored.id,
+                    )
+                    .details(json!({
+                        "severity": stored.severity.as_str(),
+                        "category": stored.category,
+                        "requestIds": stored.request_ids,
+                    })),
                 )?;
             }
             Ok(())
@@ -267,7 +272,7 @@ pub fn list(
         .filter(|i| tenant_id.is_none_or(|t| i.tenant_id == t))
         .filter(|i| status.is_none_or(|s| i.status == s))
         .collect();
-    out.sort_by(|a, b| b.created_at.cmp(&a.created_at));
+    out.sort_by_key(|r| std::cmp::Reverse(r.created_at));
     Ok(out)
 }
 
@@ -341,8 +346,8 @@ impl Sampler {
             return;
         }
         let n = self.seen.fetch_add(1, Ordering::Relaxed);
-        let taken = (n + 1) * self.share_per_million / 1_000_000
-            > n * self.share_per_million / 1_000_000;
+        let taken =
+            (n + 1) * self.share_per_million / 1_000_000 > n * self.share_per_million / 1_000_000;
         if taken {
             let _ = queue.try_send(Sample::Output {
                 tenant_id: tenant_id.to_owned(),
@@ -380,11 +385,8 @@ async fn run(
                 request_id,
                 text,
             } => {
-                let found = classifier.classify(
-                    None,
-                    None,
-                    &json!([{ "role": "user", "content": text }]),
-                );
+                let found =
+                    classifier.classify(None, None, &json!([{ "role": "user", "content": text }]));
                 (found.level == Level::Prohibited).then(|| Filing {
                     tenant_id,
                     severity: Severity::Serious,

@@ -124,7 +124,11 @@ pub async fn decide(
     request: &ChatRequest,
     mut risk: Classification,
 ) -> Classification {
-    let Some(model_name) = policy.judge_model.as_deref().filter(|_| policy.judge_enabled) else {
+    let Some(model_name) = policy
+        .judge_model
+        .as_deref()
+        .filter(|_| policy.judge_enabled)
+    else {
         return risk;
     };
     if !grey_zone(&risk) {

@@ -34,7 +34,10 @@ pub fn start_sweeper(store: Arc<Store>, every: Duration) {
             let now = crate::time_util::now_ms();
             match conversations::prune(&store, now).await {
                 Ok(0) => {}
-                Ok(n) => tracing::info!(records = n, "conversation records past their retention deleted"),
+                Ok(n) => tracing::info!(
+                    records = n,
+                    "conversation records past their retention deleted"
+                ),
                 Err(crate::store::StoreError::Closed) => return,
                 Err(e) => tracing::error!(error = %e, "pruning the conversation log failed"),
             }

@@ -147,9 +147,7 @@ fn apply(entry: &mut SubProcessor, fields: Fields) -> Result<(), StoreError> {
     }
     if let Some(categories) = fields.data_categories {
         if categories.len() > 50 {
-            return Err(StoreError::Invalid(
-                "at most 50 `dataCategories`".into(),
-            ));
+            return Err(StoreError::Invalid("at most 50 `dataCategories`".into()));
         }
         entry.data_categories = categories
             .into_iter()
@@ -172,8 +170,8 @@ fn apply(entry: &mut SubProcessor, fields: Fields) -> Result<(), StoreError> {
 }
 
 fn validate_name(name: Option<String>) -> Result<String, StoreError> {
-    let name = text("name", name, 100)?
-        .ok_or_else(|| StoreError::Invalid("`name` is required".into()))?;
+    let name =
+        text("name", name, 100)?.ok_or_else(|| StoreError::Invalid("`name` is required".into()))?;
     if !name
         .chars()
         .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))

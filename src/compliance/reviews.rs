@@ -132,7 +132,9 @@ pub fn insert(txn: &redb::WriteTransaction, review: &Review) -> Result<(), Store
 #[derive(Debug, Clone)]
 pub enum Decision {
     /// Approve, optionally replacing the answer's text.
-    Approve { edit: Option<String> },
+    Approve {
+        edit: Option<String>,
+    },
     Reject,
 }
 
@@ -242,6 +244,6 @@ pub fn list(
         .filter(|r| tenant_id.is_none_or(|t| r.tenant_id == t))
         .filter(|r| status.is_none_or(|s| r.status_at(now) == s))
         .collect();
-    out.sort_by(|a, b| b.created_at.cmp(&a.created_at));
+    out.sort_by_key(|r| std::cmp::Reverse(r.created_at));
     Ok(out)
 }

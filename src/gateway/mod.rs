@@ -98,7 +98,12 @@ pub struct Compliance {
 }
 
 impl Compliance {
-    fn new(policy: &CompliancePolicy, request: &ChatRequest, raw: &[u8], risk: &Classification) -> Compliance {
+    fn new(
+        policy: &CompliancePolicy,
+        request: &ChatRequest,
+        raw: &[u8],
+        risk: &Classification,
+    ) -> Compliance {
         let hold = match policy.review_mode {
             ReviewMode::Off => false,
             ReviewMode::HighRisk => risk.level >= Level::High,
@@ -361,7 +366,10 @@ async fn gate(
         )),
         Level::High => {
             if policy.require_purpose
-                && request.purpose.as_deref().is_none_or(|p| p.trim().is_empty())
+                && request
+                    .purpose
+                    .as_deref()
+                    .is_none_or(|p| p.trim().is_empty())
             {
                 let mut error = ApiError::new(
                     Code::PurposeRequired,
@@ -387,7 +395,9 @@ async fn gate(
                 };
                 let checked = state
                     .store
-                    .read(|tx| consents::check(tx, &key.tenant_id, id, request.end_user_id.as_deref()))
+                    .read(|tx| {
+                        consents::check(tx, &key.tenant_id, id, request.end_user_id.as_deref())
+                    })
                     .map_err(|e| ApiError::internal("reading the consent record", e))?;
                 if let Err(invalid) = checked {
                     let mut error = ApiError::new(Code::ConsentInvalid, invalid.message(id));
@@ -544,8 +554,9 @@ impl Extensions {
         output: &str,
         completed: bool,
         hold: Option<Hold>,
-    ) -> impl FnMut(&redb::WriteTransaction, &Charged) -> Result<(), crate::store::StoreError> + Send + 'static
-    {
+    ) -> impl FnMut(&redb::WriteTransaction, &Charged) -> Result<(), crate::store::StoreError>
+    + Send
+    + 'static {
         let c = &self.compliance;
         let subject = c
             .end_user_id

@@ -84,7 +84,14 @@ pub fn relay(chunks: ChunkStream, served: Served, extensions: Extensions) -> Sse
                     r.billed = true;
                     match r
                         .extensions
-                        .charge(prompt, completion, estimated, true, r.output.as_deref().unwrap_or(""), None)
+                        .charge(
+                            prompt,
+                            completion,
+                            estimated,
+                            true,
+                            r.output.as_deref().unwrap_or(""),
+                            None,
+                        )
                         .await
                     {
                         Ok(charged) => r.extensions.apply(&mut chunk, &charged),
@@ -151,8 +158,16 @@ pub fn relay(chunks: ChunkStream, served: Served, extensions: Extensions) -> Sse
                     r.billed = true;
                     match r
                         .extensions
-                        .charge(prompt, completion, true, true, r.output.as_deref().unwrap_or(""), None)
-                        .await {
+                        .charge(
+                            prompt,
+                            completion,
+                            true,
+                            true,
+                            r.output.as_deref().unwrap_or(""),
+                            None,
+                        )
+                        .await
+                    {
                         Ok(charged) => r.extensions.apply(&mut chunk, &charged),
                         Err(error) => {
                             return Some((
@@ -186,8 +201,7 @@ impl Drop for Relay {
             self.billed = true;
             let completion = self.relayed_chars.div_ceil(4);
             tracing::info!(request_id = %self.served.request_id, completion, "stream abandoned by the caller; billing what was produced");
-            self.extensions
-                .charge_detached(
+            self.extensions.charge_detached(
                 self.served.prompt_estimate,
                 completion,
                 true,
