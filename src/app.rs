@@ -64,12 +64,13 @@ impl AppState {
             .map(|p| p.connect_timeout)
             .max()
             .unwrap_or(std::time::Duration::from_secs(5));
+        let classifier = config.risk_rules.clone();
         AppState {
             catalogue: Arc::new(Catalogue::from_config(&config)),
             config: Arc::new(config),
             keys: Keys::new(store.clone()),
             providers: crate::providers::Providers::new(connect_timeout, allow_private_images),
-            classifier: Arc::new(crate::compliance::Classifier::built_in()),
+            classifier,
             limiter: Arc::default(),
             metrics,
             events,

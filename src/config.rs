@@ -12,6 +12,7 @@ use std::collections::HashSet;
 use std::fmt;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Deserialize;
@@ -19,6 +20,7 @@ use toml::Spanned;
 use url::Url;
 
 use crate::catalogue::{Capability, Pricing, ProviderKind, credits_to_micros};
+use crate::compliance::Classifier;
 
 /// The embedded demo configuration: the built-in mock provider and demo
 /// models, so `tollgate serve` works offline with no file at all.
@@ -39,6 +41,7 @@ const ENV_KEYS: &[&str] = &[
     "TOLLGATE_WEBHOOK_ALLOW_PRIVATE_TARGETS",
     "TOLLGATE_METRICS_TOKEN",
     "TOLLGATE_IMAGE_FETCH_ALLOW_PRIVATE_TARGETS",
+    "TOLLGATE_RISK_RULES_DIR",
 ];
 const ENV_OTHER: &[&str] = &["TOLLGATE_CONFIG", "TOLLGATE_OWNER_PASSWORD"];
 
@@ -131,6 +134,12 @@ pub struct Config {
     pub image_fetch_allow_private_targets: bool,
     /// When set, `GET /metrics` needs `Authorization: Bearer <token>`.
     pub metrics_token: Option<Secret>,
+    /// A directory of risk rule packs (`*.toml`) that replace the built-in
+    /// packs of the same file name and add new ones.
+    pub risk_rules_dir: Option<PathBuf>,
+    /// The risk classifier compiled from the built-in packs and those of
+    /// `risk_rules_dir`: a bad pack refuses the configuration.
+    pub risk_rules: Arc<Classifier>,
     pub providers: Vec<ProviderConfig>,
     pub models: Vec<ModelConfig>,
 }
@@ -213,6 +222,7 @@ struct RawConfig {
     webhook_concurrency: Option<Spanned<usize>>,
     metrics_token: Option<Spanned<String>>,
     image_fetch_allow_private_targets: Option<bool>,
+    risk_rules_dir: Option<Spanned<PathBuf>>,
     #[serde(default)]
     providers: Vec<RawProvider>,
     #[serde(default)]
@@ -493,6 +503,20 @@ fn parse(
             )
         })?;
     }
+    let (risk_rules_dir, risk_rules_origin) = match (env("TOLLGATE_RISK_RULES_DIR"), raw.risk_rules_dir) {
+        (Some(v), _) => (Some(PathBuf::from(v)), None),
+        (None, Some(v)) => (Some(v.get_ref().clone()), Some(v.span())),
+        (None, None) => (None, None),
+    };
+    let risk_rules = Classifier::load(risk_rules_dir.as_deref()).map_err(|e| {
+        let message = e.to_string();
+        match risk_rules_origin {
+            Some(span) => bad(span, "risk_rules_dir".into(), message),
+            None if risk_rules_dir.is_some() => env_error("TOLLGATE_RISK_RULES_DIR", message),
+            None => bad(0..0, "risk_rules_dir".into(), message),
+        }
+    })?;
+    let risk_rules = Arc::new(risk_rules);
     let webhook_queue_capacity = match raw.webhook_queue_capacity {
         Some(v) if !(1..=1_000_000).contains(v.get_ref()) => {
             return Err(bad(
@@ -706,6 +730,8 @@ fn parse(
         webhook_concurrency,
         metrics_token,
         image_fetch_allow_private_targets,
+        risk_rules_dir,
+        risk_rules,
         providers,
         models,
     })
