@@ -330,7 +330,8 @@ impl Classifier {
         let pairs: Vec<(u32, u32)> = anchors
             .iter()
             .flat_map(|&a| acts.iter().map(move |&b| (a, b)))
-            .filter(|&(a, b)| near(a, b))
+            // An act is a second word: "hire" is not both anchor and act.
+            .filter(|&(a, b)| (a != b || !meta.has_acts) && near(a, b))
             .collect();
         if pairs.is_empty() {
             return Match::AnchorOnly;
