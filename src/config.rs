@@ -508,15 +508,15 @@ fn parse(
         (None, Some(v)) => (Some(v.get_ref().clone()), Some(v.span())),
         (None, None) => (None, None),
     };
-    let risk_rules = Classifier::load(risk_rules_dir.as_deref()).map_err(|e| {
-        let message = e.to_string();
-        match risk_rules_origin {
-            Some(span) => bad(span, "risk_rules_dir".into(), message),
-            None if risk_rules_dir.is_some() => env_error("TOLLGATE_RISK_RULES_DIR", message),
-            None => bad(0..0, "risk_rules_dir".into(), message),
-        }
-    })?;
-    let risk_rules = Arc::new(risk_rules);
+    let risk_rules = match &risk_rules_dir {
+        // Compiling the packs takes milliseconds; configurations without
+        // an override share one compiled copy.
+        None => built_in_risk_rules(),
+        Some(dir) => Arc::new(Classifier::load(Some(dir)).map_err(|e| match risk_rules_origin {
+            Some(span) => bad(span, "risk_rules_dir".into(), e.to_string()),
+            None => env_error("TOLLGATE_RISK_RULES_DIR", e.to_string()),
+        })?),
+    };
     let webhook_queue_capacity = match raw.webhook_queue_capacity {
         Some(v) if !(1..=1_000_000).contains(v.get_ref()) => {
             return Err(bad(
@@ -764,6 +764,15 @@ fn parse_http_url(text: &str) -> Result<Url, String> {
 /// 1-based line of a byte offset.
 fn line_of(text: &str, offset: usize) -> usize {
     text[..offset.min(text.len())].matches('\n').count() + 1
+}
+
+
+/// The built-in risk rules, compiled once per process.
+fn built_in_risk_rules() -> Arc<Classifier> {
+    static BUILT_IN: std::sync::OnceLock<Arc<Classifier>> = std::sync::OnceLock::new();
+    BUILT_IN
+        .get_or_init(|| Arc::new(Classifier::built_in()))
+        .clone()
 }
 
 #[cfg(test)]
