@@ -792,6 +792,26 @@ mod tests {
         load(Some(&path), &env, &names, &Overrides::default())
     }
 
+    #[test]
+    fn risk_rules_dir_adds_packs_and_a_bad_pack_is_refused_naming_the_file() {
+        let packs = tempfile::tempdir().unwrap();
+        std::fs::write(packs.path().join("it.toml"), "language = \"it\"\n").unwrap();
+        let dir = packs.path().display().to_string();
+        let config = load_text(&format!("risk_rules_dir = {dir:?}\n"), &[]).unwrap();
+        assert_eq!(config.risk_rules.languages(), ["de", "en", "es", "fr", "it"]);
+        let default = load_text("", &[]).unwrap();
+        assert_eq!(default.risk_rules.languages(), ["de", "en", "es", "fr"]);
+
+        std::fs::write(packs.path().join("it.toml"), "language = 3\n").unwrap();
+        let e = load_text(&format!("\nrisk_rules_dir = {dir:?}\n"), &[]).unwrap_err();
+        assert_eq!(e.key, "risk_rules_dir");
+        assert!(e.origin.ends_with(":2"), "{e}");
+        assert!(e.message.starts_with("risk rule pack it.toml:"), "{e}");
+        let e = load_text("", &[("TOLLGATE_RISK_RULES_DIR", &dir)]).unwrap_err();
+        assert_eq!(e.origin, "environment TOLLGATE_RISK_RULES_DIR");
+        assert!(e.message.contains("it.toml"), "{e}");
+    }
+
     const GOOD: &str = r#"
 listen = "127.0.0.1:9000"
 data_dir = "/var/lib/tollgate"
