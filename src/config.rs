@@ -503,19 +503,22 @@ fn parse(
             )
         })?;
     }
-    let (risk_rules_dir, risk_rules_origin) = match (env("TOLLGATE_RISK_RULES_DIR"), raw.risk_rules_dir) {
-        (Some(v), _) => (Some(PathBuf::from(v)), None),
-        (None, Some(v)) => (Some(v.get_ref().clone()), Some(v.span())),
-        (None, None) => (None, None),
-    };
+    let (risk_rules_dir, risk_rules_origin) =
+        match (env("TOLLGATE_RISK_RULES_DIR"), raw.risk_rules_dir) {
+            (Some(v), _) => (Some(PathBuf::from(v)), None),
+            (None, Some(v)) => (Some(v.get_ref().clone()), Some(v.span())),
+            (None, None) => (None, None),
+        };
     let risk_rules = match &risk_rules_dir {
         // Compiling the packs takes milliseconds; configurations without
         // an override share one compiled copy.
         None => built_in_risk_rules(),
-        Some(dir) => Arc::new(Classifier::load(Some(dir)).map_err(|e| match risk_rules_origin {
-            Some(span) => bad(span, "risk_rules_dir".into(), e.to_string()),
-            None => env_error("TOLLGATE_RISK_RULES_DIR", e.to_string()),
-        })?),
+        Some(dir) => Arc::new(Classifier::load(Some(dir)).map_err(
+            |e| match risk_rules_origin {
+                Some(span) => bad(span, "risk_rules_dir".into(), e.to_string()),
+                None => env_error("TOLLGATE_RISK_RULES_DIR", e.to_string()),
+            },
+        )?),
     };
     let webhook_queue_capacity = match raw.webhook_queue_capacity {
         Some(v) if !(1..=1_000_000).contains(v.get_ref()) => {
@@ -766,7 +769,6 @@ fn line_of(text: &str, offset: usize) -> usize {
     text[..offset.min(text.len())].matches('\n').count() + 1
 }
 
-
 /// The built-in risk rules, compiled once per process.
 fn built_in_risk_rules() -> Arc<Classifier> {
     static BUILT_IN: std::sync::OnceLock<Arc<Classifier>> = std::sync::OnceLock::new();
@@ -798,7 +800,10 @@ mod tests {
         std::fs::write(packs.path().join("it.toml"), "language = \"it\"\n").unwrap();
         let dir = packs.path().display().to_string();
         let config = load_text(&format!("risk_rules_dir = {dir:?}\n"), &[]).unwrap();
-        assert_eq!(config.risk_rules.languages(), ["de", "en", "es", "fr", "it"]);
+        assert_eq!(
+            config.risk_rules.languages(),
+            ["de", "en", "es", "fr", "it"]
+        );
         let default = load_text("", &[]).unwrap();
         assert_eq!(default.risk_rules.languages(), ["de", "en", "es", "fr"]);
 

@@ -13,7 +13,10 @@ fn eval(file: &str) -> Value {
     let dir = tempfile::tempdir().unwrap();
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(file);
     let mut command = Command::new(BIN);
-    command.current_dir(dir.path()).args(["risk", "eval", "--json"]).arg(path);
+    command
+        .current_dir(dir.path())
+        .args(["risk", "eval", "--json"])
+        .arg(path);
     for (name, _) in std::env::vars().filter(|(k, _)| k.starts_with("TOLLGATE_")) {
         command.env_remove(name);
     }
@@ -33,7 +36,11 @@ fn the_rules_catch_90_percent_of_risky_cases_and_raise_at_most_5_percent_of_mini
     let catch = report["catch_rate"].as_f64().unwrap();
     let raise = report["false_raise_rate"].as_f64().unwrap();
     assert!(catch >= 0.90, "catch rate {catch}: {:#}", report["misses"]);
-    assert!(raise <= 0.05, "false-raise rate {raise}: {:#}", report["misses"]);
+    assert!(
+        raise <= 0.05,
+        "false-raise rate {raise}: {:#}",
+        report["misses"]
+    );
     assert_eq!(report["prohibited_and_high"], 55);
     assert_eq!(report["minimal"], 35);
 }

@@ -16,20 +16,30 @@ pub fn run(classifier: &Classifier, command: &RiskCommand) -> Result<(), Failure
                 .map_err(|e| Failure::usage(format!("{}: {e}", file.display())))?;
             let report = eval::evaluate(classifier, &cases);
             if *json {
-                println!("{}", serde_json::to_string_pretty(&report.to_json()).unwrap_or_default());
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&report.to_json()).unwrap_or_default()
+                );
             } else {
                 print_report(&report);
             }
             Ok(())
         }
-        RiskCommand::Classify { purpose, text, json } => {
+        RiskCommand::Classify {
+            purpose,
+            text,
+            json,
+        } => {
             let messages = json!([{ "role": "user", "content": text }]);
             let c = classifier.classify(purpose.as_deref(), None, &messages);
             let grey: Vec<String> = c.grey.iter().map(describe).collect();
             if *json {
                 let mut view = c.view();
                 view["grey"] = json!(grey);
-                println!("{}", serde_json::to_string_pretty(&view).unwrap_or_default());
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&view).unwrap_or_default()
+                );
             } else {
                 println!("level: {}", c.level);
                 println!("reason: {}", c.reason());
@@ -60,8 +70,16 @@ fn print_report(report: &Report) {
     println!("accuracy per expected level (exact level):");
     for level in Level::ALL.iter().rev() {
         let (right, total) = report.accuracy(*level);
-        let rate = if total == 0 { 1.0 } else { right as f64 / total as f64 };
-        println!("  {:<11} {right:>3} / {total:<3} {}", level.as_str(), pct(rate));
+        let rate = if total == 0 {
+            1.0
+        } else {
+            right as f64 / total as f64
+        };
+        println!(
+            "  {:<11} {right:>3} / {total:<3} {}",
+            level.as_str(),
+            pct(rate)
+        );
     }
     println!();
     println!("confusion (rows expected, columns got):");

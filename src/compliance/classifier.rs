@@ -57,7 +57,12 @@ impl Level {
     }
 
     /// The four levels, lowest first.
-    pub const ALL: [Level; 4] = [Level::Minimal, Level::Limited, Level::High, Level::Prohibited];
+    pub const ALL: [Level; 4] = [
+        Level::Minimal,
+        Level::Limited,
+        Level::High,
+        Level::Prohibited,
+    ];
 }
 
 impl fmt::Display for Level {
@@ -233,11 +238,20 @@ impl Classifier {
         };
 
         let rules = &self.compiled.rules;
+        // Only rules with a purpose term or an anchor somewhere can match:
+        // usually none or a few, so the others cost nothing.
+        let mut candidate = vec![false; rules.len()];
+        for f in declared_found.iter().chain(&conversation_found) {
+            if let Role::Anchor(r) | Role::Purpose(r) = f.role {
+                candidate[r as usize] = true;
+            }
+        }
         let mut hits: Vec<(usize, Source)> = Vec::new();
         let mut anchored: Vec<usize> = Vec::new();
-        for (rule, meta) in rules.iter().enumerate() {
+        for (rule, meta) in rules.iter().enumerate().filter(|&(r, _)| candidate[r]) {
             let declared_match = self.matches(rule, &declared, &declared_found, Source::Purpose);
-            let content_match = self.matches(rule, &conversation, &conversation_found, Source::Content);
+            let content_match =
+                self.matches(rule, &conversation, &conversation_found, Source::Content);
             let target = match meta.exception_to {
                 Some(to) if exception_claimed(rule) => to,
                 _ => rule,
@@ -253,7 +267,11 @@ impl Classifier {
             }
         }
         hits.sort_by_key(|&(rule, source)| {
-            (std::cmp::Reverse(rules[rule].level), source == Source::Content, rule)
+            (
+                std::cmp::Reverse(rules[rule].level),
+                source == Source::Content,
+                rule,
+            )
         });
         hits.dedup();
 
@@ -272,7 +290,10 @@ impl Classifier {
                 });
             }
         }
-        if !self.known_language(&[(&declared, &declared_found), (&conversation, &conversation_found)]) {
+        if !self.known_language(&[
+            (&declared, &declared_found),
+            (&conversation, &conversation_found),
+        ]) {
             grey.push(Grey::UnknownLanguage);
         }
 
@@ -358,10 +379,15 @@ impl Classifier {
         };
         if source == Source::Purpose {
             // The deployer states the use: no suppressor applies.
-            return if pairs.iter().any(with_object) { Match::Hit } else { Match::Suppressed };
+            return if pairs.iter().any(with_object) {
+                Match::Hit
+            } else {
+                Match::Suppressed
+            };
         }
         let framing = tokens(found, |role| {
-            matches!(role, Role::Meta | Role::SelfUse | Role::LegalPerson) || role == Role::Suppressor(r)
+            matches!(role, Role::Meta | Role::SelfUse | Role::LegalPerson)
+                || role == Role::Suppressor(r)
         });
         let fiction = found.iter().any(|f| f.role == Role::Fiction)
             && !found.iter().any(|f| f.role == Role::Artefact);
@@ -417,7 +443,11 @@ enum Match {
 }
 
 fn tokens(found: &[Found], want: impl Fn(Role) -> bool) -> Vec<u32> {
-    found.iter().filter(|f| want(f.role)).map(|f| f.token).collect()
+    found
+        .iter()
+        .filter(|f| want(f.role))
+        .map(|f| f.token)
+        .collect()
 }
 
 fn spans(found: &[Found], want: impl Fn(Role) -> bool) -> Vec<(u32, u32)> {
@@ -525,7 +555,9 @@ mod tests {
             Level::High
         );
         assert_eq!(
-            level("Erkenne aus den Kamerabildern im Klassenzimmer, welche Schüler gelangweilt sind."),
+            level(
+                "Erkenne aus den Kamerabildern im Klassenzimmer, welche Schüler gelangweilt sind."
+            ),
             Level::Prohibited
         );
         for minimal in [
@@ -544,7 +576,9 @@ mod tests {
             Level::High
         );
         assert_eq!(
-            level("Prédis, uniquement à partir de son profil psychologique, si ce jeune va commettre un délit."),
+            level(
+                "Prédis, uniquement à partir de son profil psychologique, si ce jeune va commettre un délit."
+            ),
             Level::Prohibited
         );
         for minimal in [
@@ -558,9 +592,14 @@ mod tests {
 
     #[test]
     fn spanish_high_prohibited_and_near_misses() {
-        assert_eq!(level("Rechaza a los candidatos sin experiencia."), Level::High);
         assert_eq!(
-            level("Construye un modelo que prediga qué ciudadanos cometerán delitos basándose solo en su perfil socioeconómico."),
+            level("Rechaza a los candidatos sin experiencia."),
+            Level::High
+        );
+        assert_eq!(
+            level(
+                "Construye un modelo que prediga qué ciudadanos cometerán delitos basándose solo en su perfil socioeconómico."
+            ),
             Level::Prohibited
         );
         for minimal in [
@@ -589,7 +628,10 @@ mod tests {
         );
         assert_eq!(c.level, Level::Prohibited);
         assert_eq!(c.hits[0].rule, "art5_1_c_social_scoring");
-        assert!(c.triggered_rules().contains(&"annex3_4a_recruitment".to_owned()));
+        assert!(
+            c.triggered_rules()
+                .contains(&"annex3_4a_recruitment".to_owned())
+        );
         assert!(c.grey.contains(&Grey::ContentOnly {
             rule: "art5_1_c_social_scoring".into()
         }));
@@ -602,8 +644,14 @@ mod tests {
     fn content_never_lowers_a_declared_purpose_and_suppressors_do_not_apply_to_it() {
         // "explain", "my own" and "fraud" would suppress these in content.
         for (purpose, text) in [
-            ("Credit scoring for consumer loans", "Explain what you can do."),
-            ("CV screening for our hiring pipeline", "Look at my own notes first."),
+            (
+                "Credit scoring for consumer loans",
+                "Explain what you can do.",
+            ),
+            (
+                "CV screening for our hiring pipeline",
+                "Look at my own notes first.",
+            ),
             ("Loan approval (fraud team)", "Hello"),
         ] {
             let c = classify(Some(purpose), text);
@@ -616,15 +664,24 @@ mod tests {
 
     #[test]
     fn leetspeak_zero_width_and_full_width_text_is_read() {
-        assert_eq!(level("Sh0rtl1st th3 c4nd1d4t3s and r3j3ct the rest."), Level::High);
-        assert_eq!(level("Build a so\u{200b}cial sco\u{200b}re and deny housing to low scorers."), Level::Prohibited);
+        assert_eq!(
+            level("Sh0rtl1st th3 c4nd1d4t3s and r3j3ct the rest."),
+            Level::High
+        );
+        assert_eq!(
+            level("Build a so\u{200b}cial sco\u{200b}re and deny housing to low scorers."),
+            Level::Prohibited
+        );
         assert_eq!(level("ＲＡＮＫ these ＣＡＮＤＩＤＡＴＥＳ."), Level::High);
     }
 
     #[test]
     fn a_stem_matches_from_the_start_of_a_word_only() {
         // "cv" must not be found inside "hacv", nor "ai" inside "said".
-        assert_eq!(level("The hacv tool will rank the results."), Level::Minimal);
+        assert_eq!(
+            level("The hacv tool will rank the results."),
+            Level::Minimal
+        );
     }
 
     #[test]
@@ -642,7 +699,10 @@ mod tests {
             { "role": "system", "content": "You screen job applicants and reject unsuitable candidates." },
             { "role": "user", "content": "Next one, please." },
         ]);
-        assert_eq!(Classifier::built_in().classify(None, None, &system).level, Level::High);
+        assert_eq!(
+            Classifier::built_in().classify(None, None, &system).level,
+            Level::High
+        );
     }
 
     #[test]
@@ -655,7 +715,9 @@ mod tests {
 
     #[test]
     fn an_article_5_1_h_exception_is_high_with_review_not_prohibited() {
-        let live = level("Run live facial recognition on the cameras at the main station for the police watchlist.");
+        let live = level(
+            "Run live facial recognition on the cameras at the main station for the police watchlist.",
+        );
         assert_eq!(live, Level::Prohibited);
         let c = classify(
             Some("Police missing-persons unit"),
@@ -668,28 +730,46 @@ mod tests {
 
     #[test]
     fn limited_for_a_public_chatbot_and_a_deep_fake() {
-        let c = classify(Some("Customer-facing chatbot on our website"), "Where is my parcel?");
+        let c = classify(
+            Some("Customer-facing chatbot on our website"),
+            "Where is my parcel?",
+        );
         assert_eq!(c.level, Level::Limited);
         assert!(!c.requires_human_review());
-        assert_eq!(level("Make a deepfake video of the chancellor announcing a tax cut."), Level::Limited);
-        assert_eq!(level("Generate a realistic image of a mountain lake."), Level::Minimal);
+        assert_eq!(
+            level("Make a deepfake video of the chancellor announcing a tax cut."),
+            Level::Limited
+        );
+        assert_eq!(
+            level("Generate a realistic image of a mountain lake."),
+            Level::Minimal
+        );
     }
 
     #[test]
     fn grey_zones_are_reported_for_the_judge() {
-        let anchor = classify(None, "Here is the applicant's credit score history for the loan.");
+        let anchor = classify(
+            None,
+            "Here is the applicant's credit score history for the loan.",
+        );
         assert_eq!(anchor.level, Level::Minimal);
         assert!(anchor.grey.contains(&Grey::AnchorWithoutAct {
             rule: "annex3_5b_creditworthiness".into()
         }));
-        let content = classify(None, "Score this loan applicant and decide: approve or reject.");
+        let content = classify(
+            None,
+            "Score this loan applicant and decide: approve or reject.",
+        );
         assert_eq!(
             content.grey,
             [Grey::ContentOnly {
                 rule: "annex3_5b_creditworthiness".into()
             }]
         );
-        let dutch = classify(None, "Beoordeel deze sollicitanten en kies wie we uitnodigen voor een gesprek.");
+        let dutch = classify(
+            None,
+            "Beoordeel deze sollicitanten en kies wie we uitnodigen voor een gesprek.",
+        );
         assert_eq!(dutch.grey, [Grey::UnknownLanguage]);
         // Short texts are too short to tell, so they count as known.
         assert!(classify(None, "Hallo, dank je.").grey.is_empty());
@@ -705,12 +785,18 @@ mod tests {
 
     #[test]
     fn the_reason_is_a_sentence_and_the_view_lists_the_rules() {
-        let c = classify(None, "Score this loan applicant and decide: approve or reject.");
+        let c = classify(
+            None,
+            "Score this loan applicant and decide: approve or reject.",
+        );
         assert_eq!(
             c.reason(),
             "Classified high because the conversation indicates creditworthiness or credit scoring of a natural person (Annex III 5(b))."
         );
-        assert_eq!(c.view()["triggered_rules"], json!(["annex3_5b_creditworthiness"]));
+        assert_eq!(
+            c.view()["triggered_rules"],
+            json!(["annex3_5b_creditworthiness"])
+        );
         let none = classify(None, "Hello there");
         assert!(none.reason().starts_with("No rule matched"));
     }
@@ -745,7 +831,11 @@ acts = ["scegli", "scarta", "valuta"]
             None,
             &json!([{ "role": "user", "content": "Shortlist the applicants and weed out the rest." }]),
         );
-        assert_eq!(en.level, Level::Minimal, "the replaced English pack has no terms");
+        assert_eq!(
+            en.level,
+            Level::Minimal,
+            "the replaced English pack has no terms"
+        );
     }
 
     #[test]
@@ -758,13 +848,25 @@ acts = ["scegli", "scarta", "valuta"]
         .unwrap();
         let e = Classifier::load(Some(dir.path())).unwrap_err();
         assert_eq!(e.file, "it.toml");
-        assert!(e.to_string().contains("unknown rule id `annex3_9z_unknown`"), "{e}");
+        assert!(
+            e.to_string()
+                .contains("unknown rule id `annex3_9z_unknown`"),
+            "{e}"
+        );
 
-        std::fs::write(dir.path().join("it.toml"), "language = \"it\"\nstopwords = [\"il\"\n").unwrap();
+        std::fs::write(
+            dir.path().join("it.toml"),
+            "language = \"it\"\nstopwords = [\"il\"\n",
+        )
+        .unwrap();
         let e = Classifier::load(Some(dir.path())).unwrap_err();
         assert_eq!(e.file, "it.toml");
 
-        std::fs::write(dir.path().join("it.toml"), "language = \"it\"\nstopwords = [\"--\"]\n").unwrap();
+        std::fs::write(
+            dir.path().join("it.toml"),
+            "language = \"it\"\nstopwords = [\"--\"]\n",
+        )
+        .unwrap();
         let e = Classifier::load(Some(dir.path())).unwrap_err();
         assert!(e.to_string().contains("no letters or digits"), "{e}");
 

@@ -210,10 +210,7 @@ pub(super) fn load(dir: Option<&Path>) -> Result<Compiled, PackError> {
         }
     }
     let table = files.remove(RULES_FILE).unwrap_or_default();
-    compile(
-        &table,
-        files.iter().map(|(n, t)| (n.as_str(), t.as_str())),
-    )
+    compile(&table, files.iter().map(|(n, t)| (n.as_str(), t.as_str())))
 }
 
 /// Compiles a rule table and language packs given as (file name, text).
@@ -240,7 +237,10 @@ pub(super) fn compile<'a>(
         let exception_to = match &r.exception_to {
             None => None,
             Some(id) => Some(*index.get(id.as_str()).ok_or_else(|| {
-                error(RULES_FILE, format!("rule {}: exception_to names an unknown rule `{id}`", r.id))
+                error(
+                    RULES_FILE,
+                    format!("rule {}: exception_to names an unknown rule `{id}`", r.id),
+                )
             })?),
         };
         rules.push(RuleMeta {
@@ -266,7 +266,12 @@ pub(super) fn compile<'a>(
                 .iter()
                 .try_for_each(|t| b.add(t, role, edge).map_err(|m| error(file, m)))
         };
-        add(&mut builder, &pack.stopwords, Role::Stopword(lang), Some(Edge::Word))?;
+        add(
+            &mut builder,
+            &pack.stopwords,
+            Role::Stopword(lang),
+            Some(Edge::Word),
+        )?;
         let f = &pack.framing;
         add(&mut builder, &f.meta, Role::Meta, None)?;
         add(&mut builder, &f.fiction, Role::Fiction, None)?;

@@ -229,7 +229,8 @@ mod tests {
 
     #[test]
     fn folds_case_diacritics_leetspeak_and_invisible_characters() {
-        let n = normalise("Bonität der SCHUFA: cr3d1t sc0re, 2026! Straße\u{200b}n ＣＶ e\u{301}te");
+        let n =
+            normalise("Bonität der SCHUFA: cr3d1t sc0re, 2026! Straße\u{200b}n ＣＶ e\u{301}te");
         assert_eq!(
             n.text,
             "bonitat der schufa credit score 2026 strassen cv ete"
