@@ -363,19 +363,19 @@ impl Classifier {
             return Match::AnchorOnly;
         }
         // A rule with its own objects (workers, biometric input, police)
-        // needs one in both texts; `needs_person` alone only in content,
-        // where "kill the process" must not count as firing someone.
-        let objects = if meta.has_objects {
-            Some(tokens(found, |role| role == Role::Object(r)))
-        } else if meta.needs_person && source == Source::Content {
-            Some(tokens(found, |role| role == Role::Person))
-        } else {
-            None
-        };
+        // needs one in both texts; `needs_person` only in content, where
+        // "kill the process" must not count as firing someone.
+        let objects = meta
+            .has_objects
+            .then(|| tokens(found, |role| role == Role::Object(r)));
+        let persons = (meta.needs_person && source == Source::Content)
+            .then(|| tokens(found, |role| role == Role::Person));
         let with_object = |&(a, b): &(u32, u32)| {
-            objects
-                .as_ref()
-                .is_none_or(|o| o.iter().any(|&p| near(p, a) || near(p, b)))
+            [&objects, &persons].into_iter().all(|required| {
+                required
+                    .as_ref()
+                    .is_none_or(|o| o.iter().any(|&p| near(p, a) || near(p, b)))
+            })
         };
         if source == Source::Purpose {
             // The deployer states the use: no suppressor applies.
