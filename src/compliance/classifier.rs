@@ -32,9 +32,9 @@ use text::Normalised;
 /// How far apart (in tokens) an anchor and its act may be when they are not
 /// in the same sentence.
 pub const WINDOW: usize = 12;
-/// Below this many tokens a text counts as in a known language: too short
+/// Below this many words a text counts as in a known language: too short
 /// to tell.
-const SHORT_TEXT_TOKENS: usize = 8;
+const SHORT_TEXT_WORDS: usize = 10;
 
 /// Ordered: a later variant is a higher level.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
@@ -403,12 +403,12 @@ impl Classifier {
         if hit { Match::Hit } else { Match::Suppressed }
     }
 
-    /// Whether the texts are recognisably in a pack's language: enough of
-    /// their words are stop words of one language. Short texts count as
-    /// known.
+    /// Whether the texts are recognisably in a pack's language: at least
+    /// two words, and one word in six, are stop words of one language.
+    /// Short texts count as known.
     fn known_language(&self, texts: &[(&Normalised, &Vec<Found>)]) -> bool {
-        let total: usize = texts.iter().map(|(t, _)| t.token_count()).sum();
-        if total < SHORT_TEXT_TOKENS {
+        let total: usize = texts.iter().map(|(t, _)| t.words).sum();
+        if total < SHORT_TEXT_WORDS {
             return true;
         }
         let mut counts = vec![0usize; self.compiled.languages.len()];
@@ -420,7 +420,7 @@ impl Classifier {
             }
         }
         let best = counts.into_iter().max().unwrap_or(0);
-        best >= 2 && best * 8 >= total
+        best >= 2 && best * 6 >= total
     }
 }
 
@@ -681,6 +681,29 @@ mod tests {
         assert_eq!(
             level("The hacv tool will rank the results."),
             Level::Minimal
+        );
+    }
+
+    #[test]
+    fn stems_do_not_misfire_on_other_senses_or_languages() {
+        for minimal in [
+            "I suspect the most likely cause is a memory leak; rank the hypotheses.",
+            "Open the circuit breaker when the payment service fails three times.",
+            "Evaluate these AI agents and rank the agents by task success rate.",
+            "Monitor the GPU driver and track its performance.",
+            "Approve this pull request; the benefit is clear.",
+            "Send the first 112 rows in order to the API.",
+            "Classify these movie posters by genre and estimate the release year.",
+            "Identify the religion depicted in this photo of a temple.",
+            "Résume les notes de la réunion pour l'équipe et liste les actions à faire.",
+            "Decide si el fallo del servidor se debe a la memoria.",
+            "Erkläre die Ampelkoalition und wer entscheidet.",
+        ] {
+            assert_eq!(level(minimal), Level::Minimal, "{minimal}");
+        }
+        assert_eq!(
+            level("Screen this resume and reject the applicant if he lacks SQL."),
+            Level::High
         );
     }
 

@@ -21,13 +21,11 @@ pub(super) struct Normalised {
     pub starts: Vec<u32>,
     /// Sentence number of each token.
     pub sentences: Vec<u32>,
+    /// Tokens with a letter (numbers are no evidence of a language).
+    pub words: usize,
 }
 
 impl Normalised {
-    pub fn token_count(&self) -> usize {
-        self.starts.len()
-    }
-
     /// The token a byte offset of `text` falls in.
     pub fn token_at(&self, offset: usize) -> usize {
         self.starts.partition_point(|&s| s as usize <= offset) - 1
@@ -53,6 +51,7 @@ pub(super) fn normalise(text: &str) -> Normalised {
         text: String::with_capacity(text.len()),
         starts: Vec::with_capacity(text.len() / 5),
         sentences: Vec::with_capacity(text.len() / 5),
+        words: 0,
     };
     let mut sentence = 0u32;
     let mut in_token = false;
@@ -97,6 +96,7 @@ pub(super) fn normalise(text: &str) -> Normalised {
             if has_letter && has_leet {
                 fold_leetspeak(&mut out.text, token_start);
             }
+            out.words += usize::from(has_letter);
             in_token = false;
         }
         let ends_sentence = match c {
@@ -109,8 +109,11 @@ pub(super) fn normalise(text: &str) -> Normalised {
             sentence += 1;
         }
     }
-    if in_token && has_letter && has_leet {
-        fold_leetspeak(&mut out.text, token_start);
+    if in_token {
+        if has_letter && has_leet {
+            fold_leetspeak(&mut out.text, token_start);
+        }
+        out.words += usize::from(has_letter);
     }
     out
 }
