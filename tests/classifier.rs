@@ -2,6 +2,9 @@
 //! a copy of the EU AI Act taxonomy's dev set), through the built binary's
 //! `tollgate risk eval --json`: the rules alone must catch at least 90 % of
 //! the prohibited and high cases and raise at most 5 % of the minimal ones.
+//! `tests/data/risk-regression.jsonl` holds further one-message cases in the
+//! four languages (near-misses with other senses of a stem, rules the dev set
+//! has no case for), written while the packs were made, held to the same bar.
 
 use std::process::Command;
 
@@ -43,6 +46,19 @@ fn the_rules_catch_90_percent_of_risky_cases_and_raise_at_most_5_percent_of_mini
     );
     assert_eq!(report["prohibited_and_high"], 55);
     assert_eq!(report["minimal"], 35);
+}
+
+#[test]
+fn the_regression_cases_meet_the_same_targets() {
+    let report = eval("tests/data/risk-regression.jsonl");
+    let catch = report["catch_rate"].as_f64().unwrap();
+    let raise = report["false_raise_rate"].as_f64().unwrap();
+    assert!(catch >= 0.90, "catch rate {catch}: {:#}", report["misses"]);
+    assert!(
+        raise <= 0.05,
+        "false-raise rate {raise}: {:#}",
+        report["misses"]
+    );
 }
 
 #[test]
