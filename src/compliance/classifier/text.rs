@@ -194,7 +194,7 @@ pub(super) fn conversation_text(messages: &Value) -> String {
         .iter()
         .filter(|m| matches!(m["role"].as_str(), Some("system" | "developer")))
     {
-        push_text(&m["content"], &mut text);
+        push_content(&m["content"], &mut text);
         text.push('\n');
     }
     let users = messages.iter().filter(|m| m["role"] == "user").count();
@@ -203,14 +203,43 @@ pub(super) fn conversation_text(messages: &Value) -> String {
         .filter(|m| m["role"] == "user")
         .skip(users.saturating_sub(RECENT_USER_TURNS))
     {
-        push_text(&m["content"], &mut text);
+        push_content(&m["content"], &mut text);
         text.push('\n');
     }
     text
 }
 
-/// Appends the text in a content value: a string, text parts, or any JSON
-/// strings; each piece ends a sentence.
+/// Appends the text of a message's content: a string or its text parts
+/// (image, audio and file parts carry no words, and their URLs and base64
+/// data must not be read as words).
+fn push_content(content: &Value, out: &mut String) {
+    match content {
+        Value::String(s) => {
+            out.push_str(s);
+            out.push('\n');
+        }
+        Value::Array(parts) => {
+            for part in parts {
+                match part {
+                    Value::String(s) => {
+                        out.push_str(s);
+                        out.push('\n');
+                    }
+                    _ => {
+                        if let Some(s) = part["text"].as_str() {
+                            out.push_str(s);
+                            out.push('\n');
+                        }
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Appends every string in a JSON value (`deployer_context` has no fixed
+/// shape); each piece ends a sentence.
 fn push_text(value: &Value, out: &mut String) {
     match value {
         Value::String(s) => {
@@ -239,6 +268,18 @@ mod tests {
             "bonitat der schufa credit score 2026 strassen cv ete"
         );
         assert_eq!(n.sentences, [0, 0, 0, 0, 0, 0, 1, 1, 1]);
+    }
+
+    #[test]
+    fn only_the_text_parts_of_a_message_are_read() {
+        let messages = serde_json::json!([
+            { "role": "user", "content": [
+                { "type": "text", "text": "Describe this picture." },
+                { "type": "image_url", "image_url": { "url": "https://example.com/faces-of-candidates.png" } },
+            ] },
+            { "role": "assistant", "content": "An assistant turn is not read." },
+        ]);
+        assert_eq!(conversation_text(&messages), "Describe this picture.\n\n");
     }
 
     #[test]
