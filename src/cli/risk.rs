@@ -115,6 +115,10 @@ fn print_report(report: &Report) {
         "expected area among the triggered rules:             {} / {}",
         report.area_found, report.with_area
     );
+    println!(
+        "for a judge (cases): {} content-only hit, {} anchor without act, {} unknown language",
+        report.content_only, report.anchor_without_act, report.unknown_language
+    );
     if !report.misses.is_empty() {
         println!();
         println!("misses (id, expected, got, rules):");

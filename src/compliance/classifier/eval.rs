@@ -7,7 +7,7 @@
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Classifier, Level};
+use super::{Classifier, Grey, Level};
 
 /// One labelled request.
 #[derive(Debug, Deserialize)]
@@ -55,6 +55,11 @@ pub struct Report {
     /// Cases whose expected area is among the triggered rules.
     pub area_found: usize,
     pub with_area: usize,
+    /// Cases a judge would see, per kind of grey zone (a case counts once
+    /// per kind).
+    pub content_only: usize,
+    pub anchor_without_act: usize,
+    pub unknown_language: usize,
     pub misses: Vec<Miss>,
 }
 
@@ -102,6 +107,11 @@ impl Report {
             "minimal": self.minimal,
             "area_found": self.area_found,
             "with_area": self.with_area,
+            "grey": {
+                "content_only": self.content_only,
+                "anchor_without_act": self.anchor_without_act,
+                "unknown_language": self.unknown_language,
+            },
             "misses": self.misses.iter().map(|m| json!({
                 "id": m.id,
                 "expected": m.expected.as_str(),
@@ -126,6 +136,9 @@ pub fn evaluate(classifier: &Classifier, cases: &[Case]) -> Report {
         minimal: 0,
         area_found: 0,
         with_area: 0,
+        content_only: 0,
+        anchor_without_act: 0,
+        unknown_language: 0,
         misses: Vec::new(),
     };
     for case in cases {
@@ -144,6 +157,10 @@ pub fn evaluate(classifier: &Classifier, cases: &[Case]) -> Report {
             report.minimal += 1;
             report.raised += usize::from(got > Level::Minimal);
         }
+        let has = |kind: fn(&Grey) -> bool| usize::from(c.grey.iter().any(kind));
+        report.content_only += has(|g| matches!(g, Grey::ContentOnly { .. }));
+        report.anchor_without_act += has(|g| matches!(g, Grey::AnchorWithoutAct { .. }));
+        report.unknown_language += has(|g| matches!(g, Grey::UnknownLanguage));
         let rules = c.triggered_rules();
         if let Some(area) = &case.expected_area {
             report.with_area += 1;
