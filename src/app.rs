@@ -65,7 +65,7 @@ impl AppState {
             .map(|p| p.connect_timeout)
             .max()
             .unwrap_or(std::time::Duration::from_secs(5));
-        let classifier = Arc::new(crate::compliance::Classifier::built_in());
+        let classifier = config.risk_rules.clone();
         let sampler = crate::compliance::incidents::Sampler::start(
             crate::compliance::incidents::SamplerSettings {
                 share: config.incident_sample_share,

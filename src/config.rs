@@ -12,6 +12,7 @@ use std::collections::HashSet;
 use std::fmt;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Deserialize;
@@ -19,6 +20,7 @@ use toml::Spanned;
 use url::Url;
 
 use crate::catalogue::{Capability, Pricing, ProviderKind, credits_to_micros};
+use crate::compliance::Classifier;
 
 /// The embedded demo configuration: the built-in mock provider and demo
 /// models, so `tollgate serve` works offline with no file at all.
@@ -39,6 +41,7 @@ const ENV_KEYS: &[&str] = &[
     "TOLLGATE_WEBHOOK_ALLOW_PRIVATE_TARGETS",
     "TOLLGATE_METRICS_TOKEN",
     "TOLLGATE_IMAGE_FETCH_ALLOW_PRIVATE_TARGETS",
+    "TOLLGATE_RISK_RULES_DIR",
 ];
 const ENV_OTHER: &[&str] = &["TOLLGATE_CONFIG", "TOLLGATE_OWNER_PASSWORD"];
 
@@ -143,6 +146,12 @@ pub struct Config {
     /// Interval of the compliance sweep (conversation retention, review
     /// expiry).
     pub compliance_sweep_seconds: u64,
+    /// A directory of risk rule packs (`*.toml`) that replace the built-in
+    /// packs of the same file name and add new ones.
+    pub risk_rules_dir: Option<PathBuf>,
+    /// The risk classifier compiled from the built-in packs and those of
+    /// `risk_rules_dir`: a bad pack refuses the configuration.
+    pub risk_rules: Arc<Classifier>,
     pub providers: Vec<ProviderConfig>,
     pub models: Vec<ModelConfig>,
 }
@@ -230,6 +239,7 @@ struct RawConfig {
     incident_window_seconds: Option<Spanned<u64>>,
     incident_refusal_burst: Option<Spanned<u32>>,
     compliance_sweep_seconds: Option<Spanned<u64>>,
+    risk_rules_dir: Option<Spanned<PathBuf>>,
     #[serde(default)]
     providers: Vec<RawProvider>,
     #[serde(default)]
@@ -510,6 +520,23 @@ fn parse(
             )
         })?;
     }
+    let (risk_rules_dir, risk_rules_origin) =
+        match (env("TOLLGATE_RISK_RULES_DIR"), raw.risk_rules_dir) {
+            (Some(v), _) => (Some(PathBuf::from(v)), None),
+            (None, Some(v)) => (Some(v.get_ref().clone()), Some(v.span())),
+            (None, None) => (None, None),
+        };
+    let risk_rules = match &risk_rules_dir {
+        // Compiling the packs takes milliseconds; configurations without
+        // an override share one compiled copy.
+        None => built_in_risk_rules(),
+        Some(dir) => Arc::new(Classifier::load(Some(dir)).map_err(
+            |e| match risk_rules_origin {
+                Some(span) => bad(span, "risk_rules_dir".into(), e.to_string()),
+                None => env_error("TOLLGATE_RISK_RULES_DIR", e.to_string()),
+            },
+        )?),
+    };
     let webhook_queue_capacity = match raw.webhook_queue_capacity {
         Some(v) if !(1..=1_000_000).contains(v.get_ref()) => {
             return Err(bad(
@@ -763,6 +790,8 @@ fn parse(
         incident_window_seconds,
         incident_refusal_burst,
         compliance_sweep_seconds,
+        risk_rules_dir,
+        risk_rules,
         providers,
         models,
     })
@@ -819,6 +848,14 @@ fn line_of(text: &str, offset: usize) -> usize {
     text[..offset.min(text.len())].matches('\n').count() + 1
 }
 
+/// The built-in risk rules, compiled once per process.
+fn built_in_risk_rules() -> Arc<Classifier> {
+    static BUILT_IN: std::sync::OnceLock<Arc<Classifier>> = std::sync::OnceLock::new();
+    BUILT_IN
+        .get_or_init(|| Arc::new(Classifier::built_in()))
+        .clone()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -834,6 +871,29 @@ mod tests {
         let names: Vec<String> = vars.iter().map(|(k, _)| k.clone()).collect();
         let env = |name: &str| vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
         load(Some(&path), &env, &names, &Overrides::default())
+    }
+
+    #[test]
+    fn risk_rules_dir_adds_packs_and_a_bad_pack_is_refused_naming_the_file() {
+        let packs = tempfile::tempdir().unwrap();
+        std::fs::write(packs.path().join("it.toml"), "language = \"it\"\n").unwrap();
+        let dir = packs.path().display().to_string();
+        let config = load_text(&format!("risk_rules_dir = {dir:?}\n"), &[]).unwrap();
+        assert_eq!(
+            config.risk_rules.languages(),
+            ["de", "en", "es", "fr", "it"]
+        );
+        let default = load_text("", &[]).unwrap();
+        assert_eq!(default.risk_rules.languages(), ["de", "en", "es", "fr"]);
+
+        std::fs::write(packs.path().join("it.toml"), "language = 3\n").unwrap();
+        let e = load_text(&format!("\nrisk_rules_dir = {dir:?}\n"), &[]).unwrap_err();
+        assert_eq!(e.key, "risk_rules_dir");
+        assert!(e.origin.ends_with(":2"), "{e}");
+        assert!(e.message.starts_with("risk rule pack it.toml:"), "{e}");
+        let e = load_text("", &[("TOLLGATE_RISK_RULES_DIR", &dir)]).unwrap_err();
+        assert_eq!(e.origin, "environment TOLLGATE_RISK_RULES_DIR");
+        assert!(e.message.contains("it.toml"), "{e}");
     }
 
     const GOOD: &str = r#"

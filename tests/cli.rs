@@ -329,6 +329,7 @@ fn help_lists_the_commands() {
     let text = String::from_utf8_lossy(&help.stdout);
     for command in [
         "serve", "init", "tenants", "keys", "users", "models", "backup", "restore", "config",
+        "risk",
     ] {
         assert!(text.contains(command), "{command} missing from --help");
     }

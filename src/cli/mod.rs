@@ -5,6 +5,7 @@
 //! runs. Exit codes: 0 success, 1 failure, 2 bad configuration or usage.
 
 mod output;
+mod risk;
 
 use std::io::Read;
 use std::net::SocketAddr;
@@ -98,6 +99,34 @@ pub enum Command {
     /// Configuration tools.
     #[command(subcommand)]
     Config(ConfigCommand),
+    /// Try the EU AI Act risk rules (the configured packs, rules only).
+    #[command(subcommand)]
+    Risk(RiskCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum RiskCommand {
+    /// Classify every case of a labelled JSONL file (id, purpose, messages,
+    /// expected_level) and print accuracy per level, the confusion matrix,
+    /// the catch rate, the false-raise rate and the misses.
+    Eval {
+        /// The labelled file, one JSON object a line.
+        file: PathBuf,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Classify one request made of a purpose and one user message.
+    Classify {
+        /// The declared purpose.
+        #[arg(long)]
+        purpose: Option<String>,
+        /// The user message.
+        text: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -367,6 +396,10 @@ pub async fn run(cli: Cli) -> Result<(), Failure> {
                 );
             }
             Ok(())
+        }
+        Command::Risk(command) => {
+            let config = config::load_from_process(cli.config.as_deref(), &overrides(None))?;
+            risk::run(&config.risk_rules, command)
         }
         Command::Serve(args) => {
             let config = config::load_from_process(cli.config.as_deref(), &overrides(Some(args)))?;
@@ -646,6 +679,7 @@ fn admin_command(command: &Command) -> Result<(Admin, bool), Failure> {
         | Command::Init
         | Command::Models(_)
         | Command::Restore { .. }
+        | Command::Risk(_)
         | Command::Config(_) => {
             unreachable!("handled before admin commands")
         }

@@ -206,7 +206,7 @@ async fn ask(
             let asked: Vec<&Value> = m.iter().filter(|m| m["role"] != "assistant").collect();
             asked[asked.len().saturating_sub(6)..]
                 .iter()
-                .map(|m| json!({ "role": m["role"], "content": super::text_of(&m["content"]) }))
+                .map(|m| json!({ "role": m["role"], "content": crate::providers::content_text(&m["content"]) }))
                 .collect()
         })
         .unwrap_or_default();

@@ -1,0 +1,133 @@
+//! Risk classification benchmark: the rules on a typical chat request (a
+//! system message and two user turns, about 100 words), beside a baseline
+//! measured in the same run.
+//!
+//! `cargo bench --bench classifier` (add `-- --quick` for a short run).
+//! Figures go to stdout and to `target/bench/classifier.json`. Nothing here
+//! asserts a timing: the aim is printed next to what was reached.
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use serde_json::{Value, json};
+use tollgate::compliance::Classifier;
+
+fn percentile(sorted: &[u64], p: f64) -> u64 {
+    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
+}
+
+/// Median and p99 in nanoseconds of `f` over `runs` calls.
+fn measure(runs: usize, mut f: impl FnMut()) -> (u64, u64) {
+    for _ in 0..runs / 10 {
+        f();
+    }
+    let mut samples = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        let start = Instant::now();
+        f();
+        samples.push(start.elapsed().as_nanos() as u64);
+    }
+    samples.sort_unstable();
+    (percentile(&samples, 0.5), percentile(&samples, 0.99))
+}
+
+/// A typical request: nothing in it is a listed use (the common case, and
+/// the one where every rule is looked at).
+fn typical() -> Value {
+    json!([
+        { "role": "system", "content": "You are a helpful assistant for the support team of a software company. Answer briefly and politely, use the documentation when it helps, and ask for details when a question is unclear." },
+        { "role": "user", "content": "Hi! Our nightly export job failed again with a timeout after about forty minutes. The logs mention the database connection pool. What should we check first?" },
+        { "role": "assistant", "content": "Check the pool size and the query plan of the export." },
+        { "role": "user", "content": "Thanks. Can you also draft a short note to the team explaining the plan for tomorrow, with the steps we agreed on and who will look at the logs?" },
+    ])
+}
+
+/// The same length, with a high-risk use in the last turn.
+fn risky() -> Value {
+    let mut messages = typical();
+    messages[3]["content"] = json!(
+        "Thanks. Now read the attached CVs of the applicants for the analyst job, shortlist the three best candidates and reject the others, and draft a short note to the team with the plan for tomorrow."
+    );
+    messages
+}
+
+fn main() {
+    let quick = std::env::args().any(|a| a == "--quick");
+    let runs = if quick { 20_000 } else { 200_000 };
+    let start = Instant::now();
+    let classifier = Classifier::built_in();
+    let load_ms = start.elapsed().as_secs_f64() * 1000.0;
+
+    let typical = typical();
+    let risky = risky();
+    let words: usize = typical
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["content"].as_str().unwrap().split_whitespace().count())
+        .sum();
+
+    // Baseline: serialising the messages, i.e. reading every byte once.
+    let baseline = measure(runs, || {
+        black_box(serde_json::to_string(black_box(&typical)).unwrap());
+    });
+    let plain = measure(runs, || {
+        black_box(classifier.classify(None, None, black_box(&typical)));
+    });
+    let with_purpose = measure(runs, || {
+        black_box(classifier.classify(
+            Some("Internal support assistant"),
+            None,
+            black_box(&typical),
+        ));
+    });
+    let hit = measure(runs, || {
+        black_box(classifier.classify(None, None, black_box(&risky)));
+    });
+
+    let us = |ns: u64| ns as f64 / 1000.0;
+    println!("Tollgate risk classification (rules only, {runs} runs each)");
+    println!("  packs compiled in {load_ms:.1} ms; typical request: {words} words in 4 messages");
+    println!();
+    println!(
+        "  {:<34} {:>10} {:>10} {:>10}",
+        "", "p50 (us)", "p99 (us)", "p50 ratio"
+    );
+    let row = |name: &str, (p50, p99): (u64, u64)| {
+        println!(
+            "  {:<34} {:>10.2} {:>10.2} {:>10.2}",
+            name,
+            us(p50),
+            us(p99),
+            p50 as f64 / baseline.0.max(1) as f64
+        );
+    };
+    row("baseline: serde_json::to_string", baseline);
+    row("classify, typical request", plain);
+    row("classify, typical + purpose", with_purpose);
+    row("classify, high-risk request", hit);
+    println!(
+        "  aim: well under 50 us -> {}",
+        if us(plain.0.max(hit.0)) < 50.0 {
+            "met"
+        } else {
+            "NOT met"
+        }
+    );
+
+    let report = json!({
+        "runs": runs,
+        "words": words,
+        "load_ms": load_ms,
+        "baseline_p50_ns": baseline.0,
+        "typical": { "p50_ns": plain.0, "p99_ns": plain.1 },
+        "typical_with_purpose": { "p50_ns": with_purpose.0, "p99_ns": with_purpose.1 },
+        "high_risk": { "p50_ns": hit.0, "p99_ns": hit.1 },
+    });
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench");
+    let _ = std::fs::create_dir_all(&dir);
+    let _ = std::fs::write(
+        dir.join("classifier.json"),
+        serde_json::to_string_pretty(&report).unwrap(),
+    );
+}

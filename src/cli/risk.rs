@@ -1,0 +1,135 @@
+//! `tollgate risk`: the risk rules tried on one request or measured on a
+//! labelled file, without a server.
+
+use serde_json::json;
+
+use super::{Failure, RiskCommand};
+use crate::compliance::classifier::eval::{self, Report};
+use crate::compliance::{Classifier, Grey, Level};
+
+pub fn run(classifier: &Classifier, command: &RiskCommand) -> Result<(), Failure> {
+    match command {
+        RiskCommand::Eval { file, json } => {
+            let text = std::fs::read_to_string(file)
+                .map_err(|e| Failure::usage(format!("{}: {e}", file.display())))?;
+            let cases = eval::parse_cases(&text)
+                .map_err(|e| Failure::usage(format!("{}: {e}", file.display())))?;
+            let report = eval::evaluate(classifier, &cases);
+            if *json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&report.to_json()).unwrap_or_default()
+                );
+            } else {
+                print_report(&report);
+            }
+            Ok(())
+        }
+        RiskCommand::Classify {
+            purpose,
+            text,
+            json,
+        } => {
+            let messages = json!([{ "role": "user", "content": text }]);
+            let c = classifier.classify(purpose.as_deref(), None, &messages);
+            let grey: Vec<String> = c.grey.iter().map(describe).collect();
+            if *json {
+                let mut view = c.view();
+                view["grey"] = json!(grey);
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&view).unwrap_or_default()
+                );
+            } else {
+                println!("level: {}", c.level);
+                println!("reason: {}", c.reason());
+                for hit in &c.hits {
+                    println!("  {} ({}, from the {:?})", hit.rule, hit.level, hit.source);
+                }
+                for g in grey {
+                    println!("  for a judge: {g}");
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
+fn describe(grey: &Grey) -> String {
+    match grey {
+        Grey::ContentOnly { rule } => format!("content only: {rule}"),
+        Grey::AnchorWithoutAct { rule } => format!("anchor without act: {rule}"),
+        Grey::UnknownLanguage => "unknown language".to_owned(),
+    }
+}
+
+fn print_report(report: &Report) {
+    let pct = |r: f64| format!("{:.1} %", r * 100.0);
+    println!("{} cases, rules only", report.total());
+    println!();
+    println!("accuracy per expected level (exact level):");
+    for level in Level::ALL.iter().rev() {
+        let (right, total) = report.accuracy(*level);
+        let rate = if total == 0 {
+            1.0
+        } else {
+            right as f64 / total as f64
+        };
+        println!(
+            "  {:<11} {right:>3} / {total:<3} {}",
+            level.as_str(),
+            pct(rate)
+        );
+    }
+    println!();
+    println!("confusion (rows expected, columns got):");
+    println!(
+        "  {:<11} {:>10} {:>10} {:>10} {:>10}",
+        "", "prohibited", "high", "limited", "minimal"
+    );
+    for level in Level::ALL.iter().rev() {
+        let row = &report.confusion[*level as usize];
+        println!(
+            "  {:<11} {:>10} {:>10} {:>10} {:>10}",
+            level.as_str(),
+            row[3],
+            row[2],
+            row[1],
+            row[0]
+        );
+    }
+    println!();
+    println!(
+        "catch rate (prohibited + high at or above expected): {} / {} = {}",
+        report.caught,
+        report.risky,
+        pct(report.catch_rate())
+    );
+    println!(
+        "false-raise rate (minimal classified higher):        {} / {} = {}",
+        report.raised,
+        report.minimal,
+        pct(report.false_raise_rate())
+    );
+    println!(
+        "expected area among the triggered rules:             {} / {}",
+        report.area_found, report.with_area
+    );
+    println!(
+        "for a judge (cases): {} content-only hit, {} anchor without act, {} unknown language",
+        report.content_only, report.anchor_without_act, report.unknown_language
+    );
+    if !report.misses.is_empty() {
+        println!();
+        println!("misses (id, expected, got, rules):");
+        for m in &report.misses {
+            println!(
+                "  {:<12} {:<11} {:<11} {}",
+                m.id,
+                m.expected.as_str(),
+                m.got.as_str(),
+                m.rules.join(", ")
+            );
+        }
+    }
+}

@@ -1,0 +1,179 @@
+//! Evaluation of the rules on a labelled set (the `dev.jsonl` format of the
+//! EU AI Act taxonomy): one JSON object a line with `id`, `purpose`,
+//! `messages`, `expected_level` and optionally `deployer_context` and
+//! `expected_area`. Only the rules run, never a judge, so the figures say
+//! what the rules alone catch.
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{Classifier, Grey, Level};
+
+/// One labelled request.
+#[derive(Debug, Deserialize)]
+pub struct Case {
+    pub id: String,
+    #[serde(default)]
+    pub purpose: Option<String>,
+    #[serde(default)]
+    pub deployer_context: Option<Value>,
+    pub messages: Value,
+    pub expected_level: Level,
+    #[serde(default)]
+    pub expected_area: Option<String>,
+}
+
+/// Reads a JSONL text; blank lines are skipped, a bad line names its number.
+pub fn parse_cases(text: &str) -> Result<Vec<Case>, String> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, line)| !line.trim().is_empty())
+        .map(|(i, line)| serde_json::from_str(line).map_err(|e| format!("line {}: {e}", i + 1)))
+        .collect()
+}
+
+/// A case whose level the rules got wrong.
+#[derive(Debug, Clone)]
+pub struct Miss {
+    pub id: String,
+    pub expected: Level,
+    pub got: Level,
+    pub rules: Vec<String>,
+}
+
+/// The outcome over a set of cases.
+#[derive(Debug, Clone)]
+pub struct Report {
+    /// `confusion[expected][got]`, indexed lowest level first.
+    pub confusion: [[usize; 4]; 4],
+    /// Prohibited and high cases at or above their expected level.
+    pub caught: usize,
+    pub risky: usize,
+    /// Minimal cases classified above minimal.
+    pub raised: usize,
+    pub minimal: usize,
+    /// Cases whose expected area is among the triggered rules.
+    pub area_found: usize,
+    pub with_area: usize,
+    /// Cases a judge would see, per kind of grey zone (a case counts once
+    /// per kind).
+    pub content_only: usize,
+    pub anchor_without_act: usize,
+    pub unknown_language: usize,
+    pub misses: Vec<Miss>,
+}
+
+impl Report {
+    pub fn total(&self) -> usize {
+        self.confusion.iter().flatten().sum()
+    }
+
+    /// Exact level for the cases expected at `level`: (right, total).
+    pub fn accuracy(&self, level: Level) -> (usize, usize) {
+        let row = &self.confusion[level as usize];
+        (row[level as usize], row.iter().sum())
+    }
+
+    pub fn catch_rate(&self) -> f64 {
+        ratio(self.caught, self.risky)
+    }
+
+    pub fn false_raise_rate(&self) -> f64 {
+        ratio(self.raised, self.minimal)
+    }
+
+    pub fn to_json(&self) -> Value {
+        let levels: Vec<&str> = Level::ALL.iter().map(|l| l.as_str()).collect();
+        let accuracy: serde_json::Map<String, Value> = Level::ALL
+            .iter()
+            .map(|&l| {
+                let (right, total) = self.accuracy(l);
+                (
+                    l.as_str().to_owned(),
+                    json!({ "correct": right, "total": total, "rate": ratio(right, total) }),
+                )
+            })
+            .collect();
+        json!({
+            "cases": self.total(),
+            "levels": levels,
+            "confusion": self.confusion,
+            "accuracy": accuracy,
+            "catch_rate": self.catch_rate(),
+            "caught": self.caught,
+            "prohibited_and_high": self.risky,
+            "false_raise_rate": self.false_raise_rate(),
+            "raised": self.raised,
+            "minimal": self.minimal,
+            "area_found": self.area_found,
+            "with_area": self.with_area,
+            "grey": {
+                "content_only": self.content_only,
+                "anchor_without_act": self.anchor_without_act,
+                "unknown_language": self.unknown_language,
+            },
+            "misses": self.misses.iter().map(|m| json!({
+                "id": m.id,
+                "expected": m.expected.as_str(),
+                "got": m.got.as_str(),
+                "rules": m.rules,
+            })).collect::<Vec<_>>(),
+        })
+    }
+}
+
+fn ratio(a: usize, b: usize) -> f64 {
+    if b == 0 { 1.0 } else { a as f64 / b as f64 }
+}
+
+/// Classifies every case with the rules alone.
+pub fn evaluate(classifier: &Classifier, cases: &[Case]) -> Report {
+    let mut report = Report {
+        confusion: [[0; 4]; 4],
+        caught: 0,
+        risky: 0,
+        raised: 0,
+        minimal: 0,
+        area_found: 0,
+        with_area: 0,
+        content_only: 0,
+        anchor_without_act: 0,
+        unknown_language: 0,
+        misses: Vec::new(),
+    };
+    for case in cases {
+        let c = classifier.classify(
+            case.purpose.as_deref(),
+            case.deployer_context.as_ref(),
+            &case.messages,
+        );
+        let (expected, got) = (case.expected_level, c.level);
+        report.confusion[expected as usize][got as usize] += 1;
+        if expected >= Level::High {
+            report.risky += 1;
+            report.caught += usize::from(got >= expected);
+        }
+        if expected == Level::Minimal {
+            report.minimal += 1;
+            report.raised += usize::from(got > Level::Minimal);
+        }
+        let has = |kind: fn(&Grey) -> bool| usize::from(c.grey.iter().any(kind));
+        report.content_only += has(|g| matches!(g, Grey::ContentOnly { .. }));
+        report.anchor_without_act += has(|g| matches!(g, Grey::AnchorWithoutAct { .. }));
+        report.unknown_language += has(|g| matches!(g, Grey::UnknownLanguage));
+        let rules = c.triggered_rules();
+        if let Some(area) = &case.expected_area {
+            report.with_area += 1;
+            report.area_found += usize::from(rules.contains(area));
+        }
+        if got != expected {
+            report.misses.push(Miss {
+                id: case.id.clone(),
+                expected,
+                got,
+                rules,
+            });
+        }
+    }
+    report
+}

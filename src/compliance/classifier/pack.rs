@@ -1,0 +1,347 @@
+//! Rule packs: the rule table (`rules.toml`: id, level, summary) and one
+//! file of terms per language (`en.toml`, `de.toml`...), compiled into one
+//! Aho-Corasick automaton so a request is scanned once whatever the number
+//! of rules and languages.
+//!
+//! Term syntax, after normalisation (lowercase, diacritics folded, every
+//! non-alphanumeric run a single space): a term matches from the start of a
+//! token and may end inside one, so `bewerb` finds "Bewerbungen" but `cv`
+//! does not find "hacv". A leading `*` also lets it start inside a token
+//! (German compounds: `*bewertung` in "Leistungsbewertung"); a trailing `$`
+//! makes it end with a token (`ai$` is not "aid").
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::path::Path;
+
+use aho_corasick::{AhoCorasick, MatchKind};
+use serde::Deserialize;
+
+use super::Level;
+use super::text::normalise;
+
+/// The rule table.
+pub(super) const RULES_FILE: &str = "rules.toml";
+/// The built-in rule table and packs, by file name.
+const BUILT_IN: &[(&str, &str)] = &[
+    (RULES_FILE, include_str!("../../../assets/risk/rules.toml")),
+    ("en.toml", include_str!("../../../assets/risk/en.toml")),
+    ("de.toml", include_str!("../../../assets/risk/de.toml")),
+    ("fr.toml", include_str!("../../../assets/risk/fr.toml")),
+    ("es.toml", include_str!("../../../assets/risk/es.toml")),
+];
+
+/// A pack that cannot be used, named by its file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PackError {
+    pub file: String,
+    pub message: String,
+}
+
+impl fmt::Display for PackError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "risk rule pack {}: {}", self.file, self.message)
+    }
+}
+
+impl std::error::Error for PackError {}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTable {
+    rules: Vec<RawRule>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRule {
+    id: String,
+    level: Level,
+    summary: String,
+    /// Content must also name a person (a `persons` or `objects` term).
+    #[serde(default)]
+    needs_person: bool,
+    /// When an `exceptions` term is present, the hit counts as this rule
+    /// instead (Article 5(1)(h) exceptions map to Annex III 1(a)).
+    #[serde(default)]
+    exception_to: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPack {
+    /// ISO 639-1 code, reported by language detection.
+    language: String,
+    /// Frequent function words: a text is in a known language when enough
+    /// of its words are stop words of one pack.
+    #[serde(default)]
+    stopwords: Vec<String>,
+    #[serde(default)]
+    framing: RawFraming,
+    #[serde(default)]
+    rules: BTreeMap<String, RawTerms>,
+}
+
+/// Terms that apply to every rule.
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawFraming {
+    /// Talk about a topic rather than a use: explain, what is, is it legal.
+    #[serde(default)]
+    meta: Vec<String>,
+    /// Fiction: story, novel, poem.
+    #[serde(default)]
+    fiction: Vec<String>,
+    /// A functional artefact that makes fiction count: code, real people.
+    #[serde(default)]
+    artefact: Vec<String>,
+    /// The user's own matter: my own CV, my score.
+    #[serde(default)]
+    self_use: Vec<String>,
+    /// Companies rather than natural persons: GmbH, Ltd, S.L.
+    #[serde(default)]
+    legal_person: Vec<String>,
+    /// Natural persons, for rules with `needs_person`.
+    #[serde(default)]
+    persons: Vec<String>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawTerms {
+    /// In `purpose`/`deployer_context`, one of these suffices.
+    #[serde(default)]
+    purpose: Vec<String>,
+    /// Domain terms.
+    #[serde(default)]
+    anchors: Vec<String>,
+    /// Operative acts; a rule without any matches on an anchor alone.
+    #[serde(default)]
+    acts: Vec<String>,
+    /// Rule-specific persons, beside the pack's `persons`.
+    #[serde(default)]
+    objects: Vec<String>,
+    /// Carve-outs: suppress a content match in the same sentence.
+    #[serde(default)]
+    suppressors: Vec<String>,
+    /// Markers that turn the rule into its `exception_to` rule.
+    #[serde(default)]
+    exceptions: Vec<String>,
+}
+
+/// What finding a term means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Role {
+    Purpose(u16),
+    Anchor(u16),
+    Act(u16),
+    Object(u16),
+    Suppressor(u16),
+    Exception(u16),
+    Person,
+    Meta,
+    Fiction,
+    Artefact,
+    SelfUse,
+    LegalPerson,
+    Stopword(u8),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(super) enum Edge {
+    /// Starts at a token start, may end inside a token.
+    Prefix,
+    /// Starts at a token start and ends at a token end.
+    Word,
+    /// Anywhere inside a token.
+    Infix,
+}
+
+#[derive(Debug)]
+pub(super) struct RuleMeta {
+    pub id: String,
+    pub level: Level,
+    pub summary: String,
+    pub needs_person: bool,
+    pub exception_to: Option<usize>,
+    /// Whether any pack gives it acts (without, an anchor alone matches).
+    pub has_acts: bool,
+    /// Whether any pack gives it objects (then one is always required).
+    pub has_objects: bool,
+}
+
+/// The compiled rule set.
+pub(super) struct Compiled {
+    pub rules: Vec<RuleMeta>,
+    pub languages: Vec<String>,
+    pub automaton: AhoCorasick,
+    pub patterns: Vec<(Edge, Vec<Role>)>,
+}
+
+/// The built-in files, with those of `dir` replacing the ones of the same
+/// name and adding new ones (`it.toml`).
+pub(super) fn load(dir: Option<&Path>) -> Result<Compiled, PackError> {
+    let mut files: BTreeMap<String, String> = BUILT_IN
+        .iter()
+        .map(|(name, text)| (name.to_string(), text.to_string()))
+        .collect();
+    if let Some(dir) = dir {
+        let shown = dir.display().to_string();
+        let entries = std::fs::read_dir(dir).map_err(|e| PackError {
+            file: shown.clone(),
+            message: format!("cannot read the directory: {e}"),
+        })?;
+        for entry in entries {
+            let path = entry
+                .map_err(|e| PackError {
+                    file: shown.clone(),
+                    message: e.to_string(),
+                })?
+                .path();
+            if path.extension().is_none_or(|e| e != "toml") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).map_err(|e| PackError {
+                file: path.display().to_string(),
+                message: e.to_string(),
+            })?;
+            let name = path.file_name().unwrap_or_default().to_string_lossy();
+            files.insert(name.into_owned(), text);
+        }
+    }
+    let table = files.remove(RULES_FILE).unwrap_or_default();
+    compile(&table, files.iter().map(|(n, t)| (n.as_str(), t.as_str())))
+}
+
+/// Compiles a rule table and language packs given as (file name, text).
+pub(super) fn compile<'a>(
+    table: &str,
+    packs: impl IntoIterator<Item = (&'a str, &'a str)>,
+) -> Result<Compiled, PackError> {
+    let error = |file: &str, message: String| PackError {
+        file: file.to_owned(),
+        message,
+    };
+    let raw: RawTable = toml::from_str(table).map_err(|e| error(RULES_FILE, e.to_string()))?;
+    let index: HashMap<&str, usize> = raw
+        .rules
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (r.id.as_str(), i))
+        .collect();
+    if index.len() != raw.rules.len() {
+        return Err(error(RULES_FILE, "a rule id appears twice".into()));
+    }
+    let mut rules = Vec::with_capacity(raw.rules.len());
+    for r in &raw.rules {
+        let exception_to = match &r.exception_to {
+            None => None,
+            Some(id) => Some(*index.get(id.as_str()).ok_or_else(|| {
+                error(
+                    RULES_FILE,
+                    format!("rule {}: exception_to names an unknown rule `{id}`", r.id),
+                )
+            })?),
+        };
+        rules.push(RuleMeta {
+            id: r.id.clone(),
+            level: r.level,
+            summary: r.summary.clone(),
+            needs_person: r.needs_person,
+            exception_to,
+            has_acts: false,
+            has_objects: false,
+        });
+    }
+
+    let mut builder = Builder::default();
+    let mut languages = Vec::new();
+    for (file, text) in packs {
+        let pack: RawPack = toml::from_str(text).map_err(|e| error(file, e.to_string()))?;
+        let lang = u8::try_from(languages.len())
+            .map_err(|_| error(file, "too many language packs".into()))?;
+        languages.push(pack.language);
+        let add = |b: &mut Builder, terms: &[String], role: Role, edge: Option<Edge>| {
+            terms
+                .iter()
+                .try_for_each(|t| b.add(t, role, edge).map_err(|m| error(file, m)))
+        };
+        add(
+            &mut builder,
+            &pack.stopwords,
+            Role::Stopword(lang),
+            Some(Edge::Word),
+        )?;
+        let f = &pack.framing;
+        add(&mut builder, &f.meta, Role::Meta, None)?;
+        add(&mut builder, &f.fiction, Role::Fiction, None)?;
+        add(&mut builder, &f.artefact, Role::Artefact, None)?;
+        add(&mut builder, &f.self_use, Role::SelfUse, None)?;
+        add(&mut builder, &f.legal_person, Role::LegalPerson, None)?;
+        add(&mut builder, &f.persons, Role::Person, None)?;
+        for (id, terms) in &pack.rules {
+            let &i = index
+                .get(id.as_str())
+                .ok_or_else(|| error(file, format!("unknown rule id `{id}` (see rules.toml)")))?;
+            let r = i as u16;
+            add(&mut builder, &terms.purpose, Role::Purpose(r), None)?;
+            add(&mut builder, &terms.anchors, Role::Anchor(r), None)?;
+            add(&mut builder, &terms.acts, Role::Act(r), None)?;
+            add(&mut builder, &terms.objects, Role::Object(r), None)?;
+            add(&mut builder, &terms.suppressors, Role::Suppressor(r), None)?;
+            add(&mut builder, &terms.exceptions, Role::Exception(r), None)?;
+            rules[i].has_acts |= !terms.acts.is_empty();
+            rules[i].has_objects |= !terms.objects.is_empty();
+        }
+    }
+    let automaton = AhoCorasick::builder()
+        .match_kind(MatchKind::Standard)
+        .build(builder.texts.iter())
+        .map_err(|e| error("(all packs)", e.to_string()))?;
+    Ok(Compiled {
+        rules,
+        languages,
+        automaton,
+        patterns: builder.patterns,
+    })
+}
+
+#[derive(Default)]
+struct Builder {
+    ids: HashMap<(String, Edge), usize>,
+    texts: Vec<String>,
+    patterns: Vec<(Edge, Vec<Role>)>,
+}
+
+impl Builder {
+    fn add(&mut self, term: &str, role: Role, edge: Option<Edge>) -> Result<(), String> {
+        let (infix, rest) = match term.strip_prefix('*') {
+            Some(rest) => (true, rest),
+            None => (false, term),
+        };
+        let (word, rest) = match rest.strip_suffix('$') {
+            Some(rest) => (true, rest),
+            None => (false, rest),
+        };
+        let text = normalise(rest).text;
+        if text.is_empty() {
+            return Err(format!("the term `{term}` has no letters or digits"));
+        }
+        let edge = edge.unwrap_or(match (infix, word) {
+            (true, _) => Edge::Infix,
+            (false, true) => Edge::Word,
+            (false, false) => Edge::Prefix,
+        });
+        let next = self.texts.len();
+        let id = *self.ids.entry((text.clone(), edge)).or_insert(next);
+        if id == next {
+            self.texts.push(text);
+            self.patterns.push((edge, Vec::new()));
+        }
+        let roles = &mut self.patterns[id].1;
+        if !roles.contains(&role) {
+            roles.push(role);
+        }
+        Ok(())
+    }
+}
