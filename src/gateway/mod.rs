@@ -682,7 +682,9 @@ impl Extensions {
             .await
             .map_err(|e| ApiError::internal("recording the charge", e))?;
         self.sampler
-            .offer_output(&record.tenant_id, &record.request_id, || output.to_owned());
+            .offer_output(&record.tenant_id, &record.request_id, || {
+                answer_text(output)
+            });
         self.after_charge(&record, &charged, completed);
         Ok(charged)
     }
@@ -744,6 +746,21 @@ impl Extensions {
         if let Some(receipt) = &self.truncation {
             target["truncation"] = receipt.clone();
         }
+    }
+}
+
+/// The text of an answer: a completion's message contents, or a stream's
+/// relayed text as it is.
+fn answer_text(output: &str) -> String {
+    match serde_json::from_str::<Value>(output) {
+        Ok(completion) if completion["choices"].is_array() => completion["choices"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|c| crate::providers::content_text(&c["message"]["content"]))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => output.to_owned(),
     }
 }
 
