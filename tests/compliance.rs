@@ -1694,111 +1694,61 @@ async fn another_tenant_cannot_read_or_act_on_a_tenants_records() {
     let incidents = get_json(&server, &auditor, "/api/v1/incidents").await;
     assert!(incidents["data"].as_array().unwrap().is_empty());
 
-    assert!(
-        get_json(&server, &reviewer, "/api/v1/reviews").await["data"]
-            .as_array()
-            .unwrap()
-            .is_empty()
-    );
-    assert_eq!(
-        not_found(
-            call(
-                &server,
-                Some(&reviewer),
-                Method::GET,
-                &format!("/api/v1/reviews/{review}"),
-                None
-            )
-            .await
-        )
-        .await,
-        "not_found"
-    );
-    assert_eq!(
-        not_found(
-            call(
-                &server,
-                Some(&reviewer),
-                Method::POST,
-                &format!("/api/v1/reviews/{review}/approve"),
-                None
-            )
-            .await
-        )
-        .await,
-        "not_found"
-    );
+    for (token, path) in [
+        (&reviewer, "/api/v1/reviews"),
+        (&admin, "/api/v1/consents"),
+        (&admin, "/api/v1/incidents"),
+    ] {
+        let list = get_json(&server, token, path).await;
+        assert!(
+            list["data"].as_array().unwrap().is_empty(),
+            "{path}: {list}"
+        );
+    }
+    let closing = json!({ "status": "closed" });
+    for (token, method, path, body) in [
+        (
+            &reviewer,
+            Method::GET,
+            format!("/api/v1/reviews/{review}"),
+            None,
+        ),
+        (
+            &reviewer,
+            Method::POST,
+            format!("/api/v1/reviews/{review}/approve"),
+            None,
+        ),
+        (
+            &admin,
+            Method::GET,
+            format!("/api/v1/consents/{consent}"),
+            None,
+        ),
+        (
+            &admin,
+            Method::DELETE,
+            format!("/api/v1/consents/{consent}"),
+            None,
+        ),
+        (
+            &admin,
+            Method::GET,
+            format!("/api/v1/incidents/{incident}"),
+            None,
+        ),
+        (
+            &admin,
+            Method::PATCH,
+            format!("/api/v1/incidents/{incident}"),
+            Some(&closing),
+        ),
+    ] {
+        let response = call(&server, Some(token), method.clone(), &path, body).await;
+        assert_eq!(not_found(response).await, "not_found", "{method} {path}");
+    }
     assert_eq!(
         not_found(poll(&server, &beta_key, &review).await).await,
-        "not_found"
-    );
-
-    assert!(
-        get_json(&server, &admin, "/api/v1/consents").await["data"]
-            .as_array()
-            .unwrap()
-            .is_empty()
-    );
-    assert_eq!(
-        not_found(
-            call(
-                &server,
-                Some(&admin),
-                Method::GET,
-                &format!("/api/v1/consents/{consent}"),
-                None
-            )
-            .await
-        )
-        .await,
-        "not_found"
-    );
-    assert_eq!(
-        not_found(
-            call(
-                &server,
-                Some(&admin),
-                Method::DELETE,
-                &format!("/api/v1/consents/{consent}"),
-                None
-            )
-            .await
-        )
-        .await,
-        "not_found"
-    );
-    assert!(
-        get_json(&server, &admin, "/api/v1/incidents").await["data"]
-            .as_array()
-            .unwrap()
-            .is_empty()
-    );
-    assert_eq!(
-        not_found(
-            call(
-                &server,
-                Some(&admin),
-                Method::GET,
-                &format!("/api/v1/incidents/{incident}"),
-                None
-            )
-            .await
-        )
-        .await,
-        "not_found"
-    );
-    assert_eq!(
-        not_found(
-            call(
-                &server,
-                Some(&admin),
-                Method::PATCH,
-                &format!("/api/v1/incidents/{incident}"),
-                Some(&json!({ "status": "closed" }))
-            )
-            .await
-        )
-        .await,
         "not_found"
     );
 
