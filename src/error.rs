@@ -46,6 +46,7 @@ pub enum Code {
     UnsupportedMediaType,
     RateLimitExceeded,
     UpstreamUnprocessable,
+    CapabilityUnsupported,
     AllProvidersFailed,
     Internal,
     Unavailable,
@@ -83,6 +84,7 @@ impl Code {
             Code::UnsupportedMediaType => "unsupported_media_type",
             Code::RateLimitExceeded => "rate_limit_exceeded",
             Code::UpstreamUnprocessable => "unprocessable_request",
+            Code::CapabilityUnsupported => "capability_unsupported",
             Code::AllProvidersFailed => "all_providers_failed",
             Code::Internal => "internal_error",
             Code::Unavailable => "service_unavailable",
@@ -114,7 +116,9 @@ impl Code {
             Code::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             Code::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Code::RateLimitExceeded | Code::MultimodalCapExceeded => StatusCode::TOO_MANY_REQUESTS,
-            Code::UpstreamUnprocessable => StatusCode::UNPROCESSABLE_ENTITY,
+            Code::UpstreamUnprocessable | Code::CapabilityUnsupported => {
+                StatusCode::UNPROCESSABLE_ENTITY
+            }
             Code::AllProvidersFailed => StatusCode::BAD_GATEWAY,
             Code::Internal => StatusCode::INTERNAL_SERVER_ERROR,
             Code::Unavailable => StatusCode::SERVICE_UNAVAILABLE,

@@ -3,6 +3,7 @@
 //!
 //! - `health`: `/healthz`, `/readyz` (public)
 //! - `v1`: inference routes (`/v1`, API key)
+//! - `media`: image and audio routes under `/v1` (API key)
 //! - `dashboard`: `/api/v1` (session; permissions in each signature)
 //! - `billing`: `/api/v1` usage, key consumption, top-ups, wallet history
 //! - `webhooks`: `/api/v1/webhooks` settings, secret rotation, deliveries
@@ -16,6 +17,7 @@ pub mod compliance;
 pub mod dashboard;
 pub mod health;
 pub mod json;
+pub mod media;
 pub mod v1;
 pub mod webhooks;
 
@@ -27,6 +29,7 @@ pub fn routes() -> Router<AppState> {
     Router::new()
         .merge(health::routes())
         .merge(v1::routes())
+        .merge(media::routes())
         .merge(dashboard::routes())
         .merge(billing::routes())
         .merge(webhooks::routes())

@@ -101,7 +101,7 @@ async fn create_chat_completion(
 
 /// Counts the request against its key's allowance (a rotated pair shares
 /// one, keyed by the older key).
-fn rate_limit(state: &AppState, key: &ApiKey) -> RateDecision {
+pub(crate) fn rate_limit(state: &AppState, key: &ApiKey) -> RateDecision {
     let allowance = key.rotated_from.as_deref().unwrap_or(&key.id);
     let limit = key.rate_limit.unwrap_or(state.config.default_rate_limit);
     state.limiter.check(allowance, limit, now_ms())

@@ -7,6 +7,9 @@
 //! streams, an attempt counts as served only once its first chunk arrived:
 //! until then nothing was written to the caller, so falling back is safe.
 
+pub mod audio;
+pub mod form;
+pub mod media;
 pub mod multimodal;
 pub mod request;
 pub mod stream;
@@ -281,7 +284,7 @@ pub async fn chat_completions(
 /// The tenant's wallet: empty refuses the request, except for enterprise
 /// tenants, which may go negative (the key's own cap was checked when it was
 /// authenticated).
-fn admit(state: &AppState, key: &ApiKey) -> Result<tenants::Tenant, ApiError> {
+pub(crate) fn admit(state: &AppState, key: &ApiKey) -> Result<tenants::Tenant, ApiError> {
     let tenant = state
         .store
         .read(|tx| tenants::resolve(tx, &key.tenant_id))
@@ -309,6 +312,15 @@ async fn take_tier_caps(
     if tenant.tier != Tier::Free || !multimodal::is_multimodal(&request.body["messages"]) {
         return Ok(());
     }
+    take_multimodal_cap(state, tenant).await
+}
+
+/// Takes one of a free-tier tenant's daily multimodal requests (every
+/// image and audio route counts as one).
+pub(crate) async fn take_multimodal_cap(
+    state: &AppState,
+    tenant: &tenants::Tenant,
+) -> Result<(), ApiError> {
     let now = now_ms();
     let cap = state.config.free_multimodal_per_day;
     match limits::take_daily(&state.store, &tenant.id, "multimodal", cap, now).await {
@@ -331,7 +343,7 @@ async fn take_tier_caps(
 /// upstream: an Article 5 practice for every key, a high-risk use on a key
 /// without `allowHighRisk`, and a high-risk use without the purpose or the
 /// valid consent the tenant policy requires.
-async fn gate(
+pub(crate) async fn gate(
     state: &AppState,
     key: &ApiKey,
     policy: &CompliancePolicy,
@@ -456,7 +468,7 @@ async fn first_chunk(mut chunks: ChunkStream, model: &Model) -> Result<Reply, Up
 }
 
 /// A final refusal of the request by the upstream, in our error shape.
-fn relay_refusal(model: &Model, error: &UpstreamError) -> ApiError {
+pub(crate) fn relay_refusal(model: &Model, error: &UpstreamError) -> ApiError {
     let message = format!(
         "the provider `{}` refused the request: {}",
         model.provider.id, error.message
@@ -493,6 +505,9 @@ pub struct Extensions {
     rules: Vec<String>,
     reason: String,
     sampler: Sampler,
+    /// What a media request was billed for (`{"images": 2}`), kept in its
+    /// audit entry.
+    units: Option<Value>,
 }
 
 /// A held answer: the review it becomes, and the completion (every
@@ -538,7 +553,19 @@ impl Extensions {
             rules: served.risk.triggered_rules(),
             reason: served.risk.reason(),
             sampler: state.sampler.clone(),
+            units: None,
         }
+    }
+
+    /// The units a media request is billed for, shown in its audit entry.
+    pub fn with_units(mut self, units: Value) -> Extensions {
+        self.units = Some(units);
+        self
+    }
+
+    /// Whether the answer goes to the human-review queue.
+    pub fn holds(&self) -> bool {
+        self.compliance.hold
     }
 
     /// Whether the answer's text is wanted (conversation log, sampler).
@@ -563,14 +590,7 @@ impl Extensions {
             .as_deref()
             .map(|u| audit::pseudonym(&record.tenant_id, u));
         let held = hold.as_ref().map(|h| h.review_id.clone());
-        let draft = Draft::new(
-            &record.tenant_id,
-            format!("key:{}", record.key_id),
-            "inference",
-            &record.request_id,
-        )
-        .outcome(if completed { "ok" } else { "incomplete" })
-        .details(json!({
+        let mut details = json!({
             "model": record.model,
             "provider": record.provider,
             "riskLevel": self.level.as_str(),
@@ -585,7 +605,18 @@ impl Extensions {
             "consentId": c.user_consent_id,
             "deployerContext": c.deployer_context,
             "review": held,
-        }));
+        });
+        if let Some(units) = &self.units {
+            details["units"] = units.clone();
+        }
+        let draft = Draft::new(
+            &record.tenant_id,
+            format!("key:{}", record.key_id),
+            "inference",
+            &record.request_id,
+        )
+        .outcome(if completed { "ok" } else { "incomplete" })
+        .details(details);
         let retention_days = if self.level >= Level::High {
             c.policy.high_risk_retention_days
         } else {
@@ -677,6 +708,32 @@ impl Extensions {
         hold: Option<Hold>,
     ) -> Result<Charged, ApiError> {
         let record = self.record(prompt_tokens, completion_tokens, estimated);
+        self.commit(record, completed, output, hold).await
+    }
+
+    /// Charges a cost the caller priced (images and audio, billed by
+    /// units other than tokens); chat's token pricing is not involved.
+    pub async fn charge_priced(
+        &self,
+        cost: u64,
+        estimated: bool,
+        output: &str,
+        hold: Option<Hold>,
+    ) -> Result<Charged, ApiError> {
+        let record = UsageRecord {
+            cost,
+            ..self.record(0, 0, estimated)
+        };
+        self.commit(record, true, output, hold).await
+    }
+
+    async fn commit(
+        &self,
+        record: UsageRecord,
+        completed: bool,
+        output: &str,
+        hold: Option<Hold>,
+    ) -> Result<Charged, ApiError> {
         let also = self.compliance_writes(&record, output, completed, hold);
         let charged = billing::charge_with(&self.store, &self.keys, record.clone(), also)
             .await

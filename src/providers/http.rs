@@ -130,3 +130,11 @@ pub fn without_url(e: &reqwest::Error) -> String {
     }
     e
 }
+
+/// The whole body of a successful answer, as text (a transcript in
+/// `text`, `srt` or `vtt`).
+pub async fn read_text(sent: Sent) -> Result<String, UpstreamError> {
+    read_limited(sent.response, MAX_ANSWER, sent.deadline)
+        .await
+        .map_err(|e| UpstreamError::new(Failure::Garbage, e))
+}

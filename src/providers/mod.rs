@@ -10,6 +10,7 @@ pub mod anthropic;
 pub mod fetch;
 pub mod gemini;
 pub mod http;
+pub mod media;
 pub mod mock;
 pub mod openai;
 pub mod sse;

@@ -1,0 +1,740 @@
+//! The media pipeline: image generation and edits, transcription and
+//! speech, through the same stages as chat (DESIGN section 2): the model
+//! must be in the catalogue and able to do the route, then the wallet
+//! (the key's cap was checked when it was authenticated), the risk gate
+//! over the text the request carries, the free tier's multimodal cap, the
+//! sub-processor registry, one upstream call, the price, the durable
+//! charge with its audit entry, usage record, events and metrics, and the
+//! answer with its extensions.
+//!
+//! There is no fallback chain here: a media request names one model.
+//! Prices are per unit of the route (see `docs/media.md`): images returned,
+//! seconds or minutes of audio, characters of speech input, or requests.
+//! Speech is charged before its first byte is relayed (its price depends
+//! only on the input, so it is known then), which makes the charge durable
+//! whatever happens to the stream afterwards.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use bytes::Bytes;
+use futures::StreamExt;
+use serde_json::{Map, Value, json};
+
+use super::audio::{self, Source};
+use super::form::FormPart;
+use super::request::ChatRequest;
+use super::{Attempt, Compliance, Extensions, Hold, Served};
+use crate::app::AppState;
+use crate::auth::keys::ApiKey;
+use crate::billing::Charged;
+use crate::catalogue::{Capability, Model, Pricing, ProviderKind, credits_to_micros};
+use crate::compliance::{Classification, registry};
+use crate::error::{ApiError, Code};
+use crate::events::Event;
+use crate::providers::media::{ByteStream, MediaCall, MediaReply};
+use crate::tenants::ReviewMode;
+
+/// The four media routes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Route {
+    Generation,
+    Edit,
+    Transcription,
+    Speech,
+}
+
+impl Route {
+    pub fn path(self) -> &'static str {
+        match self {
+            Route::Generation => "/v1/images/generations",
+            Route::Edit => "/v1/images/edits",
+            Route::Transcription => "/v1/audio/transcriptions",
+            Route::Speech => "/v1/audio/speech",
+        }
+    }
+
+    /// What the model must be able to do, and which side of it.
+    fn requires(self) -> (Capability, bool) {
+        match self {
+            Route::Generation | Route::Edit => (Capability::Image, true),
+            Route::Transcription => (Capability::Audio, false),
+            Route::Speech => (Capability::Audio, true),
+        }
+    }
+}
+
+/// The service fields of a media request, taken out before forwarding
+/// (spec, "Chat completion request").
+#[derive(Debug, Clone, Default)]
+pub struct ServiceFields {
+    pub purpose: Option<String>,
+    pub user_consent_id: Option<String>,
+    pub end_user_id: Option<String>,
+    pub deployer_context: Option<Value>,
+}
+
+/// A parsed media request.
+pub struct MediaRequest {
+    pub route: Route,
+    /// The catalogue id the caller named.
+    pub model: String,
+    /// The text classified and gated: the prompt, the speech input, the
+    /// transcription prompt.
+    pub text: String,
+    pub service: ServiceFields,
+    /// The request as the conversation log keeps it (files are named,
+    /// not copied).
+    pub logged: String,
+    pub call: MediaCall,
+}
+
+/// What the caller gets.
+pub enum MediaAnswer {
+    Json(Value),
+    /// Held for human review: 202 with the review item (DESIGN 7.3).
+    Held(Value),
+    /// A transcript in `text`, `srt` or `vtt`; the extensions are headers.
+    Text {
+        body: String,
+        content_type: String,
+        headers: Vec<(&'static str, String)>,
+    },
+    /// Speech, relayed as it arrives; the extensions are headers.
+    Audio {
+        content_type: String,
+        headers: Vec<(&'static str, String)>,
+        body: ByteStream,
+    },
+}
+
+pub async fn serve(
+    state: &AppState,
+    key: &ApiKey,
+    request_id: &str,
+    mut request: MediaRequest,
+) -> Result<MediaAnswer, ApiError> {
+    let started = Instant::now();
+    let model = state
+        .catalogue
+        .get(&request.model)
+        .cloned()
+        .ok_or_else(|| {
+            let mut error = ApiError::new(
+                Code::ModelNotFound,
+                format!("`{}` is not in the catalogue", request.model),
+            );
+            error.param = Some("model".into());
+            error
+        })?;
+    able(request.route, &model)?;
+    let tenant = super::admit(state, key)?;
+    let chat = gated_request(&request);
+    let risk = super::gate(state, key, &tenant.policy, &chat, request_id).await?;
+    let hold = match tenant.policy.review_mode {
+        ReviewMode::Off => false,
+        ReviewMode::HighRisk => risk.level >= crate::compliance::Level::High,
+        ReviewMode::All => true,
+    };
+    if hold && request.route == Route::Speech {
+        return Err(ApiError::new(
+            Code::CapabilityUnsupported,
+            "the tenant policy holds this answer for human review, and speech audio cannot be held: send the text through /v1/chat/completions for review first",
+        ));
+    }
+    super::take_multimodal_cap(state, &tenant).await?;
+    registered(state, key, request_id, &tenant.policy, &request, &model)?;
+    let compliance = Arc::new(Compliance {
+        policy: tenant.policy.clone(),
+        purpose: request.service.purpose.clone(),
+        end_user_id: request.service.end_user_id.clone(),
+        deployer_context: request.service.deployer_context.clone(),
+        user_consent_id: request.service.user_consent_id.clone(),
+        request: (tenant.policy.log_bodies || hold).then(|| request.logged.clone()),
+        hold,
+    });
+    let reduce_to = ask_for_duration(&mut request.call, &model);
+    let file = uploaded_file(&request.call);
+    let call = for_upstream(request.call, &model);
+    let attempt_started = Instant::now();
+    let outcome = state.providers.media(&model, call).await;
+    let elapsed = attempt_started.elapsed();
+    let label = match &outcome {
+        Ok(_) => "ok".to_owned(),
+        Err(e) => e.status_label(),
+    };
+    state.metrics.upstream(&model.provider.id, &label, elapsed);
+    let reply = match outcome {
+        Ok(reply) => reply,
+        Err(error) => {
+            let attempt = Attempt {
+                model: request.model.clone(),
+                provider: model.provider.id.clone(),
+                status: error.status_label(),
+                latency_ms: elapsed.as_millis() as u64,
+                message: error.message.clone(),
+            };
+            return Err(failed(state, key, request_id, &model, attempt, &error));
+        }
+    };
+    let served = Served {
+        request_id: request_id.to_owned(),
+        key_id: key.id.clone(),
+        tenant_id: key.tenant_id.clone(),
+        model: model.clone(),
+        requested: request.model.clone(),
+        chain: vec![request.model.clone()],
+        attempts: Vec::new(),
+        started,
+        risk: risk.clone(),
+        replaced_parts: 0,
+        prompt_estimate: 0,
+        truncation: None,
+        compliance,
+    };
+    let streamed = request.route == Route::Speech;
+    let extensions = Extensions::new(state, &served, streamed);
+    match reply {
+        MediaReply::Json(answer) if request.route == Route::Transcription => {
+            let ms = audio::reported_ms(&answer);
+            let answer = reduce(answer, reduce_to.as_deref());
+            transcribed(extensions, &model, &risk, answer, ms, file).await
+        }
+        MediaReply::Text { body, content_type } if request.route == Route::Transcription => {
+            let ms = audio::last_cue_end_ms(&body).map(|ms| (ms, Source::Cues));
+            let answer = MediaReply::Text { body, content_type };
+            transcribed_text(extensions, &model, &risk, answer, ms, file).await
+        }
+        MediaReply::Json(answer) => imaged(extensions, &model, answer).await,
+        MediaReply::Audio { content_type, body } => {
+            spoken(
+                extensions,
+                &model,
+                &risk,
+                &chat_text(&chat),
+                content_type,
+                body,
+            )
+            .await
+        }
+        MediaReply::Text { .. } => Err(ApiError::new(
+            Code::AllProvidersFailed,
+            format!(
+                "the provider `{}` answered {} with text, not JSON",
+                model.provider.id,
+                request.route.path()
+            ),
+        )),
+    }
+}
+
+/// The model can do the route (422 `capability_unsupported`), and its
+/// provider has the endpoint (400 naming the model).
+fn able(route: Route, model: &Model) -> Result<(), ApiError> {
+    let (capability, output) = route.requires();
+    let has = if output {
+        model.produces(capability)
+    } else {
+        model.accepts(capability)
+    };
+    if !has {
+        let side = if output { "output" } else { "input" };
+        let mut error = ApiError::new(
+            Code::CapabilityUnsupported,
+            format!(
+                "`{}` cannot serve {}: its {side}Capabilities lack {}",
+                model.id,
+                route.path(),
+                serde_json::to_value(capability)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_owned))
+                    .unwrap_or_default()
+            ),
+        );
+        error.param = Some("model".into());
+        return Err(error);
+    }
+    match model.provider.kind {
+        ProviderKind::Openai | ProviderKind::Mock => Ok(()),
+        ProviderKind::Anthropic | ProviderKind::Gemini => Err(ApiError::invalid(
+            "model",
+            format!(
+                "`{}` is served by the {} provider `{}`, which has no native {} endpoint; use a model of an OpenAI-compatible provider",
+                model.id,
+                model.provider.kind.as_str(),
+                model.provider.id,
+                route.path()
+            ),
+        )),
+    }
+}
+
+/// The request as the classifier and the gate read it: the carried text
+/// as one user message, with the service fields.
+fn gated_request(request: &MediaRequest) -> ChatRequest {
+    let mut body = Map::new();
+    body.insert("model".into(), Value::String(request.model.clone()));
+    body.insert(
+        "messages".into(),
+        json!([{ "role": "user", "content": request.text }]),
+    );
+    ChatRequest {
+        body,
+        chain: vec![request.model.clone()],
+        stream: false,
+        auto_truncate: false,
+        purpose: request.service.purpose.clone(),
+        user_consent_id: request.service.user_consent_id.clone(),
+        end_user_id: request.service.end_user_id.clone(),
+        deployer_context: request.service.deployer_context.clone(),
+    }
+}
+
+fn chat_text(chat: &ChatRequest) -> String {
+    chat.body["messages"][0]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// With a registry-enforcing policy, an unregistered provider is not
+/// called: as for chat, the (one-model) chain has failed.
+fn registered(
+    state: &AppState,
+    key: &ApiKey,
+    request_id: &str,
+    policy: &crate::tenants::CompliancePolicy,
+    request: &MediaRequest,
+    model: &Model,
+) -> Result<(), ApiError> {
+    if !policy.enforce_registry {
+        return Ok(());
+    }
+    let entries = state
+        .store
+        .read(registry::list)
+        .map_err(|e| ApiError::internal("reading the sub-processor registry", e))?;
+    if entries.iter().any(|e| e.name == model.provider.id) {
+        return Ok(());
+    }
+    let attempt = Attempt {
+        model: request.model.clone(),
+        provider: model.provider.id.clone(),
+        status: "not_in_registry".into(),
+        latency_ms: 0,
+        message: format!(
+            "the provider `{}` is not in the sub-processor registry, and the tenant policy routes only to registered ones",
+            model.provider.id
+        ),
+    };
+    Err(exhausted(state, key, request_id, attempt))
+}
+
+/// A failed upstream call: the upstream's refusal of the request relayed,
+/// else the chain (of one) exhausted, as for chat.
+fn failed(
+    state: &AppState,
+    key: &ApiKey,
+    request_id: &str,
+    model: &Model,
+    attempt: Attempt,
+    error: &crate::providers::UpstreamError,
+) -> ApiError {
+    tracing::info!(model = %attempt.model, provider = %attempt.provider, status = %attempt.status, "media upstream attempt failed");
+    if !error.retryable() {
+        return super::relay_refusal(model, error);
+    }
+    exhausted(state, key, request_id, attempt)
+}
+
+fn exhausted(state: &AppState, key: &ApiKey, request_id: &str, attempt: Attempt) -> ApiError {
+    let chain = vec![attempt.model.clone()];
+    let message = format!(
+        "every model of the chain failed: {} ({}: {})",
+        attempt.model, attempt.status, attempt.message
+    );
+    state.metrics.exhausted();
+    state.events.publish(Event::providers_exhausted(
+        &key.tenant_id,
+        request_id,
+        &chain,
+        &[attempt],
+    ));
+    ApiError::new(Code::AllProvidersFailed, message)
+}
+
+/// When a transcription is billed by duration, the caller asked for plain
+/// `json` or `text`, and the file's own header does not say its length,
+/// the upstream is asked for `verbose_json` (which reports `duration`);
+/// the answer is reduced to what the caller asked for. Returns that.
+fn ask_for_duration(call: &mut MediaCall, model: &Model) -> Option<String> {
+    let MediaCall::Transcribe(parts) = call else {
+        return None;
+    };
+    if !matches!(
+        model.pricing,
+        Pricing::PerSecond { .. } | Pricing::PerMinute { .. }
+    ) {
+        return None;
+    }
+    if parts
+        .iter()
+        .any(|p| p.name == "file" && audio::wav_duration_ms(&p.data).is_some())
+    {
+        return None;
+    }
+    let asked = parts
+        .iter()
+        .find(|p| p.name == "response_format")
+        .and_then(FormPart::text)
+        .unwrap_or("json")
+        .to_owned();
+    if asked != "json" && asked != "text" {
+        return None;
+    }
+    parts.retain(|p| p.name != "response_format");
+    parts.push(FormPart::field("response_format", "verbose_json"));
+    Some(asked)
+}
+
+/// The uploaded audio (a cheap handle on the request buffer), for its
+/// WAV header or its size.
+fn uploaded_file(call: &MediaCall) -> Option<Bytes> {
+    match call {
+        MediaCall::Transcribe(parts) => parts
+            .iter()
+            .find(|p| p.name == "file")
+            .map(|p| p.data.clone()),
+        _ => None,
+    }
+}
+
+/// The call with the upstream's model name.
+fn for_upstream(call: MediaCall, model: &Model) -> MediaCall {
+    let name = Value::String(model.upstream.clone());
+    match call {
+        MediaCall::Generate(mut body) => {
+            body["model"] = name;
+            MediaCall::Generate(body)
+        }
+        MediaCall::Speak(mut body) => {
+            body["model"] = name;
+            MediaCall::Speak(body)
+        }
+        MediaCall::Edit(parts) => MediaCall::Edit(renamed(parts, &model.upstream)),
+        MediaCall::Transcribe(parts) => MediaCall::Transcribe(renamed(parts, &model.upstream)),
+    }
+}
+
+fn renamed(parts: Vec<FormPart>, upstream: &str) -> Vec<FormPart> {
+    parts
+        .into_iter()
+        .map(|p| {
+            if p.name == "model" {
+                FormPart::field("model", upstream)
+            } else {
+                p
+            }
+        })
+        .collect()
+}
+
+/// A verbose answer asked for internally, as the caller asked for it.
+fn reduce(answer: Value, to: Option<&str>) -> TranscriptAnswer {
+    match to {
+        Some("text") => TranscriptAnswer::Text(answer["text"].as_str().unwrap_or_default().into()),
+        Some(_) => TranscriptAnswer::Json(json!({ "text": answer["text"] })),
+        None => TranscriptAnswer::Json(answer),
+    }
+}
+
+enum TranscriptAnswer {
+    Json(Value),
+    Text(String),
+}
+
+/// Images: billed per image returned (the upstream's reported price, else
+/// the catalogue's), per token when the model is priced so and the
+/// upstream reports tokens, or per request.
+async fn imaged(
+    extensions: Extensions,
+    model: &Model,
+    mut answer: Value,
+) -> Result<MediaAnswer, ApiError> {
+    let images = answer["data"].as_array().map_or(0, Vec::len) as u64;
+    let (cost, source) = image_cost(&model.pricing, &answer, images);
+    let extensions = extensions.with_units(json!({ "images": images, "priceSource": source }));
+    let output = if extensions.keeps_output() {
+        revised_prompts(&answer)
+    } else {
+        String::new()
+    };
+    if let Some(held) = hold(&extensions, &mut answer, cost, false, &output).await? {
+        return Ok(held);
+    }
+    let charged = extensions.charge_priced(cost, false, &output, None).await?;
+    extensions.apply(&mut answer, &charged);
+    Ok(MediaAnswer::Json(answer))
+}
+
+/// The price of `images` images, and where the per-image price came from.
+pub fn image_cost(pricing: &Pricing, answer: &Value, images: u64) -> (u64, &'static str) {
+    let usage = &answer["usage"];
+    let credits = |v: &Value| v.as_f64().and_then(|c| credits_to_micros(c).ok());
+    match *pricing {
+        Pricing::PerImage { per_image } => {
+            if let Some(each) = credits(&usage["cost_per_image"]) {
+                (each.saturating_mul(images), "upstream")
+            } else if let Some(total) = credits(&usage["cost"]) {
+                (total, "upstream")
+            } else {
+                (per_image.saturating_mul(images), "catalogue")
+            }
+        }
+        Pricing::PerToken { .. } => {
+            let input = usage["input_tokens"].as_u64().unwrap_or(0);
+            let output = usage["output_tokens"].as_u64().unwrap_or(0);
+            (super::cost(pricing, input, output), "tokens")
+        }
+        Pricing::PerRequest { per_request } => (per_request, "catalogue"),
+        Pricing::PerSecond { .. } | Pricing::PerMinute { .. } | Pricing::PerCharacter { .. } => {
+            (0, "not_applicable")
+        }
+    }
+}
+
+fn revised_prompts(answer: &Value) -> String {
+    answer["data"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|d| d["revised_prompt"].as_str())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// A transcript in JSON: billed by its duration.
+async fn transcribed(
+    extensions: Extensions,
+    model: &Model,
+    risk: &Classification,
+    answer: TranscriptAnswer,
+    reported: Option<u64>,
+    file: Option<Bytes>,
+) -> Result<MediaAnswer, ApiError> {
+    match answer {
+        TranscriptAnswer::Json(answer) => {
+            let text = answer["text"].as_str().unwrap_or_default().to_owned();
+            let duration = reported.map(|ms| (ms, Source::Upstream));
+            let (cost, estimated, units) = transcript_cost(model, &answer, duration, file);
+            let extensions = extensions.with_units(units);
+            let mut answer = answer;
+            if let Some(held) = hold(&extensions, &mut answer, cost, estimated, &text).await? {
+                return Ok(held);
+            }
+            let charged = extensions
+                .charge_priced(cost, estimated, &text, None)
+                .await?;
+            extensions.apply(&mut answer, &charged);
+            Ok(MediaAnswer::Json(answer))
+        }
+        TranscriptAnswer::Text(body) => {
+            let duration = reported.map(|ms| (ms, Source::Upstream));
+            let reply = MediaReply::Text {
+                body,
+                content_type: "text/plain; charset=utf-8".into(),
+            };
+            transcribed_text(extensions, model, risk, reply, duration, file).await
+        }
+    }
+}
+
+/// A transcript in `text`, `srt` or `vtt`: billed by its duration, the
+/// extensions in headers.
+async fn transcribed_text(
+    extensions: Extensions,
+    model: &Model,
+    risk: &Classification,
+    reply: MediaReply,
+    duration: Option<(u64, Source)>,
+    file: Option<Bytes>,
+) -> Result<MediaAnswer, ApiError> {
+    let MediaReply::Text { body, content_type } = reply else {
+        unreachable!("called with text only");
+    };
+    let (cost, estimated, units) = transcript_cost(model, &Value::Null, duration, file);
+    let extensions = extensions.with_units(units);
+    let mut held = json!({ "text": body });
+    if let Some(answer) = hold(&extensions, &mut held, cost, estimated, &body).await? {
+        return Ok(answer);
+    }
+    let charged = extensions
+        .charge_priced(cost, estimated, &body, None)
+        .await?;
+    Ok(MediaAnswer::Text {
+        body,
+        content_type,
+        headers: billing_headers(&charged, risk),
+    })
+}
+
+/// The price of a transcript: by its duration (from the upstream, the
+/// cues, the WAV header, else the file's size), by tokens, or per request.
+/// Returns the cost, whether it was estimated, and the billed units.
+fn transcript_cost(
+    model: &Model,
+    answer: &Value,
+    duration: Option<(u64, Source)>,
+    file: Option<Bytes>,
+) -> (u64, bool, Value) {
+    let pricing = model.pricing;
+    if let Pricing::PerToken { .. } = pricing {
+        let usage = &answer["usage"];
+        let input = usage["input_tokens"].as_u64().unwrap_or(0);
+        let output = usage["output_tokens"].as_u64().unwrap_or(0);
+        return (
+            super::cost(&pricing, input, output),
+            false,
+            json!({ "inputTokens": input, "outputTokens": output }),
+        );
+    }
+    let file = file.unwrap_or_default();
+    let (ms, source) = duration
+        .or_else(|| audio::wav_duration_ms(&file).map(|ms| (ms, Source::WavHeader)))
+        .unwrap_or_else(|| (audio::estimate_ms(file.len()), Source::SizeEstimate));
+    let cost = match pricing {
+        Pricing::PerSecond { per_second } => proportional(ms, per_second, 1000),
+        Pricing::PerMinute { per_minute } => proportional(ms, per_minute, 60_000),
+        Pricing::PerRequest { per_request } => per_request,
+        Pricing::PerToken { .. } | Pricing::PerImage { .. } | Pricing::PerCharacter { .. } => 0,
+    };
+    (
+        cost,
+        source == Source::SizeEstimate,
+        json!({ "seconds": ms as f64 / 1000.0, "durationSource": source.as_str() }),
+    )
+}
+
+/// `ms` of a price per `per_ms` milliseconds, to the nearest micro-credit.
+fn proportional(ms: u64, price: u64, per_ms: u64) -> u64 {
+    let total = u128::from(ms) * u128::from(price);
+    u64::try_from((total + u128::from(per_ms) / 2) / u128::from(per_ms)).unwrap_or(u64::MAX)
+}
+
+/// Speech: charged (per input character, per request, or by estimated
+/// input tokens) before its first byte is relayed; the bytes then flow as
+/// they come, the extensions in headers.
+async fn spoken(
+    extensions: Extensions,
+    model: &Model,
+    risk: &Classification,
+    input: &str,
+    content_type: Option<String>,
+    body: ByteStream,
+) -> Result<MediaAnswer, ApiError> {
+    let characters = input.chars().count() as u64;
+    let cost = speech_cost(&model.pricing, input);
+    let extensions = extensions.with_units(json!({ "characters": characters }));
+    let charged = extensions.charge_priced(cost, false, "", None).await?;
+    let headers = billing_headers(&charged, risk);
+    // The extensions live as long as the stream: they hold the
+    // streams-in-flight gauge up.
+    let body = body.map(move |chunk| {
+        let _alive = &extensions;
+        chunk
+    });
+    Ok(MediaAnswer::Audio {
+        content_type: content_type.unwrap_or_else(|| "application/octet-stream".into()),
+        headers,
+        body: Box::pin(body),
+    })
+}
+
+pub fn speech_cost(pricing: &Pricing, input: &str) -> u64 {
+    match *pricing {
+        Pricing::PerCharacter {
+            per_million_characters,
+        } => proportional(
+            input.chars().count() as u64,
+            per_million_characters,
+            1_000_000,
+        ),
+        Pricing::PerRequest { per_request } => per_request,
+        Pricing::PerToken { .. } => super::cost(pricing, super::tokens::estimate_text(input), 0),
+        Pricing::PerImage { .. } | Pricing::PerSecond { .. } | Pricing::PerMinute { .. } => 0,
+    }
+}
+
+/// Holds a JSON answer for human review when the policy says so: charged,
+/// stored with every extension but `billing`, and answered 202.
+async fn hold(
+    extensions: &Extensions,
+    answer: &mut Value,
+    cost: u64,
+    estimated: bool,
+    output: &str,
+) -> Result<Option<MediaAnswer>, ApiError> {
+    if !extensions.holds() {
+        return Ok(None);
+    }
+    let review_id = crate::auth::new_id("rev");
+    let mut held = answer.take();
+    extensions.apply_uncharged(&mut held);
+    extensions
+        .charge_priced(
+            cost,
+            estimated,
+            output,
+            Some(Hold {
+                review_id: review_id.clone(),
+                completion: held,
+            }),
+        )
+        .await?;
+    tracing::info!(review = %review_id, "media answer held for human review");
+    Ok(Some(MediaAnswer::Held(
+        json!({ "id": review_id, "object": "review", "status": "pending" }),
+    )))
+}
+
+/// The extensions of an answer that is not JSON, as response headers.
+fn billing_headers(charged: &Charged, risk: &Classification) -> Vec<(&'static str, String)> {
+    let credits = |micros: i64| crate::catalogue::micros_to_credits(micros).to_string();
+    let mut headers = vec![
+        ("x-tollgate-cost", credits(charged.cost as i64)),
+        ("x-tollgate-balance-after", credits(charged.balance_after)),
+        ("x-tollgate-risk-level", risk.level.as_str().to_owned()),
+    ];
+    if let Some(remaining) = charged.key_remaining {
+        headers.push(("x-tollgate-key-remaining", credits(remaining)));
+    }
+    headers
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn images_are_priced_from_the_upstream_report_else_the_catalogue() {
+        let per_image = Pricing::PerImage { per_image: 40_000 };
+        let plain = json!({ "data": [{}, {}] });
+        assert_eq!(image_cost(&per_image, &plain, 2), (80_000, "catalogue"));
+        let reported = json!({ "data": [{}, {}], "usage": { "cost_per_image": 0.05 } });
+        assert_eq!(image_cost(&per_image, &reported, 2), (100_000, "upstream"));
+        let total = json!({ "data": [{}], "usage": { "cost": 0.07 } });
+        assert_eq!(image_cost(&per_image, &total, 1), (70_000, "upstream"));
+    }
+
+    #[test]
+    fn audio_is_priced_proportionally_to_the_micro_credit() {
+        assert_eq!(proportional(2500, 100, 1000), 250);
+        assert_eq!(proportional(30_000, 6000, 60_000), 3000);
+        assert_eq!(proportional(1, 1, 1000), 0);
+        let per_char = Pricing::PerCharacter {
+            per_million_characters: 15_000_000,
+        };
+        assert_eq!(speech_cost(&per_char, "héllo"), 75);
+        assert_eq!(speech_cost(&Pricing::PerRequest { per_request: 9 }, "x"), 9);
+    }
+}
