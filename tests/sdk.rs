@@ -66,3 +66,23 @@ fn the_official_openai_sdk_gets_answers_streams_tool_calls_and_our_errors() {
         String::from_utf8_lossy(&output.stderr)
     );
 }
+
+#[test]
+fn the_official_openai_sdk_generates_images_transcribes_and_speaks() {
+    let python = python();
+    let server = TestServer::start();
+    let key = server.demo_key();
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/sdk/openai_media.py");
+    let output = Command::new(python)
+        .arg(script)
+        .arg(&server.base_url)
+        .arg(&key)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "the openai SDK disagreed:\n{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}

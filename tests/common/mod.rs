@@ -13,6 +13,7 @@ use serde_json::Value;
 
 pub mod anthropic;
 pub mod gemini;
+pub mod media;
 pub mod receiver;
 pub mod upstream;
 
