@@ -309,7 +309,7 @@ async fn take_tier_caps(
     tenant: &tenants::Tenant,
     request: &ChatRequest,
 ) -> Result<(), ApiError> {
-    if tenant.tier != Tier::Free || !multimodal::is_multimodal(&request.body["messages"]) {
+    if !multimodal::is_multimodal(&request.body["messages"]) {
         return Ok(());
     }
     take_multimodal_cap(state, tenant).await
@@ -321,6 +321,9 @@ pub(crate) async fn take_multimodal_cap(
     state: &AppState,
     tenant: &tenants::Tenant,
 ) -> Result<(), ApiError> {
+    if tenant.tier != Tier::Free {
+        return Ok(());
+    }
     let now = now_ms();
     let cap = state.config.free_multimodal_per_day;
     match limits::take_daily(&state.store, &tenant.id, "multimodal", cap, now).await {
