@@ -390,9 +390,18 @@ fn is_file(part: &FormPart) -> bool {
 }
 
 /// A text field, once; a file or non-UTF-8 data where text belongs is
-/// refused.
+/// refused, and so is a field given twice (it could be checked here in
+/// one copy and read upstream in the other).
 fn field<'a>(parts: &'a [FormPart], name: &str) -> Result<Option<&'a str>, ApiError> {
-    match parts.iter().find(|p| p.name == name) {
+    let mut named = parts.iter().filter(|p| p.name == name);
+    let first = named.next();
+    if named.next().is_some() {
+        return Err(ApiError::invalid(
+            name,
+            format!("`{name}` is given more than once"),
+        ));
+    }
+    match first {
         None => Ok(None),
         Some(part) => part
             .text()

@@ -187,7 +187,10 @@ pub fn parse_form(content_type: &str, body: &[u8]) -> Value {
             Some(filename) => {
                 let content_type = head
                     .lines()
-                    .find_map(|l| l.strip_prefix("content-type: ").or_else(|| l.strip_prefix("Content-Type: ")))
+                    .find_map(|l| {
+                        l.strip_prefix("content-type: ")
+                            .or_else(|| l.strip_prefix("Content-Type: "))
+                    })
                     .map(str::to_owned);
                 json!({ "filename": filename, "contentType": content_type, "bytes": data.len() })
             }
