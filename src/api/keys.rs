@@ -10,7 +10,8 @@
 //! here and returned once.
 
 use axum::Router;
-use axum::extract::{Path, State};
+use axum::extract::{FromRequestParts, Path, State};
+use axum::http::request::Parts;
 use axum::http::StatusCode;
 use axum::routing::{get, patch, post};
 use serde::Deserialize;
@@ -45,12 +46,24 @@ fn can_manage_keys(account: &Account) -> bool {
     account.role.can(Permission::ManageAllKeys) || account.role.can(Permission::ManageOwnKeys)
 }
 
+/// A signed-in account that manages keys (`keys.manage_all` or
+/// `keys.manage_own`); checked before the body is read.
+struct KeyManager(Account);
+
+impl<S: Send + Sync> FromRequestParts<S> for KeyManager {
+    type Rejection = ApiError;
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        let Signed(current) = Signed::from_request_parts(parts, state).await?;
+        if !can_manage_keys(&current.account) {
+            return Err(forbidden(&current.account, "create or change API keys"));
+        }
+        Ok(KeyManager(current.account))
+    }
+}
+
 /// The key `id` if the caller may change it; 404 when it is outside the
 /// caller's scope.
 fn key_to_manage(state: &AppState, account: &Account, id: &str) -> Result<ApiKey, ApiError> {
-    if !can_manage_keys(account) {
-        return Err(forbidden(account, "change API keys"));
-    }
     state
         .keys
         .get(id)
@@ -140,18 +153,14 @@ struct NewKeyBody {
 /// `POST /api/v1/keys`: a new key; its value is in this answer only.
 async fn create_key(
     State(state): State<AppState>,
-    Signed(current): Signed,
+    KeyManager(account): KeyManager,
     Json(body): Json<NewKeyBody>,
 ) -> Result<(StatusCode, axum::Json<Value>), ApiError> {
-    let account = &current.account;
-    if !can_manage_keys(account) {
-        return Err(forbidden(account, "create API keys"));
-    }
     let owner = body.owner_account_id.unwrap_or_else(|| account.id.clone());
     let mut tenant = account.tenant_id.clone();
     if owner != account.id {
         if !account.role.can(Permission::ManageAllKeys) {
-            return Err(forbidden(account, "create keys owned by another account"));
+            return Err(forbidden(&account, "create keys owned by another account"));
         }
         let found = state
             .store
@@ -222,11 +231,11 @@ fn patch_of<T, U>(
 /// name and `allowHighRisk`.
 async fn update_key(
     State(state): State<AppState>,
-    Signed(current): Signed,
+    KeyManager(account): KeyManager,
     Path(id): Path<String>,
     Json(body): Json<KeyPatchBody>,
 ) -> Result<axum::Json<Value>, ApiError> {
-    let key = key_to_manage(&state, &current.account, &id)?;
+    let key = key_to_manage(&state, &account, &id)?;
     let update = KeyUpdate {
         name: body.key_name,
         credit_limit: patch_of(body.credit_limit, |c| credits("creditLimit", c))?,
@@ -247,10 +256,10 @@ async fn update_key(
 /// consumption; the old one stays valid until revoked.
 async fn rotate_key(
     State(state): State<AppState>,
-    Signed(current): Signed,
+    KeyManager(account): KeyManager,
     Path(id): Path<String>,
 ) -> Result<(StatusCode, axum::Json<Value>), ApiError> {
-    let key = key_to_manage(&state, &current.account, &id)?;
+    let key = key_to_manage(&state, &account, &id)?;
     let issued = state.keys.rotate(&key.id).await.map_err(store_error)?;
     tracing::info!(old = %key.id, new = %issued.key.id, "API key rotated");
     Ok((StatusCode::CREATED, axum::Json(issued_view(&issued))))
@@ -259,10 +268,10 @@ async fn rotate_key(
 /// `POST /api/v1/keys/{id}/revoke`: the key answers 403 from now on.
 async fn revoke_key(
     State(state): State<AppState>,
-    Signed(current): Signed,
+    KeyManager(account): KeyManager,
     Path(id): Path<String>,
 ) -> Result<axum::Json<Value>, ApiError> {
-    let key = key_to_manage(&state, &current.account, &id)?;
+    let key = key_to_manage(&state, &account, &id)?;
     if key.revoked_at.is_some() {
         return Err(ApiError::new(
             Code::Conflict,
