@@ -7,6 +7,9 @@
 //! - `dashboard`: `/api/v1` (session; permissions in each signature)
 //! - `billing`: `/api/v1` usage, key consumption, top-ups, wallet history
 //! - `webhooks`: `/api/v1/webhooks` settings, secret rotation, deliveries
+//! - `keys`, `users`, `models`, `stats`, `playground`: the dashboard's
+//!   key, account and catalogue management, overview and playground
+//! - `openapi`: the OpenAPI document of `/api/v1`
 //! - `compliance`: policies, audit, conversations, reviews, incidents,
 //!   sub-processors, consents, erasure
 //! - `/metrics`: Prometheus exposition (public unless a token is set)
@@ -17,7 +20,13 @@ pub mod compliance;
 pub mod dashboard;
 pub mod health;
 pub mod json;
+pub mod keys;
 pub mod media;
+pub mod models;
+pub mod openapi;
+pub mod playground;
+pub mod stats;
+pub mod users;
 pub mod v1;
 pub mod webhooks;
 
@@ -34,5 +43,11 @@ pub fn routes() -> Router<AppState> {
         .merge(billing::routes())
         .merge(webhooks::routes())
         .merge(compliance::routes())
+        .merge(keys::routes())
+        .merge(users::routes())
+        .merge(models::routes())
+        .merge(stats::routes())
+        .merge(playground::routes())
+        .merge(openapi::routes())
         .route("/metrics", axum::routing::get(crate::metrics::scrape))
 }

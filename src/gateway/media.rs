@@ -115,18 +115,14 @@ pub async fn serve(
     mut request: MediaRequest,
 ) -> Result<MediaAnswer, ApiError> {
     let started = Instant::now();
-    let model = state
-        .catalogue
-        .get(&request.model)
-        .cloned()
-        .ok_or_else(|| {
-            let mut error = ApiError::new(
-                Code::ModelNotFound,
-                format!("`{}` is not in the catalogue", request.model),
-            );
-            error.param = Some("model".into());
-            error
-        })?;
+    let model = state.catalogue.get(&request.model).ok_or_else(|| {
+        let mut error = ApiError::new(
+            Code::ModelNotFound,
+            format!("`{}` is not in the catalogue", request.model),
+        );
+        error.param = Some("model".into());
+        error
+    })?;
     able(request.route, &model)?;
     let tenant = super::admit(state, key)?;
     let chat = gated_request(&request);
