@@ -608,3 +608,36 @@ async fn the_mock_provider_serves_images_and_audio_offline() {
     assert_eq!(speech.headers()["content-type"], "audio/wav");
     assert!(speech.bytes().await.unwrap().starts_with(b"RIFF"));
 }
+
+#[tokio::test]
+async fn media_requests_count_against_the_free_tiers_daily_multimodal_cap() {
+    let upstream = MediaUpstream::start().await;
+    let config = format!(
+        "free_multimodal_per_day = 1\n{}",
+        config(&upstream.base_url)
+    );
+    let server = TestServer::start_with(Some(&config), &[]);
+    server.cli_json(&["tenants", "create", "--name", "freebie", "--tier", "free"]);
+    server.cli_json(&["tenants", "topup", "freebie", "--credits", "10"]);
+    let (_, free_key) = server.create_key(&["--tenant", "freebie"]);
+    let speech = json!({ "model": "tts", "input": "hi", "voice": "alloy" });
+    assert_eq!(
+        post_json(&server, &free_key, "/v1/audio/speech", &speech)
+            .await
+            .status(),
+        200
+    );
+    let image = json!({ "model": "img", "prompt": "a cat" });
+    let refused = post_json(&server, &free_key, "/v1/images/generations", &image).await;
+    assert_eq!(error_code(refused, 429).await, "multimodal_cap_exceeded");
+    // The default (paid) tenant has no such cap.
+    let (_, paid_key) = server.create_key(&[]);
+    for _ in 0..2 {
+        assert_eq!(
+            post_json(&server, &paid_key, "/v1/images/generations", &image)
+                .await
+                .status(),
+            200
+        );
+    }
+}
