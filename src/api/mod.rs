@@ -3,6 +3,8 @@
 //!
 //! - `health`: `/healthz`, `/readyz` (public)
 //! - `v1`: inference routes (`/v1`, API key)
+//! - `native`: the Anthropic and Gemini passthroughs (`/v1/messages`,
+//!   `/v1beta/models/...`, API key)
 //! - `dashboard`: `/api/v1` (session; permissions in each signature)
 //! - `billing`: `/api/v1` usage, key consumption, top-ups, wallet history
 //! - `webhooks`: `/api/v1/webhooks` settings, secret rotation, deliveries
@@ -16,6 +18,7 @@ pub mod compliance;
 pub mod dashboard;
 pub mod health;
 pub mod json;
+pub mod native;
 pub mod v1;
 pub mod webhooks;
 
@@ -27,6 +30,7 @@ pub fn routes() -> Router<AppState> {
     Router::new()
         .merge(health::routes())
         .merge(v1::routes())
+        .merge(native::routes())
         .merge(dashboard::routes())
         .merge(billing::routes())
         .merge(webhooks::routes())

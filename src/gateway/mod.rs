@@ -8,6 +8,7 @@
 //! until then nothing was written to the caller, so falling back is safe.
 
 pub mod multimodal;
+pub mod native;
 pub mod request;
 pub mod stream;
 pub mod tokens;
@@ -98,7 +99,7 @@ pub struct Compliance {
 }
 
 impl Compliance {
-    fn new(
+    pub(crate) fn new(
         policy: &CompliancePolicy,
         request: &ChatRequest,
         raw: &[u8],
@@ -281,7 +282,7 @@ pub async fn chat_completions(
 /// The tenant's wallet: empty refuses the request, except for enterprise
 /// tenants, which may go negative (the key's own cap was checked when it was
 /// authenticated).
-fn admit(state: &AppState, key: &ApiKey) -> Result<tenants::Tenant, ApiError> {
+pub(crate) fn admit(state: &AppState, key: &ApiKey) -> Result<tenants::Tenant, ApiError> {
     let tenant = state
         .store
         .read(|tx| tenants::resolve(tx, &key.tenant_id))
@@ -301,7 +302,7 @@ fn admit(state: &AppState, key: &ApiKey) -> Result<tenants::Tenant, ApiError> {
 /// The free tier's daily multimodal cap, counted durably. Taken only once
 /// the request passed every other check, so a refused request does not use
 /// up the day.
-async fn take_tier_caps(
+pub(crate) async fn take_tier_caps(
     state: &AppState,
     tenant: &tenants::Tenant,
     request: &ChatRequest,
@@ -331,7 +332,7 @@ async fn take_tier_caps(
 /// upstream: an Article 5 practice for every key, a high-risk use on a key
 /// without `allowHighRisk`, and a high-risk use without the purpose or the
 /// valid consent the tenant policy requires.
-async fn gate(
+pub(crate) async fn gate(
     state: &AppState,
     key: &ApiKey,
     policy: &CompliancePolicy,
