@@ -134,10 +134,12 @@ async fn run(state: &AppState, key: &ApiKey, headers: &HeaderMap, call: NativeCa
             charged,
             level,
         }) => {
-            let mut response =
-                ([(header::CONTENT_TYPE, "application/json")], body).into_response();
+            let mut response = ([(header::CONTENT_TYPE, "application/json")], body).into_response();
             let billing = [
-                ("x-tollgate-cost", micros_to_credits(charged.cost as i64).to_string()),
+                (
+                    "x-tollgate-cost",
+                    micros_to_credits(charged.cost as i64).to_string(),
+                ),
                 (
                     "x-tollgate-balance-after",
                     micros_to_credits(charged.balance_after).to_string(),

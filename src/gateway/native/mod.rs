@@ -26,9 +26,7 @@ use futures::StreamExt;
 use serde_json::{Map, Value, json};
 
 use super::request::ChatRequest;
-use super::{
-    Attempt, Compliance, Extensions, Hold, Served, admit, gate, take_tier_caps, tokens,
-};
+use super::{Attempt, Compliance, Extensions, Hold, Served, admit, gate, take_tier_caps, tokens};
 use crate::app::AppState;
 use crate::auth::keys::ApiKey;
 use crate::billing::Charged;
@@ -111,7 +109,12 @@ impl NativeCall {
             Some(name) => name.to_owned(),
             None => match &value["model"] {
                 Value::String(name) if !name.trim().is_empty() => name.clone(),
-                _ => return Err(ApiError::invalid("model", "`model` must be a non-empty string")),
+                _ => {
+                    return Err(ApiError::invalid(
+                        "model",
+                        "`model` must be a non-empty string",
+                    ));
+                }
             },
         };
         let stream = match stream {
@@ -139,7 +142,9 @@ impl NativeCall {
         };
         drop(value);
         let body = match wire {
-            Wire::Anthropic if model.upstream != requested => upstream_named(body, &model.upstream)?,
+            Wire::Anthropic if model.upstream != requested => {
+                upstream_named(body, &model.upstream)?
+            }
             _ => body,
         };
         Ok(NativeCall {
@@ -255,10 +260,15 @@ pub async fn passthrough(
     };
     if call.stream {
         let extensions = Extensions::new(state, &served, true);
-        state.metrics.first_token(&call.requested, started.elapsed());
+        state
+            .metrics
+            .first_token(&call.requested, started.elapsed());
         let upstream: relay::UpstreamBytes = Box::pin(
-            futures::stream::iter([Ok(sent.first)])
-                .chain(sent.response.bytes_stream().map(|r| r.map_err(|e| without_url(&e)))),
+            futures::stream::iter([Ok(sent.first)]).chain(
+                sent.response
+                    .bytes_stream()
+                    .map(|r| r.map_err(|e| without_url(&e))),
+            ),
         );
         return Ok(NativeOutcome::Stream(relay::relay(
             call.wire, upstream, served, extensions,
@@ -427,7 +437,12 @@ async fn send(state: &AppState, call: &NativeCall) -> Result<Sent, Failed> {
                 "no first byte before the first-byte timeout".into(),
             ));
         }
-        Ok(Err(e)) => return Err(Failed::Broken(format!("the body broke off: {}", without_url(&e)))),
+        Ok(Err(e)) => {
+            return Err(Failed::Broken(format!(
+                "the body broke off: {}",
+                without_url(&e)
+            )));
+        }
         Ok(Ok(first)) => first.unwrap_or_default(),
     };
     Ok(Sent {
@@ -442,8 +457,7 @@ async fn read_rest(mut sent: Sent, limit: usize) -> Result<Bytes, String> {
     let mut body = bytes::BytesMut::from(&sent.first[..]);
     loop {
         let left = sent.deadline.saturating_duration_since(Instant::now());
-        match tokio::time::timeout(left.max(Duration::from_secs(30)), sent.response.chunk()).await
-        {
+        match tokio::time::timeout(left.max(Duration::from_secs(30)), sent.response.chunk()).await {
             Err(_) => return Err("the body did not arrive in time".into()),
             Ok(Err(e)) => return Err(format!("the body broke off: {}", without_url(&e))),
             Ok(Ok(None)) => return Ok(body.freeze()),
@@ -459,11 +473,7 @@ async fn read_rest(mut sent: Sent, limit: usize) -> Result<Bytes, String> {
 
 /// Counts a failed upstream call as chat does for a chain of one, and
 /// answers it: the upstream's own refusal relayed, else 502.
-fn failed(
-    state: &AppState,
-    served: &Served,
-    failure: Failed,
-) -> Result<NativeOutcome, ApiError> {
+fn failed(state: &AppState, served: &Served, failure: Failed) -> Result<NativeOutcome, ApiError> {
     let provider = &served.model.provider.id;
     let elapsed = served.started.elapsed();
     let (label, message) = match &failure {

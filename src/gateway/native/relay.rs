@@ -75,9 +75,10 @@ pub fn relay(
                 if !r.billed {
                     let _ = r.charge(false).await;
                 }
-                Bytes::from(r.wire.error_event(&format!(
-                    "the upstream stream failed mid-way: {error}"
-                )))
+                Bytes::from(
+                    r.wire
+                        .error_event(&format!("the upstream stream failed mid-way: {error}")),
+                )
             }
             None => {
                 r.done = true;

@@ -267,11 +267,14 @@ impl Meter {
             self.prompt = Some(prompt);
         }
         if let Some(candidates) = usage["candidatesTokenCount"].as_u64() {
-            self.completion =
-                Some(candidates + usage["thoughtsTokenCount"].as_u64().unwrap_or(0));
+            self.completion = Some(candidates + usage["thoughtsTokenCount"].as_u64().unwrap_or(0));
         }
         for candidate in chunk["candidates"].as_array().into_iter().flatten() {
-            for part in candidate["content"]["parts"].as_array().into_iter().flatten() {
+            for part in candidate["content"]["parts"]
+                .as_array()
+                .into_iter()
+                .flatten()
+            {
                 if let Some(text) = part["text"].as_str() {
                     self.add_text(text);
                 }
@@ -381,10 +384,17 @@ mod tests {
         let body = br#"{ "metadata": {"model": "inner"}, "messages":[{"content":"a \"model\": x"}],
             "model" :  "claude-public", "max_tokens": 5 }"#;
         let out = replace_top_level_string(body, "model", "claude-upstream-1").unwrap();
-        let expected = String::from_utf8_lossy(body).replace("\"claude-public\"", "\"claude-upstream-1\"");
+        let expected =
+            String::from_utf8_lossy(body).replace("\"claude-public\"", "\"claude-upstream-1\"");
         assert_eq!(String::from_utf8(out).unwrap(), expected);
-        assert_eq!(replace_top_level_string(br#"{"model": 5}"#, "model", "x"), None);
-        assert_eq!(replace_top_level_string(br#"{"other": "model"}"#, "model", "x"), None);
+        assert_eq!(
+            replace_top_level_string(br#"{"model": 5}"#, "model", "x"),
+            None
+        );
+        assert_eq!(
+            replace_top_level_string(br#"{"other": "model"}"#, "model", "x"),
+            None
+        );
     }
 
     #[test]
