@@ -151,7 +151,7 @@ fn through_gateway<T: Clone>(list: Vec<T>) -> [T; 2] {
     [list[0].clone(), list[2].clone()]
 }
 
-fn record_for<'a>(records: &'a [Value], streamed: bool) -> &'a Value {
+fn record_for(records: &[Value], streamed: bool) -> &Value {
     records
         .iter()
         .find(|r| r["streamed"] == streamed)
@@ -213,7 +213,7 @@ async fn messages_reach_anthropic_unchanged_with_the_providers_key_and_are_bille
 
     // The upstream got the caller's bytes, the provider's key and the
     // caller's version headers; nothing of ours.
-    assert_eq!(anthropic.recorded.raw_bodies(), [body.clone()]);
+    assert_eq!(anthropic.recorded.raw_bodies(), [body.as_str()]);
     let headers = &anthropic.recorded.headers()[0];
     assert_eq!(headers["x-api-key"], ANTHROPIC_SECRET);
     assert_eq!(headers["anthropic-version"], "2023-06-01");
