@@ -1,5 +1,8 @@
-//! Real clients: the official `openai` Python SDK against the real server.
-//! `.ci/test` installs the SDK into `.venv` (tests/sdk/requirements.txt).
+//! Real clients: the official `openai`, `anthropic` and `google-genai`
+//! Python SDKs against the real server. `.ci/test` installs them into
+//! `.venv` (tests/sdk/requirements.txt), and an `anthropic` before 2 (which
+//! sends `X-Api-Key` where 2.x sends `Authorization: Bearer`) into
+//! `.venv-anthropic1` (tests/sdk/requirements-anthropic1.txt).
 
 mod common;
 
@@ -85,4 +88,79 @@ fn the_official_openai_sdk_generates_images_transcribes_and_speaks() {
         String::from_utf8_lossy(&output.stdout),
         String::from_utf8_lossy(&output.stderr)
     );
+}
+
+/// A server in front of scripted Anthropic and Gemini upstreams.
+async fn native_server() -> (
+    common::anthropic::Anthropic,
+    common::gemini::Gemini,
+    TestServer,
+) {
+    let anthropic = common::anthropic::Anthropic::start().await;
+    let gemini = common::gemini::Gemini::start().await;
+    let config = format!(
+        "{CONFIG}\n[[providers]]\nid = \"claude\"\nkind = \"anthropic\"\nbase_url = \"{}\"\n\
+         [[providers]]\nid = \"gem\"\nkind = \"gemini\"\nbase_url = \"{}\"\n\
+         [[models]]\nid = \"claude-ok\"\nprovider = \"claude\"\nupstream = \"claude-ok\"\ninput = [\"TEXT\"]\noutput = [\"TEXT\"]\n\
+         context_window = 8192\npricing = {{ unit = \"per_token\", input_per_million = 1.0, output_per_million = 2.0 }}\n\
+         [[models]]\nid = \"gemini-ok\"\nprovider = \"gem\"\nupstream = \"gemini-ok\"\ninput = [\"TEXT\"]\noutput = [\"TEXT\"]\n\
+         context_window = 8192\npricing = {{ unit = \"per_token\", input_per_million = 1.0, output_per_million = 2.0 }}\n",
+        anthropic.base_url, gemini.base_url
+    );
+    let server = TestServer::start_with(Some(&config), &[]);
+    (anthropic, gemini, server)
+}
+
+/// Runs a script of tests/sdk with `venv`'s Python (the mocks keep serving
+/// meanwhile: the script runs on its own process, awaited).
+async fn run_script(venv: &str, script: &str, args: &[&str]) {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let python = root.join(venv).join("bin/python");
+    assert!(
+        python.exists(),
+        "no {venv} with the SDKs: run `bash .ci/test`, which installs them"
+    );
+    let output = tokio::process::Command::new(python)
+        .arg(root.join("tests/sdk").join(script))
+        .args(args)
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{script} disagreed:\n{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_anthropic_sdk_2_sends_a_bearer_key_and_gets_messages_and_streams() {
+    let (_anthropic, _gemini, server) = native_server().await;
+    let (_, key) = server.create_key(&[]);
+    run_script(
+        ".venv",
+        "anthropic_client.py",
+        &[&server.base_url, &key, "authorization"],
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_anthropic_sdk_before_2_sends_x_api_key_and_gets_messages_and_streams() {
+    let (_anthropic, _gemini, server) = native_server().await;
+    let (_, key) = server.create_key(&[]);
+    run_script(
+        ".venv-anthropic1",
+        "anthropic_client.py",
+        &[&server.base_url, &key, "x-api-key"],
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_google_genai_sdk_gets_generate_content_and_its_stream() {
+    let (_anthropic, _gemini, server) = native_server().await;
+    let (_, key) = server.create_key(&[]);
+    run_script(".venv", "genai_client.py", &[&server.base_url, &key]).await;
 }

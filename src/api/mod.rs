@@ -4,6 +4,8 @@
 //! - `health`: `/healthz`, `/readyz` (public)
 //! - `v1`: inference routes (`/v1`, API key)
 //! - `media`: image and audio routes under `/v1` (API key)
+//! - `native`: the Anthropic and Gemini passthroughs (`/v1/messages`,
+//!   `/v1beta/models/...`, API key)
 //! - `dashboard`: `/api/v1` (session; permissions in each signature)
 //! - `billing`: `/api/v1` usage, key consumption, top-ups, wallet history
 //! - `webhooks`: `/api/v1/webhooks` settings, secret rotation, deliveries
@@ -23,6 +25,7 @@ pub mod json;
 pub mod keys;
 pub mod media;
 pub mod models;
+pub mod native;
 pub mod openapi;
 pub mod playground;
 pub mod stats;
@@ -39,6 +42,7 @@ pub fn routes() -> Router<AppState> {
         .merge(health::routes())
         .merge(v1::routes())
         .merge(media::routes())
+        .merge(native::routes())
         .merge(dashboard::routes())
         .merge(billing::routes())
         .merge(webhooks::routes())

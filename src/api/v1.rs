@@ -81,15 +81,26 @@ pub(crate) async fn answer_chat(
     headers: &HeaderMap,
     body: &[u8],
 ) -> Response {
-    let rate = rate_limit(state, key);
-    let mut response = if rate.allowed {
+    with_rate_limit(state, key, async {
         let request_id = headers
             .get("x-request-id")
             .and_then(|v| v.to_str().ok())
             .unwrap_or_default();
-        chat(state, key, request_id, body)
-            .await
-            .unwrap_or_else(IntoResponse::into_response)
+        chat(state, key, request_id, body).await
+    })
+    .await
+}
+
+/// Counts the request against the key's per-minute limit and runs `handle`
+/// only when it is allowed; the rate-limit headers go on every answer.
+pub(crate) async fn with_rate_limit(
+    state: &AppState,
+    key: &ApiKey,
+    handle: impl Future<Output = Result<Response, ApiError>>,
+) -> Response {
+    let rate = rate_limit(state, key);
+    let mut response = if rate.allowed {
+        handle.await.unwrap_or_else(IntoResponse::into_response)
     } else {
         let mut error = ApiError::new(
             Code::RateLimitExceeded,

@@ -56,6 +56,19 @@ pub fn presented_key(headers: &HeaderMap) -> Option<&str> {
         .map(str::trim)
 }
 
+/// The key of a Google generate-content call sent as `?key=`, as Google's
+/// clients may. Only on those routes; the query is never logged (the trace
+/// span holds the path alone) nor forwarded upstream.
+pub fn query_key(uri: &axum::http::Uri) -> Option<String> {
+    if crate::error::Dialect::for_path(uri.path()) != crate::error::Dialect::Google {
+        return None;
+    }
+    url::form_urlencoded::parse(uri.query()?.as_bytes())
+        .find(|(name, _)| name == "key")
+        .map(|(_, value)| value.trim().to_owned())
+        .filter(|value| !value.is_empty())
+}
+
 fn bearer(headers: &HeaderMap) -> Option<&str> {
     let value = headers.get("authorization")?.to_str().ok()?.trim();
     value
@@ -75,7 +88,10 @@ pub async fn authenticate(
     }
     let now = now_ms();
     if is_inference(path) {
-        let Some(presented) = presented_key(request.headers()) else {
+        let presented = presented_key(request.headers())
+            .map(str::to_owned)
+            .or_else(|| query_key(request.uri()));
+        let Some(presented) = presented else {
             return ApiError::new(
                 Code::MissingApiKey,
                 "no API key: send it as `Authorization: Bearer <key>`, `X-Api-Key` or `x-goog-api-key`",
@@ -83,7 +99,7 @@ pub async fn authenticate(
             .into_response();
         };
         let path = path.to_owned();
-        match state.keys.authenticate(presented, now) {
+        match state.keys.authenticate(&presented, now) {
             Ok(key) => {
                 request.extensions_mut().insert(InferenceKey(key.clone()));
                 let response = next.run(request).await;
@@ -349,6 +365,16 @@ mod tests {
             assert_eq!(presented_key(&headers), Some("kp_live_x"), "{name}");
         }
         assert_eq!(presented_key(&HeaderMap::new()), None);
+    }
+
+    #[test]
+    fn a_query_key_counts_on_the_google_routes_only() {
+        let uri: axum::http::Uri = "/v1beta/models/g:generateContent?alt=sse&key=kp_live_x"
+            .parse()
+            .unwrap();
+        assert_eq!(query_key(&uri).as_deref(), Some("kp_live_x"));
+        let uri: axum::http::Uri = "/v1/chat/completions?key=kp_live_x".parse().unwrap();
+        assert_eq!(query_key(&uri), None);
     }
 
     #[test]

@@ -11,6 +11,7 @@ pub mod audio;
 pub mod form;
 pub mod media;
 pub mod multimodal;
+pub mod native;
 pub mod request;
 pub mod stream;
 pub mod tokens;
@@ -101,7 +102,7 @@ pub struct Compliance {
 }
 
 impl Compliance {
-    fn new(
+    pub(crate) fn new(
         policy: &CompliancePolicy,
         request: &ChatRequest,
         raw: &[u8],
@@ -304,7 +305,7 @@ pub(crate) fn admit(state: &AppState, key: &ApiKey) -> Result<tenants::Tenant, A
 /// The free tier's daily multimodal cap, counted durably. Taken only once
 /// the request passed every other check, so a refused request does not use
 /// up the day.
-async fn take_tier_caps(
+pub(crate) async fn take_tier_caps(
     state: &AppState,
     tenant: &tenants::Tenant,
     request: &ChatRequest,

@@ -142,6 +142,12 @@ impl Providers {
         Providers { http, images }
     }
 
+    /// The shared client, for the native passthroughs that build their own
+    /// requests.
+    pub fn http(&self) -> &reqwest::Client {
+        &self.http
+    }
+
     /// One attempt at `model` with a request already prepared for it.
     pub async fn chat(
         &self,

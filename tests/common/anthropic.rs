@@ -11,7 +11,9 @@
 //! | `claude-bad` | 400 `invalid_request_error` |
 //! | `claude-error-mid` | (streamed) one text delta, then an `error` event |
 //!
-//! With `stream: true` the same answers come as Messages API events.
+//! With `stream: true` the same answers come as Messages API events. The
+//! raw bytes of each body are kept too, for the passthrough's byte-for-byte
+//! checks.
 
 use std::sync::{Arc, Mutex};
 
@@ -23,7 +25,7 @@ use axum::routing::post;
 use serde_json::{Value, json};
 
 #[derive(Clone, Default)]
-pub struct Recorded(Arc<Mutex<Vec<(HeaderMap, Value)>>>);
+pub struct Recorded(Arc<Mutex<Vec<(HeaderMap, Value, String)>>>);
 
 impl Recorded {
     pub fn bodies(&self) -> Vec<Value> {
@@ -31,7 +33,7 @@ impl Recorded {
             .lock()
             .unwrap()
             .iter()
-            .map(|(_, b)| b.clone())
+            .map(|(_, b, _)| b.clone())
             .collect()
     }
     pub fn headers(&self) -> Vec<HeaderMap> {
@@ -39,8 +41,20 @@ impl Recorded {
             .lock()
             .unwrap()
             .iter()
-            .map(|(h, _)| h.clone())
+            .map(|(h, _, _)| h.clone())
             .collect()
+    }
+    /// Each body as the bytes that arrived.
+    pub fn raw_bodies(&self) -> Vec<String> {
+        self.0
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(_, _, raw)| raw.clone())
+            .collect()
+    }
+    pub fn count(&self) -> usize {
+        self.0.lock().unwrap().len()
     }
 }
 
@@ -94,8 +108,13 @@ fn event(name: &str, data: Value) -> String {
 }
 
 async fn messages(State(recorded): State<Recorded>, headers: HeaderMap, body: String) -> Response {
-    let body: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
-    recorded.0.lock().unwrap().push((headers, body.clone()));
+    let raw = body;
+    let body: Value = serde_json::from_str(&raw).unwrap_or(Value::Null);
+    recorded
+        .0
+        .lock()
+        .unwrap()
+        .push((headers, body.clone(), raw));
     let model = body["model"].as_str().unwrap_or_default().to_owned();
     match model.as_str() {
         "claude-overloaded" => {

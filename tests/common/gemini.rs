@@ -1,5 +1,6 @@
 //! A scripted Gemini generate-content upstream on loopback, and a small
-//! image host. It records each request (path, headers, body) and answers by
+//! image host. It records each request (path, query, headers, body as
+//! parsed and as raw bytes) and answers by
 //! the model in the path:
 //!
 //! | model | answer |
@@ -26,7 +27,15 @@ use serde_json::{Value, json};
 pub const PNG: &[u8] = b"\x89PNG\r\n\x1a\nnot-really-a-png";
 
 #[derive(Clone, Default)]
-pub struct Recorded(Arc<Mutex<Vec<(String, HeaderMap, Value)>>>);
+pub struct Recorded(Arc<Mutex<Vec<Request>>>);
+
+pub struct Request {
+    path: String,
+    query: Option<String>,
+    headers: HeaderMap,
+    body: Value,
+    raw: String,
+}
 
 impl Recorded {
     pub fn bodies(&self) -> Vec<Value> {
@@ -34,7 +43,7 @@ impl Recorded {
             .lock()
             .unwrap()
             .iter()
-            .map(|(_, _, b)| b.clone())
+            .map(|r| r.body.clone())
             .collect()
     }
     pub fn paths(&self) -> Vec<String> {
@@ -42,7 +51,7 @@ impl Recorded {
             .lock()
             .unwrap()
             .iter()
-            .map(|(p, _, _)| p.clone())
+            .map(|r| r.path.clone())
             .collect()
     }
     pub fn headers(&self) -> Vec<HeaderMap> {
@@ -50,8 +59,29 @@ impl Recorded {
             .lock()
             .unwrap()
             .iter()
-            .map(|(_, h, _)| h.clone())
+            .map(|r| r.headers.clone())
             .collect()
+    }
+    /// Each request's query string, as it arrived.
+    pub fn queries(&self) -> Vec<Option<String>> {
+        self.0
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|r| r.query.clone())
+            .collect()
+    }
+    /// Each body as the bytes that arrived.
+    pub fn raw_bodies(&self) -> Vec<String> {
+        self.0
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|r| r.raw.clone())
+            .collect()
+    }
+    pub fn count(&self) -> usize {
+        self.0.lock().unwrap().len()
     }
 }
 
@@ -104,13 +134,16 @@ async fn generate(
     headers: HeaderMap,
     body: String,
 ) -> Response {
-    let body: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
+    let raw = body;
+    let body: Value = serde_json::from_str(&raw).unwrap_or(Value::Null);
     let path = uri.path().to_owned();
-    recorded
-        .0
-        .lock()
-        .unwrap()
-        .push((path.clone(), headers, body));
+    recorded.0.lock().unwrap().push(Request {
+        path: path.clone(),
+        query: uri.query().map(str::to_owned),
+        headers,
+        body,
+        raw,
+    });
     let Some((model, action)) = path
         .rsplit('/')
         .next()

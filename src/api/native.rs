@@ -1,0 +1,216 @@
+//! The native passthrough routes (docs/native.md): Anthropic's
+//! `POST /v1/messages`, and Gemini's `:generateContent` and
+//! `:streamGenerateContent` under `/v1beta/models/` and `/v1/models/`.
+//!
+//! axum cannot match `{model}:generateContent` (a parameter with a literal
+//! suffix) in one segment, so the segment is taken whole and split on its
+//! last `:`. The key was authenticated at the edge (`x-api-key`,
+//! `Authorization: Bearer`, `x-goog-api-key` or, on the Google routes,
+//! `?key=`); our own errors are re-rendered in each route's dialect by
+//! `render_in_dialect`.
+
+use axum::Router;
+use axum::extract::{Path, RawQuery, State};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use serde_json::Value;
+
+use crate::api::body::Body;
+use crate::api::v1::with_rate_limit;
+use crate::app::AppState;
+use crate::auth::extract::InferenceKey;
+use crate::auth::keys::ApiKey;
+use crate::catalogue::micros_to_credits;
+use crate::error::{ApiError, Code};
+use crate::gateway::native::wire::Wire;
+use crate::gateway::native::{self, NativeCall, NativeOutcome, ServiceFields};
+use crate::metrics::ModelLabel;
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/v1/messages", post(create_message))
+        .route("/v1beta/models/{model_action}", post(generate_content))
+        .route("/v1/models/{model_action}", post(generate_content))
+}
+
+/// Request headers forwarded to Anthropic as the caller sent them.
+const ANTHROPIC_HEADERS: [&str; 2] = ["anthropic-version", "anthropic-beta"];
+
+/// `POST /v1/messages`: Anthropic's Messages API, plain or streamed.
+async fn create_message(
+    State(state): State<AppState>,
+    InferenceKey(key): InferenceKey,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    with_rate_limit(&state, &key, async {
+        let forwarded = ANTHROPIC_HEADERS
+            .into_iter()
+            .filter_map(|name| {
+                let value = headers.get(name)?.to_str().ok()?;
+                Some((name, value.to_owned()))
+            })
+            .collect();
+        let call = NativeCall::parse(
+            &state,
+            Wire::Anthropic,
+            None,
+            None,
+            body.0,
+            forwarded,
+            service_fields(&headers)?,
+        )?;
+        Ok(run(&state, &key, &headers, call).await)
+    })
+    .await
+}
+
+/// `POST .../models/{model}:generateContent` and `:streamGenerateContent`
+/// (`?alt=sse`).
+async fn generate_content(
+    State(state): State<AppState>,
+    InferenceKey(key): InferenceKey,
+    Path(model_action): Path<String>,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    with_rate_limit(&state, &key, async {
+        let Some((model, action)) = model_action.rsplit_once(':') else {
+            return Err(ApiError::not_found(format!(
+                "no such route: expected `models/{{model}}:generateContent` or `:streamGenerateContent`, got `{model_action}`"
+            )));
+        };
+        let stream = match action {
+            "generateContent" => false,
+            "streamGenerateContent" => {
+                let alt = query.as_deref().and_then(|q| {
+                    url::form_urlencoded::parse(q.as_bytes())
+                        .find(|(name, _)| name == "alt")
+                        .map(|(_, value)| value.into_owned())
+                });
+                if alt.as_deref() != Some("sse") {
+                    return Err(ApiError::invalid(
+                        "alt",
+                        "streams are served as Server-Sent Events only: call `:streamGenerateContent?alt=sse`",
+                    ));
+                }
+                true
+            }
+            other => {
+                return Err(ApiError::not_found(format!(
+                    "the action `{other}` is not served: use `generateContent` or `streamGenerateContent`"
+                )));
+            }
+        };
+        if model.is_empty() {
+            return Err(ApiError::invalid("model", "the path names no model"));
+        }
+        let call = NativeCall::parse(
+            &state,
+            Wire::Gemini,
+            Some(model),
+            Some(stream),
+            body.0,
+            Vec::new(),
+            service_fields(&headers)?,
+        )?;
+        Ok(run(&state, &key, &headers, call).await)
+    })
+    .await
+}
+
+/// Runs the call and maps its outcome to a response.
+async fn run(state: &AppState, key: &ApiKey, headers: &HeaderMap, call: NativeCall) -> Response {
+    let request_id = headers
+        .get("x-request-id")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    let model = call.requested.clone();
+    let mut response = match native::passthrough(state, key, request_id, call).await {
+        Ok(NativeOutcome::Complete {
+            body,
+            charged,
+            level,
+        }) => {
+            let mut response = ([(header::CONTENT_TYPE, "application/json")], body).into_response();
+            let billing = [
+                (
+                    "x-tollgate-cost",
+                    micros_to_credits(charged.cost as i64).to_string(),
+                ),
+                (
+                    "x-tollgate-balance-after",
+                    micros_to_credits(charged.balance_after).to_string(),
+                ),
+                ("x-tollgate-risk-level", level.as_str().to_owned()),
+            ];
+            let remaining = charged
+                .key_remaining
+                .map(|r| ("x-tollgate-key-remaining", micros_to_credits(r).to_string()));
+            for (name, value) in billing.into_iter().chain(remaining) {
+                if let Ok(value) = HeaderValue::from_str(&value) {
+                    response
+                        .headers_mut()
+                        .insert(HeaderName::from_static(name), value);
+                }
+            }
+            response
+        }
+        Ok(NativeOutcome::Held(review)) => {
+            (StatusCode::ACCEPTED, axum::Json(review)).into_response()
+        }
+        Ok(NativeOutcome::Stream(body)) => (
+            [
+                (header::CONTENT_TYPE, "text/event-stream"),
+                (header::CACHE_CONTROL, "no-cache"),
+                (HeaderName::from_static("x-accel-buffering"), "no"),
+            ],
+            axum::body::Body::from_stream(body),
+        )
+            .into_response(),
+        Ok(NativeOutcome::Refused { status, body }) => (
+            StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY),
+            [(header::CONTENT_TYPE, "application/json")],
+            body,
+        )
+            .into_response(),
+        Err(error) => error.into_response(),
+    };
+    response.extensions_mut().insert(ModelLabel(model));
+    response
+}
+
+/// The service fields, from `x-tollgate-purpose`,
+/// `x-tollgate-user-consent-id`, `x-tollgate-end-user-id` and
+/// `x-tollgate-deployer-context` (a JSON object).
+fn service_fields(headers: &HeaderMap) -> Result<ServiceFields, ApiError> {
+    let text = |name: &str| -> Result<Option<String>, ApiError> {
+        match headers.get(name) {
+            None => Ok(None),
+            Some(value) => value
+                .to_str()
+                .map(|v| Some(v.trim().to_owned()).filter(|v| !v.is_empty()))
+                .map_err(|_| ApiError::invalid(name, format!("`{name}` must be visible ASCII"))),
+        }
+    };
+    let deployer_context = match text("x-tollgate-deployer-context")? {
+        None => None,
+        Some(raw) => match serde_json::from_str::<Value>(&raw) {
+            Ok(value @ Value::Object(_)) => Some(value),
+            _ => {
+                return Err(ApiError::new(
+                    Code::InvalidRequest,
+                    "`x-tollgate-deployer-context` must be a JSON object",
+                ));
+            }
+        },
+    };
+    Ok(ServiceFields {
+        purpose: text("x-tollgate-purpose")?,
+        user_consent_id: text("x-tollgate-user-consent-id")?,
+        end_user_id: text("x-tollgate-end-user-id")?,
+        deployer_context,
+    })
+}

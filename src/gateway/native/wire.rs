@@ -1,0 +1,451 @@
+//! What the gateway reads in the two native wire formats, without changing
+//! them: the messages as text for the classifier, and the token counts of an
+//! answer or a stream for billing.
+//!
+//! Anthropic's Messages API reports `usage` on the message (plain) or on
+//! `message_start` and `message_delta` (stream; the delta's `output_tokens`
+//! is the final count). Cached input (`cache_creation_input_tokens`,
+//! `cache_read_input_tokens`) counts as prompt tokens, as on the chat route.
+//! Gemini reports `usageMetadata` on the answer or on stream chunks (the last
+//! one is final); thoughts count as completion tokens, as on the chat route.
+
+use serde_json::{Value, json};
+
+use crate::catalogue::ProviderKind;
+use crate::error::ApiError;
+
+/// The native API a request speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wire {
+    /// `POST /v1/messages`.
+    Anthropic,
+    /// `POST /v1beta/models/{model}:generateContent` and the rest.
+    Gemini,
+}
+
+impl Wire {
+    /// The kind of provider this wire can be forwarded to.
+    pub fn provider_kind(self) -> ProviderKind {
+        match self {
+            Wire::Anthropic => ProviderKind::Anthropic,
+            Wire::Gemini => ProviderKind::Gemini,
+        }
+    }
+
+    /// The route, for messages.
+    pub fn route(self) -> &'static str {
+        match self {
+            Wire::Anthropic => "/v1/messages",
+            Wire::Gemini => "generate-content",
+        }
+    }
+
+    /// The OpenAI-style messages the classifier reads: the request's text
+    /// by role, with image and document parts as `image_url` placeholders
+    /// (so the free tier's multimodal cap counts them).
+    pub fn classification_view(self, body: &Value) -> Result<Value, ApiError> {
+        match self {
+            Wire::Anthropic => anthropic_view(body),
+            Wire::Gemini => gemini_view(body),
+        }
+    }
+
+    /// An event that ends a stream the gateway had to cut, in the wire's
+    /// own error shape.
+    pub fn error_event(self, message: &str) -> String {
+        match self {
+            Wire::Anthropic => format!(
+                "event: error\ndata: {}\n\n",
+                json!({ "type": "error", "error": { "type": "api_error", "message": message } })
+            ),
+            Wire::Gemini => format!(
+                "data: {}\n\n",
+                json!({ "error": { "code": 502, "message": message, "status": "UNAVAILABLE" } })
+            ),
+        }
+    }
+}
+
+fn placeholder_image() -> Value {
+    json!({ "type": "image_url", "image_url": { "url": "" } })
+}
+
+fn anthropic_blocks(content: &Value) -> Value {
+    match content {
+        Value::String(text) => Value::String(text.clone()),
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter_map(|block| match block["type"].as_str() {
+                Some("text") => Some(json!({ "type": "text", "text": block["text"] })),
+                Some("image" | "document") => Some(placeholder_image()),
+                Some("tool_result") => Some(json!({
+                    "type": "text",
+                    "text": crate::providers::content_text(&anthropic_blocks(&block["content"])),
+                })),
+                _ => None,
+            })
+            .collect(),
+        _ => Value::String(String::new()),
+    }
+}
+
+fn anthropic_view(body: &Value) -> Result<Value, ApiError> {
+    let Some(messages) = body["messages"].as_array() else {
+        return Err(ApiError::invalid(
+            "messages",
+            "`messages` must be an array of messages",
+        ));
+    };
+    let mut out = Vec::with_capacity(messages.len() + 1);
+    match &body["system"] {
+        Value::Null => {}
+        system => out.push(json!({
+            "role": "system",
+            "content": crate::providers::content_text(&anthropic_blocks(system)),
+        })),
+    }
+    for message in messages {
+        let role = match message["role"].as_str() {
+            Some("assistant") => "assistant",
+            _ => "user",
+        };
+        out.push(json!({ "role": role, "content": anthropic_blocks(&message["content"]) }));
+    }
+    Ok(Value::Array(out))
+}
+
+fn gemini_parts(content: &Value) -> Value {
+    content["parts"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|part| {
+            if let Some(text) = part["text"].as_str() {
+                Some(json!({ "type": "text", "text": text }))
+            } else if part.get("inlineData").is_some() || part.get("fileData").is_some() {
+                Some(placeholder_image())
+            } else {
+                None
+            }
+        })
+        .collect()
+}
+
+fn gemini_view(body: &Value) -> Result<Value, ApiError> {
+    let Some(contents) = body["contents"].as_array() else {
+        return Err(ApiError::invalid(
+            "contents",
+            "`contents` must be an array of contents",
+        ));
+    };
+    let mut out = Vec::with_capacity(contents.len() + 1);
+    let system = &body["systemInstruction"];
+    if system.is_object() {
+        out.push(json!({
+            "role": "system",
+            "content": crate::providers::content_text(&gemini_parts(system)),
+        }));
+    }
+    for content in contents {
+        let role = match content["role"].as_str() {
+            Some("model") => "assistant",
+            _ => "user",
+        };
+        out.push(json!({ "role": role, "content": gemini_parts(content) }));
+    }
+    Ok(Value::Array(out))
+}
+
+/// What an answer or a stream said about itself, gathered as it passes.
+#[derive(Debug, Default)]
+pub struct Meter {
+    /// Prompt tokens as reported (cached input included).
+    pub prompt: Option<u64>,
+    /// Final completion tokens as reported.
+    pub completion: Option<u64>,
+    /// Characters of generated text, for an estimate when no count came.
+    pub chars: u64,
+    /// The generated text, when the conversation log or the sampler wants it.
+    pub text: Option<String>,
+    /// The answer's end marker was seen (`message_stop`, a `finishReason`).
+    pub ended: bool,
+    /// The upstream reported an error inside the stream.
+    pub failed: bool,
+}
+
+impl Meter {
+    pub fn new(keep_text: bool) -> Meter {
+        Meter {
+            text: keep_text.then(String::new),
+            ..Meter::default()
+        }
+    }
+
+    /// Whether the answer arrived whole.
+    pub fn completed(&self) -> bool {
+        self.ended && !self.failed
+    }
+
+    fn add_text(&mut self, text: &str) {
+        self.chars += text.chars().count() as u64;
+        if let Some(kept) = &mut self.text {
+            kept.push_str(text);
+        }
+    }
+
+    /// Reads a whole (non-streamed) answer.
+    pub fn observe_answer(&mut self, wire: Wire, answer: &Value) {
+        match wire {
+            Wire::Anthropic => {
+                self.anthropic_usage(&answer["usage"]);
+                for block in answer["content"].as_array().into_iter().flatten() {
+                    if let Some(text) = block["text"].as_str() {
+                        self.add_text(text);
+                    }
+                }
+                self.ended = true;
+            }
+            Wire::Gemini => self.gemini_chunk(answer),
+        }
+    }
+
+    /// Reads one `data:` event of a stream.
+    pub fn observe_event(&mut self, wire: Wire, event: &Value) {
+        match wire {
+            Wire::Anthropic => self.anthropic_event(event),
+            Wire::Gemini => self.gemini_chunk(event),
+        }
+    }
+
+    fn anthropic_usage(&mut self, usage: &Value) {
+        let input: Vec<u64> = [
+            "input_tokens",
+            "cache_creation_input_tokens",
+            "cache_read_input_tokens",
+        ]
+        .iter()
+        .filter_map(|field| usage[*field].as_u64())
+        .collect();
+        if !input.is_empty() {
+            self.prompt = Some(input.iter().sum());
+        }
+        if let Some(output) = usage["output_tokens"].as_u64() {
+            self.completion = Some(output);
+        }
+    }
+
+    fn anthropic_event(&mut self, event: &Value) {
+        match event["type"].as_str() {
+            Some("message_start") => {
+                self.anthropic_usage(&event["message"]["usage"]);
+                // `message_start` carries a placeholder output count; only
+                // `message_delta` gives the final one.
+                self.completion = None;
+            }
+            Some("content_block_delta") => {
+                let delta = &event["delta"];
+                for field in ["text", "partial_json", "thinking"] {
+                    if let Some(text) = delta[field].as_str() {
+                        self.add_text(text);
+                    }
+                }
+            }
+            Some("message_delta") => self.anthropic_usage(&event["usage"]),
+            Some("message_stop") => self.ended = true,
+            Some("error") => self.failed = true,
+            _ => {}
+        }
+    }
+
+    fn gemini_chunk(&mut self, chunk: &Value) {
+        if chunk.get("error").is_some() {
+            self.failed = true;
+            return;
+        }
+        let usage = &chunk["usageMetadata"];
+        if let Some(prompt) = usage["promptTokenCount"].as_u64() {
+            self.prompt = Some(prompt);
+        }
+        if let Some(candidates) = usage["candidatesTokenCount"].as_u64() {
+            self.completion = Some(candidates + usage["thoughtsTokenCount"].as_u64().unwrap_or(0));
+        }
+        for candidate in chunk["candidates"].as_array().into_iter().flatten() {
+            for part in candidate["content"]["parts"]
+                .as_array()
+                .into_iter()
+                .flatten()
+            {
+                if let Some(text) = part["text"].as_str() {
+                    self.add_text(text);
+                }
+            }
+            if candidate.get("finishReason").is_some_and(|r| !r.is_null()) {
+                self.ended = true;
+            }
+        }
+    }
+
+    /// Prompt and completion tokens to bill, and whether either is an
+    /// estimate (`prompt_estimate` from the request, 4 characters a token
+    /// for the answer).
+    pub fn tokens(&self, prompt_estimate: u64) -> (u64, u64, bool) {
+        let estimated = self.prompt.is_none() || self.completion.is_none();
+        (
+            self.prompt.unwrap_or(prompt_estimate),
+            self.completion.unwrap_or(self.chars.div_ceil(4)),
+            estimated,
+        )
+    }
+}
+
+/// `body` with the string value of its top-level `field` replaced by
+/// `value`, every other byte as it was; `None` when the field is not a
+/// plain top-level string (the caller then re-encodes).
+pub fn replace_top_level_string(body: &[u8], field: &str, value: &str) -> Option<Vec<u8>> {
+    let (start, end) = top_level_string_span(body, field)?;
+    let encoded = serde_json::to_string(value).ok()?;
+    let mut out = Vec::with_capacity(body.len() + encoded.len());
+    out.extend_from_slice(&body[..start]);
+    out.extend_from_slice(encoded.as_bytes());
+    out.extend_from_slice(&body[end..]);
+    Some(out)
+}
+
+/// The index just past the string that starts at `start` (a `"`).
+fn string_end(body: &[u8], start: usize) -> Option<usize> {
+    let mut i = start + 1;
+    while i < body.len() {
+        match body[i] {
+            b'\\' => i += 2,
+            b'"' => return Some(i + 1),
+            _ => i += 1,
+        }
+    }
+    None
+}
+
+fn skip_whitespace(body: &[u8], mut i: usize) -> usize {
+    while i < body.len() && body[i].is_ascii_whitespace() {
+        i += 1;
+    }
+    i
+}
+
+/// The byte span of the string value of the root object's `field`.
+fn top_level_string_span(body: &[u8], field: &str) -> Option<(usize, usize)> {
+    let mut depth = 0usize;
+    let mut expecting_key = false;
+    let mut i = 0;
+    while i < body.len() {
+        match body[i] {
+            open @ (b'{' | b'[') => {
+                depth += 1;
+                expecting_key = depth == 1 && open == b'{';
+                i += 1;
+            }
+            b'}' | b']' => {
+                depth = depth.checked_sub(1)?;
+                i += 1;
+            }
+            b',' => {
+                expecting_key = depth == 1;
+                i += 1;
+            }
+            b'"' => {
+                let end = string_end(body, i)?;
+                if depth == 1 && expecting_key {
+                    expecting_key = false;
+                    if &body[i + 1..end - 1] == field.as_bytes() {
+                        let colon = skip_whitespace(body, end);
+                        if body.get(colon) != Some(&b':') {
+                            return None;
+                        }
+                        let value = skip_whitespace(body, colon + 1);
+                        if body.get(value) != Some(&b'"') {
+                            return None;
+                        }
+                        return Some((value, string_end(body, value)?));
+                    }
+                }
+                i = end;
+            }
+            _ => i += 1,
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_top_level_model_is_replaced_and_every_other_byte_kept() {
+        let body = br#"{ "metadata": {"model": "inner"}, "messages":[{"content":"a \"model\": x"}],
+            "model" :  "claude-public", "max_tokens": 5 }"#;
+        let out = replace_top_level_string(body, "model", "claude-upstream-1").unwrap();
+        let expected =
+            String::from_utf8_lossy(body).replace("\"claude-public\"", "\"claude-upstream-1\"");
+        assert_eq!(String::from_utf8(out).unwrap(), expected);
+        assert_eq!(
+            replace_top_level_string(br#"{"model": 5}"#, "model", "x"),
+            None
+        );
+        assert_eq!(
+            replace_top_level_string(br#"{"other": "model"}"#, "model", "x"),
+            None
+        );
+    }
+
+    #[test]
+    fn anthropic_usage_counts_cached_input_and_the_final_output() {
+        let mut meter = Meter::new(true);
+        for event in [
+            json!({ "type": "message_start", "message": { "usage": { "input_tokens": 12, "cache_read_input_tokens": 3, "output_tokens": 1 } } }),
+            json!({ "type": "content_block_delta", "delta": { "type": "text_delta", "text": "hello" } }),
+            json!({ "type": "message_delta", "usage": { "output_tokens": 7 } }),
+            json!({ "type": "message_stop" }),
+        ] {
+            meter.observe_event(Wire::Anthropic, &event);
+        }
+        assert_eq!(meter.tokens(99), (15, 7, false));
+        assert!(meter.completed());
+        assert_eq!(meter.text.as_deref(), Some("hello"));
+    }
+
+    #[test]
+    fn a_stream_without_counts_is_estimated() {
+        let mut meter = Meter::new(false);
+        meter.observe_event(
+            Wire::Gemini,
+            &json!({ "candidates": [{ "content": { "parts": [{ "text": "12345678" }] } }] }),
+        );
+        assert_eq!(meter.tokens(10), (10, 2, true));
+        assert!(!meter.completed(), "no finishReason: not ended");
+    }
+
+    #[test]
+    fn classification_views_carry_text_and_mark_images() {
+        let view = Wire::Anthropic
+            .classification_view(&json!({
+                "system": [{ "type": "text", "text": "be kind" }],
+                "messages": [{ "role": "user", "content": [
+                    { "type": "text", "text": "score this applicant" },
+                    { "type": "image", "source": { "type": "base64", "media_type": "image/png", "data": "AA==" } }
+                ] }]
+            }))
+            .unwrap();
+        assert_eq!(view[0]["content"], "be kind");
+        assert_eq!(view[1]["content"][0]["text"], "score this applicant");
+        assert!(crate::gateway::multimodal::is_multimodal(&view));
+        let view = Wire::Gemini
+            .classification_view(&json!({
+                "systemInstruction": { "parts": [{ "text": "sys" }] },
+                "contents": [{ "role": "model", "parts": [{ "text": "hi" }] }]
+            }))
+            .unwrap();
+        assert_eq!(view[0]["role"], "system");
+        assert_eq!(view[1]["role"], "assistant");
+        assert!(Wire::Gemini.classification_view(&json!({})).is_err());
+    }
+}
