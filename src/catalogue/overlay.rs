@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 use super::{Capability, Catalogue, Model, Pricing, credits_to_micros};
 use crate::config::{Config, ModelConfig, ProviderConfig};
 use crate::store::tables::MODEL_OVERRIDES;
-use crate::store::{Reader, Store, StoreError, Table};
+use crate::store::{Store, StoreError, Table};
 use crate::time_util::now_ms;
 
 pub const OVERRIDE_TABLE: Table<Row> = Table::new(MODEL_OVERRIDES);
@@ -70,7 +70,10 @@ impl Entry {
 pub enum Row {
     Defined(StoredModel),
     /// A configuration entry deleted from the dashboard.
-    Removed { id: String, at: i64 },
+    Removed {
+        id: String,
+        at: i64,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -371,7 +374,7 @@ impl LiveCatalogue {
     }
 
     fn reload(&self, store: &Store) -> Result<(), StoreError> {
-        let rows = store.read(|tx| rows(tx))?;
+        let rows = store.read(|tx| OVERRIDE_TABLE.all(tx))?;
         self.install(self.merge(rows));
         Ok(())
     }
@@ -517,9 +520,4 @@ impl LiveCatalogue {
             .cloned()
             .ok_or_else(|| StoreError::NotFound(format!("no model `{id}` in the catalogue")))
     }
-}
-
-/// Every stored row (keys are the model ids the rows also carry).
-fn rows(tx: &impl Reader) -> Result<Vec<Row>, StoreError> {
-    OVERRIDE_TABLE.all(tx)
 }
