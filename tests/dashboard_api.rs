@@ -164,7 +164,7 @@ async fn every_route_answers_each_role_as_the_permission_table_says() {
         for (role, token) in &tokens {
             let response = send(&server, method, path, Some(token), body(role).as_ref()).await;
             let status = response.status().as_u16();
-            if allowed.contains(&role) {
+            if allowed.contains(role) {
                 assert!(
                     ![401, 403].contains(&status),
                     "{method} {path} as {role}: {status} {}",
@@ -346,7 +346,7 @@ async fn keys_created_from_the_dashboard_work_and_follow_their_lifecycle() {
     let again = patch(json!({ "keyName": "zombie" })).await;
     assert_eq!(error_code(again, 409).await, "conflict");
     let listed = get_json(&server, &owner, "/api/v1/keys?state=revoked").await;
-    assert_eq!(ids(&listed), [id.clone()]);
+    assert_eq!(ids(&listed), std::slice::from_ref(&id));
 }
 
 #[tokio::test]
@@ -377,7 +377,7 @@ async fn a_user_reaches_only_its_own_keys_and_tenants_are_isolated() {
 
     assert_eq!(
         ids(&get_json(&server, &user, "/api/v1/keys").await),
-        [mine_id.clone()]
+        std::slice::from_ref(&mine_id)
     );
     let all = ids(&get_json(&server, &admin, "/api/v1/keys").await);
     assert!(all.contains(&admins) && all.contains(&mine_id));
@@ -425,7 +425,7 @@ async fn a_user_reaches_only_its_own_keys_and_tenants_are_isolated() {
         .to_owned();
     assert_eq!(
         ids(&get_json(&server, &stranger, "/api/v1/keys").await),
-        [theirs.clone()]
+        std::slice::from_ref(&theirs)
     );
     assert!(!ids(&get_json(&server, &admin, "/api/v1/keys").await).contains(&theirs));
     for (method, path) in [
