@@ -347,6 +347,34 @@ async fn keys_created_from_the_dashboard_work_and_follow_their_lifecycle() {
     assert_eq!(error_code(again, 409).await, "conflict");
     let listed = get_json(&server, &owner, "/api/v1/keys?state=revoked").await;
     assert_eq!(ids(&listed), std::slice::from_ref(&id));
+
+    // Every change was audited, with its outcome; no key value was kept.
+    let audit = get_json(
+        &server,
+        &owner,
+        "/api/v1/audit?action=POST%20/api/v1/keys&limit=500",
+    )
+    .await;
+    let entries = audit["data"].as_array().unwrap();
+    let outcomes: Vec<&str> = entries
+        .iter()
+        .map(|e| e["outcome"].as_str().unwrap())
+        .collect();
+    assert!(
+        outcomes.contains(&"ok") && outcomes.contains(&"conflict"),
+        "{outcomes:?}"
+    );
+    assert!(
+        entries
+            .iter()
+            .any(|e| e["action"] == "POST /api/v1/keys/{id}/revoke")
+    );
+    let patches = get_json(&server, &owner, "/api/v1/audit?action=PATCH%20/api/v1/keys").await;
+    assert!(patches["data"].as_array().unwrap().len() >= 2);
+    let everything = get_json(&server, &owner, "/api/v1/audit?limit=500")
+        .await
+        .to_string();
+    assert!(!everything.contains(&value) && !everything.contains(&new_value));
 }
 
 #[tokio::test]
@@ -1029,6 +1057,23 @@ async fn the_playground_answers_plain_and_streamed_like_the_inference_api() {
     .await;
     assert_eq!(records["data"].as_array().unwrap().len(), 3);
     assert!(playground[0]["creditsConsumed"].as_f64().unwrap() > 0.0);
+
+    // The audit entry of a playground request does not keep its messages.
+    let audit = get_json(
+        &server,
+        &owner,
+        "/api/v1/audit?action=POST%20/api/v1/playground",
+    )
+    .await;
+    let entry = &audit["data"][0];
+    assert!(
+        entry["details"]["body"]
+            .as_str()
+            .unwrap()
+            .contains("not kept"),
+        "{entry}"
+    );
+    assert!(!audit.to_string().contains("hello there"));
 
     // A revoked playground key is replaced on the next request.
     json_of(
