@@ -164,7 +164,7 @@ async fn every_route_answers_each_role_as_the_permission_table_says() {
         for (role, token) in &tokens {
             let response = send(&server, method, path, Some(token), body(role).as_ref()).await;
             let status = response.status().as_u16();
-            if allowed.contains(&role) {
+            if allowed.contains(role) {
                 assert!(
                     ![401, 403].contains(&status),
                     "{method} {path} as {role}: {status} {}",
@@ -346,7 +346,35 @@ async fn keys_created_from_the_dashboard_work_and_follow_their_lifecycle() {
     let again = patch(json!({ "keyName": "zombie" })).await;
     assert_eq!(error_code(again, 409).await, "conflict");
     let listed = get_json(&server, &owner, "/api/v1/keys?state=revoked").await;
-    assert_eq!(ids(&listed), [id.clone()]);
+    assert_eq!(ids(&listed), std::slice::from_ref(&id));
+
+    // Every change was audited, with its outcome; no key value was kept.
+    let audit = get_json(
+        &server,
+        &owner,
+        "/api/v1/audit?action=POST%20/api/v1/keys&limit=500",
+    )
+    .await;
+    let entries = audit["data"].as_array().unwrap();
+    let outcomes: Vec<&str> = entries
+        .iter()
+        .map(|e| e["outcome"].as_str().unwrap())
+        .collect();
+    assert!(
+        outcomes.contains(&"ok") && outcomes.contains(&"conflict"),
+        "{outcomes:?}"
+    );
+    assert!(
+        entries
+            .iter()
+            .any(|e| e["action"] == "POST /api/v1/keys/{id}/revoke")
+    );
+    let patches = get_json(&server, &owner, "/api/v1/audit?action=PATCH%20/api/v1/keys").await;
+    assert!(patches["data"].as_array().unwrap().len() >= 2);
+    let everything = get_json(&server, &owner, "/api/v1/audit?limit=500")
+        .await
+        .to_string();
+    assert!(!everything.contains(&value) && !everything.contains(&new_value));
 }
 
 #[tokio::test]
@@ -377,7 +405,7 @@ async fn a_user_reaches_only_its_own_keys_and_tenants_are_isolated() {
 
     assert_eq!(
         ids(&get_json(&server, &user, "/api/v1/keys").await),
-        [mine_id.clone()]
+        std::slice::from_ref(&mine_id)
     );
     let all = ids(&get_json(&server, &admin, "/api/v1/keys").await);
     assert!(all.contains(&admins) && all.contains(&mine_id));
@@ -425,7 +453,7 @@ async fn a_user_reaches_only_its_own_keys_and_tenants_are_isolated() {
         .to_owned();
     assert_eq!(
         ids(&get_json(&server, &stranger, "/api/v1/keys").await),
-        [theirs.clone()]
+        std::slice::from_ref(&theirs)
     );
     assert!(!ids(&get_json(&server, &admin, "/api/v1/keys").await).contains(&theirs));
     for (method, path) in [
@@ -1030,6 +1058,23 @@ async fn the_playground_answers_plain_and_streamed_like_the_inference_api() {
     assert_eq!(records["data"].as_array().unwrap().len(), 3);
     assert!(playground[0]["creditsConsumed"].as_f64().unwrap() > 0.0);
 
+    // The audit entry of a playground request does not keep its messages.
+    let audit = get_json(
+        &server,
+        &owner,
+        "/api/v1/audit?action=POST%20/api/v1/playground",
+    )
+    .await;
+    let entry = &audit["data"][0];
+    assert!(
+        entry["details"]["body"]
+            .as_str()
+            .unwrap()
+            .contains("not kept"),
+        "{entry}"
+    );
+    assert!(!audit.to_string().contains("hello there"));
+
     // A revoked playground key is replaced on the next request.
     json_of(
         send(
@@ -1149,8 +1194,9 @@ async fn the_openapi_document_describes_every_dashboard_route() {
     // The server gives the same document to a signed-in account.
     let server = TestServer::start();
     let owner = login(&server).await;
-    assert_eq!(
-        get_json(&server, &owner, "/api/v1/openapi.json").await,
-        document
+    let served = get_json(&server, &owner, "/api/v1/openapi.json").await;
+    assert!(
+        served == document,
+        "the served document differs from assets/openapi.json"
     );
 }
