@@ -24,7 +24,7 @@ use tower_http::trace::TraceLayer;
 use crate::admin;
 use crate::auth::extract::authenticate;
 use crate::auth::keys::Keys;
-use crate::catalogue::Catalogue;
+use crate::catalogue::overlay::LiveCatalogue;
 use crate::config::Config;
 use crate::error::{ApiError, Code, render_in_dialect};
 use crate::store::Store;
@@ -39,7 +39,9 @@ static REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 pub struct AppState {
     pub config: Arc<Config>,
     pub store: Arc<Store>,
-    pub catalogue: Arc<Catalogue>,
+    /// The configuration's models with the dashboard's edits merged over
+    /// them; swapped whole on each edit.
+    pub catalogue: Arc<LiveCatalogue>,
     pub keys: Keys,
     pub providers: crate::providers::Providers,
     pub classifier: Arc<crate::compliance::Classifier>,
@@ -80,8 +82,12 @@ impl AppState {
             store.clone(),
             std::time::Duration::from_secs(config.compliance_sweep_seconds),
         );
+        let catalogue = LiveCatalogue::load(&config, &store).unwrap_or_else(|e| {
+            tracing::error!(error = %e, "reading the stored catalogue entries failed; serving the configuration's only");
+            LiveCatalogue::from_config(&config)
+        });
         AppState {
-            catalogue: Arc::new(Catalogue::from_config(&config)),
+            catalogue: Arc::new(catalogue),
             config: Arc::new(config),
             keys: Keys::new(store.clone()),
             providers: crate::providers::Providers::new(connect_timeout, allow_private_images),

@@ -1,9 +1,13 @@
 //! The model catalogue: which models callers may name, which provider serves
 //! each, what it accepts and returns, and what it costs.
 //!
-//! The catalogue is built once from the validated configuration and shared
-//! read-only; its closed sets (provider kinds, capabilities, pricing units)
-//! are enums so that every `match` over them is exhaustive.
+//! A [`Catalogue`] is built from the validated configuration, with the
+//! entries stored from the dashboard merged over it ([`overlay`]); each
+//! built catalogue is read-only and replaced whole when an entry changes.
+//! Its closed sets (provider kinds, capabilities, pricing units) are enums so
+//! that every `match` over them is exhaustive.
+
+pub mod overlay;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -162,8 +166,16 @@ impl Catalogue {
     /// Builds the catalogue; the configuration was validated, so every
     /// model's provider exists.
     pub fn from_config(config: &Config) -> Catalogue {
-        let providers: HashMap<&str, Arc<ProviderConfig>> = config
-            .providers
+        Catalogue::from_definitions(&config.providers, &config.models)
+    }
+
+    /// Builds a catalogue of `models`, in order; a model whose provider is
+    /// not among `providers` is left out.
+    pub fn from_definitions<'a>(
+        providers: &[ProviderConfig],
+        models: impl IntoIterator<Item = &'a ModelConfig>,
+    ) -> Catalogue {
+        let providers: HashMap<&str, Arc<ProviderConfig>> = providers
             .iter()
             .map(|p| (p.id.as_str(), Arc::new(p.clone())))
             .collect();
@@ -177,11 +189,14 @@ impl Catalogue {
             context_window,
             max_output_tokens,
             pricing,
-        } in &config.models
+        } in models
         {
+            let Some(provider) = providers.get(provider.as_str()) else {
+                continue;
+            };
             let model = Arc::new(Model {
                 id: id.clone(),
-                provider: providers[provider.as_str()].clone(),
+                provider: provider.clone(),
                 upstream: upstream.clone(),
                 input: input.clone(),
                 output: output.clone(),

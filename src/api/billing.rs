@@ -16,6 +16,7 @@ use crate::api::json::{Json, Query};
 use crate::app::AppState;
 use crate::auth::accounts::{Account, Permission, Role};
 use crate::auth::extract::{Require, Signed, perm};
+use crate::auth::keys::ApiKey;
 use crate::billing::{self, usage};
 use crate::catalogue::credits_to_micros;
 use crate::error::{ApiError, Code};
@@ -176,7 +177,17 @@ async fn show_key(
     let account = &current.account;
     let not_found = || ApiError::not_found(format!("no API key `{id}`"));
     let key = state.keys.get(&id).map_err(|_| not_found())?;
-    let visible = match account.role {
+    if !key_visible(account, &key) {
+        return Err(not_found());
+    }
+    Ok(axum::Json(key.view(now_ms())))
+}
+
+/// Whether an account may see a key: the owner every key; roles that
+/// manage all keys or read all usage their tenant's; `user` the keys it
+/// owns.
+pub(crate) fn key_visible(account: &Account, key: &ApiKey) -> bool {
+    match account.role {
         Role::Owner => true,
         role if role.can(Permission::ManageAllKeys) || role.can(Permission::ViewAllUsage) => {
             key.tenant_id == account.tenant_id
@@ -186,11 +197,7 @@ async fn show_key(
                 && key.owner_account_id.as_deref() == Some(&account.id)
         }
         _ => false,
-    };
-    if !visible {
-        return Err(not_found());
     }
-    Ok(axum::Json(key.view(now_ms())))
 }
 
 #[derive(Deserialize)]

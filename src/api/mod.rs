@@ -6,6 +6,9 @@
 //! - `dashboard`: `/api/v1` (session; permissions in each signature)
 //! - `billing`: `/api/v1` usage, key consumption, top-ups, wallet history
 //! - `webhooks`: `/api/v1/webhooks` settings, secret rotation, deliveries
+//! - `keys`, `users`, `models`, `stats`, `playground`: the dashboard's
+//!   key, account and catalogue management, overview and playground
+//! - `openapi`: the OpenAPI document of `/api/v1`
 //! - `compliance`: policies, audit, conversations, reviews, incidents,
 //!   sub-processors, consents, erasure
 //! - `/metrics`: Prometheus exposition (public unless a token is set)
@@ -16,6 +19,12 @@ pub mod compliance;
 pub mod dashboard;
 pub mod health;
 pub mod json;
+pub mod keys;
+pub mod models;
+pub mod openapi;
+pub mod playground;
+pub mod stats;
+pub mod users;
 pub mod v1;
 pub mod webhooks;
 
@@ -31,5 +40,11 @@ pub fn routes() -> Router<AppState> {
         .merge(billing::routes())
         .merge(webhooks::routes())
         .merge(compliance::routes())
+        .merge(keys::routes())
+        .merge(users::routes())
+        .merge(models::routes())
+        .merge(stats::routes())
+        .merge(playground::routes())
+        .merge(openapi::routes())
         .route("/metrics", axum::routing::get(crate::metrics::scrape))
 }

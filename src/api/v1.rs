@@ -70,13 +70,24 @@ async fn create_chat_completion(
     headers: HeaderMap,
     body: Body,
 ) -> Response {
-    let rate = rate_limit(&state, &key);
+    answer_chat(&state, &key, &headers, &body.0).await
+}
+
+/// The whole answer of `/v1/chat/completions` for a key, also given by the
+/// dashboard's playground.
+pub(crate) async fn answer_chat(
+    state: &AppState,
+    key: &ApiKey,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> Response {
+    let rate = rate_limit(state, key);
     let mut response = if rate.allowed {
         let request_id = headers
             .get("x-request-id")
             .and_then(|v| v.to_str().ok())
             .unwrap_or_default();
-        chat(&state, &key, request_id, &body.0)
+        chat(state, key, request_id, body)
             .await
             .unwrap_or_else(IntoResponse::into_response)
     } else {

@@ -128,7 +128,7 @@ pub async fn authenticate(
 }
 
 /// The audit entry of a refused inference request.
-fn refusal(tenant_id: &str, actor: String, path: &str, response: &Response) -> Draft {
+pub(crate) fn refusal(tenant_id: &str, actor: String, path: &str, response: &Response) -> Draft {
     let status = response.status().as_u16();
     let code = response
         .extensions()
@@ -139,10 +139,15 @@ fn refusal(tenant_id: &str, actor: String, path: &str, response: &Response) -> D
         .details(serde_json::json!({ "status": status }))
 }
 
-async fn record_entry(state: &AppState, draft: Draft) {
+pub(crate) async fn record_entry(state: &AppState, draft: Draft) {
     if let Err(e) = audit::record(&state.store, draft).await {
         tracing::error!(error = %e, "writing an audit entry failed");
     }
+}
+
+/// Dashboard routes whose body is an inference request.
+fn is_inference_body(path: &str) -> bool {
+    path == "/api/v1/playground/chat"
 }
 
 /// The largest administrative body kept in an audit entry.
@@ -171,7 +176,11 @@ async fn audited_act(
     let target = parts.uri.path().to_owned();
     let account = current.account.clone();
     parts.extensions.insert(current);
-    let details_body = if bytes.len() <= MAX_AUDITED_BODY {
+    let details_body = if is_inference_body(&target) {
+        // A playground request is inference: its messages are kept (or
+        // not) by the conversation log's policy, never in the audit log.
+        serde_json::Value::String(format!("{} bytes of inference, not kept", bytes.len()))
+    } else if bytes.len() <= MAX_AUDITED_BODY {
         serde_json::from_slice::<serde_json::Value>(&bytes)
             .map(|mut v| {
                 redact(&mut v, &account.tenant_id);

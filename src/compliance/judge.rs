@@ -198,7 +198,6 @@ async fn ask(
     let model = state
         .catalogue
         .get(model_name)
-        .cloned()
         .ok_or_else(|| format!("`{model_name}` is not in the catalogue"))?;
     let conversation: Vec<Value> = request.body["messages"]
         .as_array()

@@ -172,7 +172,7 @@ pub async fn chat_completions(
     let mut attempts: Vec<Attempt> = Vec::new();
     let mut known = 0;
     for name in &request.chain {
-        let Some(model) = state.catalogue.get(name).cloned() else {
+        let Some(model) = state.catalogue.get(name) else {
             attempts.push(Attempt {
                 model: name.clone(),
                 provider: String::new(),

@@ -63,6 +63,9 @@ pub const INCIDENTS: Def = TableDefinition::new("incidents");
 pub const SUB_PROCESSORS: Def = TableDefinition::new("sub_processors");
 /// consent id -> `consents::Consent`
 pub const CONSENTS: Def = TableDefinition::new("consents");
+/// model id -> `catalogue::overlay::Row`: catalogue entries added, edited,
+/// disabled or deleted from the dashboard, merged over the configuration's
+pub const MODEL_OVERRIDES: Def = TableDefinition::new("model_overrides");
 
 /// Every table, for creation at open and for backup.
 pub const ALL: &[Def] = &[
@@ -86,6 +89,7 @@ pub const ALL: &[Def] = &[
     INCIDENTS,
     SUB_PROCESSORS,
     CONSENTS,
+    MODEL_OVERRIDES,
 ];
 
 pub const META_SCHEMA_VERSION: &[u8] = b"schema_version";

@@ -1,0 +1,165 @@
+//! Dashboard routes for the model catalogue: read (every role), add and
+//! edit (owner, admin), delete (owner only: the spec's "hard delete").
+//!
+//! The catalogue is global: one gateway serves one catalogue to every
+//! tenant, as the configuration file that defines its base does. An edit
+//! by an admin of any tenant therefore changes what every tenant may call;
+//! the session layer records each edit in the audit log with the account
+//! and its tenant. Edits are stored over the configuration's entries (see
+//! `catalogue::overlay`) and take effect at once, for new requests.
+
+use axum::Router;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::routing::get;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::api::billing::store_error;
+use crate::api::json::{Json, nullable};
+use crate::app::AppState;
+use crate::auth::extract::{Require, perm};
+use crate::catalogue::Capability;
+use crate::catalogue::overlay::{Entry, ModelChange, PricingInput};
+use crate::config::ModelConfig;
+use crate::error::ApiError;
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/api/v1/models", get(list_models).post(create_model))
+        .route(
+            "/api/v1/models/{id}",
+            get(show_model).patch(update_model).delete(delete_model),
+        )
+}
+
+fn pricing(input: &PricingInput) -> Result<crate::catalogue::Pricing, ApiError> {
+    input.to_pricing().map_err(|m| ApiError::invalid("pricing", m))
+}
+
+/// `GET /api/v1/models`: every entry, enabled or not.
+async fn list_models(
+    State(state): State<AppState>,
+    _: Require<perm::ViewModels>,
+) -> axum::Json<Value> {
+    let listing = state.catalogue.snapshot();
+    let data: Vec<Value> = listing.entries.iter().map(Entry::view).collect();
+    axum::Json(json!({ "data": data }))
+}
+
+/// `GET /api/v1/models/{id}`
+async fn show_model(
+    State(state): State<AppState>,
+    _: Require<perm::ViewModels>,
+    Path(id): Path<String>,
+) -> Result<axum::Json<Value>, ApiError> {
+    let listing = state.catalogue.snapshot();
+    let entry = listing
+        .entry(&id)
+        .ok_or_else(|| ApiError::not_found(format!("no model `{id}` in the catalogue")))?;
+    Ok(axum::Json(entry.view()))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct NewModelBody {
+    id: String,
+    provider: String,
+    /// The provider's name for the model; the id when absent.
+    upstream: Option<String>,
+    input_capabilities: Vec<Capability>,
+    output_capabilities: Vec<Capability>,
+    context_window: u32,
+    max_output_tokens: Option<u32>,
+    pricing: PricingInput,
+}
+
+/// `POST /api/v1/models`: a new entry, served at once.
+async fn create_model(
+    State(state): State<AppState>,
+    required: Require<perm::ManageModels>,
+    Json(body): Json<NewModelBody>,
+) -> Result<(StatusCode, axum::Json<Value>), ApiError> {
+    let model = ModelConfig {
+        upstream: body.upstream.unwrap_or_else(|| body.id.clone()),
+        id: body.id,
+        provider: body.provider,
+        input: body.input_capabilities,
+        output: body.output_capabilities,
+        context_window: body.context_window,
+        max_output_tokens: body.max_output_tokens,
+        pricing: pricing(&body.pricing)?,
+    };
+    let entry = state
+        .catalogue
+        .add(&state.store, model)
+        .await
+        .map_err(store_error)?;
+    tracing::info!(model = %entry.model.id, by = %required.0.account.id, "catalogue entry added");
+    Ok((StatusCode::CREATED, axum::Json(entry.view())))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct ModelPatchBody {
+    /// Accepted so a client may send a whole view back; it cannot change.
+    id: Option<String>,
+    provider: Option<String>,
+    upstream: Option<String>,
+    input_capabilities: Option<Vec<Capability>>,
+    output_capabilities: Option<Vec<Capability>>,
+    context_window: Option<u32>,
+    #[serde(default, deserialize_with = "nullable")]
+    max_output_tokens: Option<Option<u32>>,
+    pricing: Option<PricingInput>,
+    enabled: Option<bool>,
+}
+
+/// `PATCH /api/v1/models/{id}`: any field; `enabled: false` stops serving
+/// the model (`model_not_found`) and hides it from `/v1/models`.
+async fn update_model(
+    State(state): State<AppState>,
+    required: Require<perm::ManageModels>,
+    Path(id): Path<String>,
+    Json(body): Json<ModelPatchBody>,
+) -> Result<axum::Json<Value>, ApiError> {
+    if body.id.as_ref().is_some_and(|new| *new != id) {
+        return Err(ApiError::invalid(
+            "id",
+            "a model's id cannot change; add a new model instead",
+        ));
+    }
+    let change = ModelChange {
+        provider: body.provider,
+        upstream: body.upstream,
+        input: body.input_capabilities,
+        output: body.output_capabilities,
+        context_window: body.context_window,
+        max_output_tokens: body.max_output_tokens,
+        pricing: body.pricing.as_ref().map(pricing).transpose()?,
+        enabled: body.enabled,
+    };
+    let entry = state
+        .catalogue
+        .change(&state.store, &id, change)
+        .await
+        .map_err(store_error)?;
+    tracing::info!(model = %id, by = %required.0.account.id, "catalogue entry changed");
+    Ok(axum::Json(entry.view()))
+}
+
+/// `DELETE /api/v1/models/{id}`: removes the entry (a configuration entry
+/// stays removed across restarts).
+async fn delete_model(
+    State(state): State<AppState>,
+    required: Require<perm::HardDeleteModels>,
+    Path(id): Path<String>,
+) -> Result<StatusCode, ApiError> {
+    state
+        .catalogue
+        .remove(&state.store, &id)
+        .await
+        .map_err(store_error)?;
+    tracing::info!(model = %id, by = %required.0.account.id, "catalogue entry deleted");
+    Ok(StatusCode::NO_CONTENT)
+}

@@ -1,0 +1,107 @@
+//! `POST /api/v1/playground/chat`: a chat completion sent from the
+//! dashboard (tester and owner roles), through the real pipeline.
+//!
+//! The request runs under the account's playground key: an ordinary API key
+//! named `playground`, owned by the account, created on first use and
+//! stored as a digest like any key (its value is never shown, nor needed:
+//! the session authenticates the caller). It is billed, capped, rate
+//! limited, classified and logged like any key, and the answer is exactly
+//! what `/v1/chat/completions` answers for it, streamed when
+//! `stream: true`. A revoked or expired playground key is replaced by a new
+//! one on the next request; to take the playground away, change the role.
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::HeaderMap;
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+
+use crate::api::billing::store_error;
+use crate::api::body::Body;
+use crate::app::AppState;
+use crate::auth::accounts::Account;
+use crate::auth::extract::{Require, perm, record_entry, refusal};
+use crate::auth::keys::{ApiKey, KeySettings, KeyState};
+use crate::error::{ApiError, Code};
+use crate::time_util::now_ms;
+
+/// The name of every account's playground key.
+pub const PLAYGROUND_KEY_NAME: &str = "playground";
+
+/// First uses run one at a time, so concurrent first requests of an
+/// account create one key, not two.
+static CREATING: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+pub fn routes() -> Router<AppState> {
+    Router::new().route("/api/v1/playground/chat", post(playground_chat))
+}
+
+async fn playground_chat(
+    State(state): State<AppState>,
+    required: Require<perm::UsePlayground>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    let key = match playground_key(&state, &required.0.account).await {
+        Ok(key) => key,
+        Err(error) => return error.into_response(),
+    };
+    // What the authentication layer checks for a presented key.
+    if key.state(now_ms()) == KeyState::OverBudget {
+        return ApiError::new(
+            Code::BudgetExceeded,
+            "the playground key has reached its credit limit for this cycle",
+        )
+        .into_response();
+    }
+    let response = crate::api::v1::answer_chat(&state, &key, &headers, &body.0).await;
+    if response.status().is_client_error() || response.status().is_server_error() {
+        let draft = refusal(
+            &key.tenant_id,
+            format!("key:{}", key.id),
+            "/api/v1/playground/chat",
+            &response,
+        );
+        record_entry(&state, draft).await;
+    }
+    response
+}
+
+/// The account's usable playground key (not revoked, not expired), created
+/// when there is none.
+async fn playground_key(state: &AppState, account: &Account) -> Result<ApiKey, ApiError> {
+    if let Some(key) = find(state, account)? {
+        return Ok(key);
+    }
+    let _creating = CREATING.lock().await;
+    if let Some(key) = find(state, account)? {
+        return Ok(key);
+    }
+    let settings = KeySettings {
+        name: PLAYGROUND_KEY_NAME.into(),
+        owner_account_id: Some(account.id.clone()),
+        ..KeySettings::default()
+    };
+    let issued = state
+        .keys
+        .create(&account.tenant_id, settings)
+        .await
+        .map_err(store_error)?;
+    tracing::info!(account = %account.id, key = %issued.key.id, "playground key created");
+    Ok(issued.key)
+}
+
+fn find(state: &AppState, account: &Account) -> Result<Option<ApiKey>, ApiError> {
+    let now = now_ms();
+    Ok(state
+        .keys
+        .list(Some(&account.tenant_id))
+        .map_err(store_error)?
+        .into_iter()
+        .filter(|k| {
+            k.owner_account_id.as_deref() == Some(&account.id)
+                && k.name == PLAYGROUND_KEY_NAME
+                && matches!(k.state(now), KeyState::Active | KeyState::OverBudget)
+        })
+        .max_by_key(|k| k.created_at))
+}

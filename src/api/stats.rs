@@ -1,0 +1,220 @@
+//! `GET /api/v1/stats`: the dashboard overview. Requests, credits and
+//! tokens per UTC day, the top models and keys, for the last `days` days.
+//!
+//! Two sources, each read over the period's time range only:
+//! - `requests`, `credits`, `promptTokens`, `completionTokens` count the
+//!   answered, billed inference requests: the usage records.
+//! - `errors` counts the inference requests refused with a 4xx or 5xx
+//!   status (`inference.refused` entries of the audit log, which the
+//!   authentication layer writes for every such answer on `/v1`), so
+//!   `requests + errors` is every inference request that reached a key.
+//!   Refusals of unknown keys belong to no tenant and show only in the
+//!   owner's every-tenant view.
+//!
+//! Scope is that of `/api/v1/usage`: the owner every tenant (or one with
+//! `tenant`), roles reading all usage their tenant, `user` its own keys.
+
+use std::collections::BTreeMap;
+
+use axum::Router;
+use axum::extract::State;
+use axum::routing::get;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::api::billing::{store_error, tenant_scope};
+use crate::api::json::Query;
+use crate::app::AppState;
+use crate::auth::accounts::Permission;
+use crate::auth::extract::Signed;
+use crate::auth::keys::ResetInterval;
+use crate::billing::usage;
+use crate::catalogue::micros_to_credits;
+use crate::compliance::audit;
+use crate::error::{ApiError, Code};
+use crate::time_util::{format_rfc3339, now_ms};
+
+const DAY_MS: i64 = 86_400_000;
+/// Entries of `topModels` and `topKeys`.
+const TOP: usize = 5;
+
+pub fn routes() -> Router<AppState> {
+    Router::new().route("/api/v1/stats", get(stats))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StatsQuery {
+    /// Days back, today included: 1 to 90, 14 by default.
+    days: Option<u32>,
+    /// Owner only: one tenant (id or name) instead of every tenant.
+    tenant: Option<String>,
+}
+
+#[derive(Default, Clone, Copy)]
+struct Day {
+    requests: u64,
+    errors: u64,
+    credits: u64,
+    prompt_tokens: u64,
+    completion_tokens: u64,
+}
+
+impl Day {
+    fn view(&self) -> Value {
+        json!({
+            "requests": self.requests,
+            "errors": self.errors,
+            "credits": micros_to_credits(self.credits as i64),
+            "promptTokens": self.prompt_tokens,
+            "completionTokens": self.completion_tokens,
+        })
+    }
+}
+
+#[derive(Default)]
+struct Top {
+    requests: u64,
+    credits: u64,
+}
+
+/// The `n` largest by credits, then requests, then name.
+fn top(groups: BTreeMap<String, Top>) -> Vec<(String, Top)> {
+    let mut all: Vec<(String, Top)> = groups.into_iter().collect();
+    all.sort_by(|(a, x), (b, y)| {
+        (y.credits, y.requests)
+            .cmp(&(x.credits, x.requests))
+            .then_with(|| a.cmp(b))
+    });
+    all.truncate(TOP);
+    all
+}
+
+fn day_of(at: i64) -> String {
+    format_rfc3339(at)[..10].to_owned()
+}
+
+async fn stats(
+    State(state): State<AppState>,
+    Signed(current): Signed,
+    Query(query): Query<StatsQuery>,
+) -> Result<axum::Json<Value>, ApiError> {
+    let account = &current.account;
+    let all = account.role.can(Permission::ViewAllUsage);
+    if !all && !account.role.can(Permission::ViewOwnUsage) {
+        return Err(ApiError::new(
+            Code::Forbidden,
+            format!("the role `{}` cannot read usage", account.role.as_str()),
+        ));
+    }
+    let days = query.days.unwrap_or(14);
+    if !(1..=90).contains(&days) {
+        return Err(ApiError::invalid("days", "`days` must be 1 to 90"));
+    }
+    let today = ResetInterval::Daily.cycle_start(now_ms());
+    let from = today - i64::from(days - 1) * DAY_MS;
+    let to = today + DAY_MS;
+    let tenant_id = tenant_scope(account, query.tenant.as_deref(), &state)?;
+    let key_ids = if all {
+        None
+    } else {
+        Some(
+            state
+                .keys
+                .list(Some(&account.tenant_id))
+                .map_err(store_error)?
+                .into_iter()
+                .filter(|k| k.owner_account_id.as_deref() == Some(&account.id))
+                .map(|k| k.id)
+                .collect::<Vec<_>>(),
+        )
+    };
+    let scope = usage::Scope {
+        tenant_id: tenant_id.clone(),
+        key_ids: key_ids.clone(),
+        from,
+        to,
+    };
+
+    let mut series: BTreeMap<String, Day> = (0..i64::from(days))
+        .map(|i| (day_of(from + i * DAY_MS), Day::default()))
+        .collect();
+    let mut totals = Day::default();
+    let mut models: BTreeMap<String, Top> = BTreeMap::new();
+    let mut keys: BTreeMap<String, Top> = BTreeMap::new();
+    for r in usage::records(&state.store, &scope).map_err(store_error)? {
+        for day in [series.entry(day_of(r.at)).or_default(), &mut totals] {
+            day.requests += 1;
+            day.credits += r.cost;
+            day.prompt_tokens += r.prompt_tokens;
+            day.completion_tokens += r.completion_tokens;
+        }
+        for (group, name) in [(&mut models, &r.model), (&mut keys, &r.key_id)] {
+            let slot = group.entry(name.clone()).or_default();
+            slot.requests += 1;
+            slot.credits += r.cost;
+        }
+    }
+
+    let filter = audit::Filter {
+        tenant_id,
+        action: Some("inference.refused".into()),
+        from: Some(from),
+        to: Some(to),
+        limit: usize::MAX,
+        ..audit::Filter::default()
+    };
+    let refusals = state
+        .store
+        .read(|tx| audit::list(tx, &filter))
+        .map_err(store_error)?;
+    for entry in refusals.iter().filter(|e| e.action == "inference.refused") {
+        let counted = match &key_ids {
+            None => true,
+            Some(own) => own.iter().any(|k| entry.actor == format!("key:{k}")),
+        };
+        if counted {
+            series.entry(day_of(entry.at)).or_default().errors += 1;
+            totals.errors += 1;
+        }
+    }
+
+    let top_keys: Vec<Value> = top(keys)
+        .into_iter()
+        .map(|(id, t)| {
+            let name = state.keys.get(&id).map(|k| k.name).ok();
+            json!({
+                "keyId": id,
+                "keyName": name,
+                "requests": t.requests,
+                "credits": micros_to_credits(t.credits as i64),
+            })
+        })
+        .collect();
+    let top_models: Vec<Value> = top(models)
+        .into_iter()
+        .map(|(model, t)| {
+            json!({
+                "model": model,
+                "requests": t.requests,
+                "credits": micros_to_credits(t.credits as i64),
+            })
+        })
+        .collect();
+    let series: Vec<Value> = series
+        .iter()
+        .map(|(day, d)| {
+            let mut row = d.view();
+            row["day"] = json!(day);
+            row
+        })
+        .collect();
+    Ok(axum::Json(json!({
+        "from": format_rfc3339(from),
+        "to": format_rfc3339(to),
+        "totals": totals.view(),
+        "series": series,
+        "topModels": top_models,
+        "topKeys": top_keys,
+    })))
+}

@@ -1,0 +1,525 @@
+//! The catalogue as edited from the dashboard: stored entries merged over
+//! the configuration's, and the live catalogue the gateway reads.
+//!
+//! The configuration file stays the base: its entries are listed first, in
+//! file order. The `model_overrides` table holds one row per model id the
+//! dashboard touched: a full definition (a new model, or an edited or
+//! disabled configuration entry) or a removal of a configuration entry.
+//! Merging is done at start and after each edit, and the result is swapped
+//! in whole, so a request sees either the old catalogue or the new one,
+//! never half of an edit. Disabled entries are listed for the dashboard but
+//! not served: naming one answers `model_not_found`.
+
+use std::sync::{Arc, RwLock};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use super::{Capability, Catalogue, Model, Pricing, credits_to_micros};
+use crate::config::{Config, ModelConfig, ProviderConfig};
+use crate::store::tables::MODEL_OVERRIDES;
+use crate::store::{Reader, Store, StoreError, Table};
+use crate::time_util::now_ms;
+
+pub const OVERRIDE_TABLE: Table<Row> = Table::new(MODEL_OVERRIDES);
+
+/// Where an entry was first defined.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    Config,
+    Dashboard,
+}
+
+impl Source {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Source::Config => "config",
+            Source::Dashboard => "dashboard",
+        }
+    }
+}
+
+/// One listed entry: its definition, whether it is served, its origin.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    pub model: ModelConfig,
+    pub enabled: bool,
+    pub source: Source,
+}
+
+impl Entry {
+    pub fn view(&self) -> Value {
+        let m = &self.model;
+        json!({
+            "id": m.id,
+            "provider": m.provider,
+            "upstream": m.upstream,
+            "inputCapabilities": m.input,
+            "outputCapabilities": m.output,
+            "contextWindow": m.context_window,
+            "maxOutputTokens": m.max_output_tokens,
+            "pricing": m.pricing.view(),
+            "enabled": self.enabled,
+            "source": self.source.as_str(),
+        })
+    }
+}
+
+/// A stored row of `model_overrides`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Row {
+    Defined(StoredModel),
+    /// A configuration entry deleted from the dashboard.
+    Removed { id: String, at: i64 },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoredModel {
+    pub id: String,
+    pub provider: String,
+    pub upstream: String,
+    pub input: Vec<Capability>,
+    pub output: Vec<Capability>,
+    pub context_window: u32,
+    pub max_output_tokens: Option<u32>,
+    pub pricing: StoredPricing,
+    pub enabled: bool,
+    pub updated_at: i64,
+}
+
+/// [`Pricing`] in the store's layout: the codec cannot read serde's
+/// internally tagged enums back, so the stored form is externally tagged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum StoredPricing {
+    PerToken {
+        input_per_million: u64,
+        output_per_million: u64,
+        cached_input_per_million: Option<u64>,
+    },
+    PerImage(u64),
+    PerSecond(u64),
+    PerMinute(u64),
+    PerCharacter(u64),
+    PerRequest(u64),
+}
+
+impl From<Pricing> for StoredPricing {
+    fn from(p: Pricing) -> Self {
+        match p {
+            Pricing::PerToken {
+                input_per_million,
+                output_per_million,
+                cached_input_per_million,
+            } => StoredPricing::PerToken {
+                input_per_million,
+                output_per_million,
+                cached_input_per_million,
+            },
+            Pricing::PerImage { per_image } => StoredPricing::PerImage(per_image),
+            Pricing::PerSecond { per_second } => StoredPricing::PerSecond(per_second),
+            Pricing::PerMinute { per_minute } => StoredPricing::PerMinute(per_minute),
+            Pricing::PerCharacter {
+                per_million_characters,
+            } => StoredPricing::PerCharacter(per_million_characters),
+            Pricing::PerRequest { per_request } => StoredPricing::PerRequest(per_request),
+        }
+    }
+}
+
+impl From<StoredPricing> for Pricing {
+    fn from(p: StoredPricing) -> Self {
+        match p {
+            StoredPricing::PerToken {
+                input_per_million,
+                output_per_million,
+                cached_input_per_million,
+            } => Pricing::PerToken {
+                input_per_million,
+                output_per_million,
+                cached_input_per_million,
+            },
+            StoredPricing::PerImage(per_image) => Pricing::PerImage { per_image },
+            StoredPricing::PerSecond(per_second) => Pricing::PerSecond { per_second },
+            StoredPricing::PerMinute(per_minute) => Pricing::PerMinute { per_minute },
+            StoredPricing::PerCharacter(per_million_characters) => Pricing::PerCharacter {
+                per_million_characters,
+            },
+            StoredPricing::PerRequest(per_request) => Pricing::PerRequest { per_request },
+        }
+    }
+}
+
+impl StoredModel {
+    fn new(model: &ModelConfig, enabled: bool) -> StoredModel {
+        StoredModel {
+            id: model.id.clone(),
+            provider: model.provider.clone(),
+            upstream: model.upstream.clone(),
+            input: model.input.clone(),
+            output: model.output.clone(),
+            context_window: model.context_window,
+            max_output_tokens: model.max_output_tokens,
+            pricing: model.pricing.into(),
+            enabled,
+            updated_at: now_ms(),
+        }
+    }
+
+    fn definition(&self) -> ModelConfig {
+        ModelConfig {
+            id: self.id.clone(),
+            provider: self.provider.clone(),
+            upstream: self.upstream.clone(),
+            input: self.input.clone(),
+            output: self.output.clone(),
+            context_window: self.context_window,
+            max_output_tokens: self.max_output_tokens,
+            pricing: self.pricing.into(),
+        }
+    }
+}
+
+/// Pricing as the API takes it: the shape of [`Pricing::view`], amounts in
+/// credits.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "unit", rename_all = "snake_case", deny_unknown_fields)]
+#[allow(clippy::enum_variant_names)] // the names are the API's `unit` values
+pub enum PricingInput {
+    PerToken {
+        input_per_million: f64,
+        output_per_million: f64,
+        #[serde(default)]
+        cached_input_per_million: Option<f64>,
+    },
+    PerImage {
+        per_image: f64,
+    },
+    PerSecond {
+        per_second: f64,
+    },
+    PerMinute {
+        per_minute: f64,
+    },
+    PerCharacter {
+        per_million_characters: f64,
+    },
+    PerRequest {
+        per_request: f64,
+    },
+}
+
+impl PricingInput {
+    /// Amounts to micro-credits, refusing what cannot be money (negative,
+    /// not finite, too large), as configuration loading does.
+    pub fn to_pricing(&self) -> Result<Pricing, String> {
+        let price = |v: f64, field: &str| {
+            credits_to_micros(v).map_err(|e| format!("`pricing.{field}`: {e}"))
+        };
+        Ok(match *self {
+            PricingInput::PerToken {
+                input_per_million,
+                output_per_million,
+                cached_input_per_million,
+            } => Pricing::PerToken {
+                input_per_million: price(input_per_million, "input_per_million")?,
+                output_per_million: price(output_per_million, "output_per_million")?,
+                cached_input_per_million: cached_input_per_million
+                    .map(|v| price(v, "cached_input_per_million"))
+                    .transpose()?,
+            },
+            PricingInput::PerImage { per_image } => Pricing::PerImage {
+                per_image: price(per_image, "per_image")?,
+            },
+            PricingInput::PerSecond { per_second } => Pricing::PerSecond {
+                per_second: price(per_second, "per_second")?,
+            },
+            PricingInput::PerMinute { per_minute } => Pricing::PerMinute {
+                per_minute: price(per_minute, "per_minute")?,
+            },
+            PricingInput::PerCharacter {
+                per_million_characters,
+            } => Pricing::PerCharacter {
+                per_million_characters: price(per_million_characters, "per_million_characters")?,
+            },
+            PricingInput::PerRequest { per_request } => Pricing::PerRequest {
+                per_request: price(per_request, "per_request")?,
+            },
+        })
+    }
+}
+
+/// A change to an entry: `None` leaves a field as it is.
+#[derive(Debug, Clone, Default)]
+pub struct ModelChange {
+    pub provider: Option<String>,
+    pub upstream: Option<String>,
+    pub input: Option<Vec<Capability>>,
+    pub output: Option<Vec<Capability>>,
+    pub context_window: Option<u32>,
+    /// `Some(None)` clears it.
+    pub max_output_tokens: Option<Option<u32>>,
+    pub pricing: Option<Pricing>,
+    pub enabled: Option<bool>,
+}
+
+/// The longest model id accepted from the dashboard.
+const MAX_ID_LEN: usize = 200;
+
+/// The checks configuration loading makes, plus a printable id.
+fn validate(model: &ModelConfig, providers: &[ProviderConfig]) -> Result<(), StoreError> {
+    let invalid = |m: String| Err(StoreError::Invalid(m));
+    let id = &model.id;
+    if id.is_empty()
+        || id.len() > MAX_ID_LEN
+        || id.trim() != id
+        || id.chars().any(|c| c.is_control() || c.is_whitespace())
+    {
+        return invalid(format!(
+            "a model id must be 1 to {MAX_ID_LEN} printable characters without spaces"
+        ));
+    }
+    if !providers.iter().any(|p| p.id == model.provider) {
+        let known: Vec<&str> = providers.iter().map(|p| p.id.as_str()).collect();
+        return invalid(format!(
+            "unknown provider `{}` (configured: {})",
+            model.provider,
+            known.join(", ")
+        ));
+    }
+    if model.upstream.trim().is_empty() {
+        return invalid("`upstream` must not be empty".into());
+    }
+    if model.input.is_empty() {
+        return invalid("a model must accept at least one capability".into());
+    }
+    if model.output.is_empty() {
+        return invalid("a model must produce at least one capability".into());
+    }
+    if model.context_window == 0 {
+        return invalid("`contextWindow` must be at least 1 token".into());
+    }
+    if model.max_output_tokens == Some(0) {
+        return invalid("`maxOutputTokens` must be at least 1 token".into());
+    }
+    Ok(())
+}
+
+/// The merged catalogue at one moment.
+#[derive(Debug, Default)]
+pub struct Listing {
+    /// Every entry, enabled or not: configuration order, then dashboard
+    /// additions in id order.
+    pub entries: Vec<Entry>,
+    /// The enabled entries, resolved against their providers.
+    pub served: Catalogue,
+}
+
+impl Listing {
+    pub fn entry(&self, id: &str) -> Option<&Entry> {
+        self.entries.iter().find(|e| e.model.id == id)
+    }
+}
+
+/// The live catalogue: the configuration's entries, the stored rows, and
+/// the current merge of both.
+pub struct LiveCatalogue {
+    providers: Vec<ProviderConfig>,
+    configured: Vec<ModelConfig>,
+    current: RwLock<Arc<Listing>>,
+    /// Edits run one at a time, so each swap installs a merge that includes
+    /// every edit committed before it.
+    edits: tokio::sync::Mutex<()>,
+}
+
+impl LiveCatalogue {
+    /// The configuration's catalogue, with nothing stored over it.
+    pub fn from_config(config: &Config) -> LiveCatalogue {
+        let catalogue = LiveCatalogue {
+            providers: config.providers.clone(),
+            configured: config.models.clone(),
+            current: RwLock::default(),
+            edits: tokio::sync::Mutex::new(()),
+        };
+        catalogue.install(catalogue.merge(Vec::new()));
+        catalogue
+    }
+
+    /// The configuration's catalogue with the stored rows merged over it.
+    pub fn load(config: &Config, store: &Store) -> Result<LiveCatalogue, StoreError> {
+        let catalogue = LiveCatalogue::from_config(config);
+        catalogue.reload(store)?;
+        Ok(catalogue)
+    }
+
+    /// The current merge; cheap (one `Arc` clone).
+    pub fn snapshot(&self) -> Arc<Listing> {
+        self.current.read().expect("catalogue lock").clone()
+    }
+
+    /// A served (enabled) model by id.
+    pub fn get(&self, id: &str) -> Option<Arc<Model>> {
+        self.snapshot().served.get(id).cloned()
+    }
+
+    /// The served models, in catalogue order.
+    pub fn models(&self) -> Vec<Arc<Model>> {
+        self.snapshot().served.models().to_vec()
+    }
+
+    fn install(&self, listing: Listing) {
+        *self.current.write().expect("catalogue lock") = Arc::new(listing);
+    }
+
+    fn reload(&self, store: &Store) -> Result<(), StoreError> {
+        let rows = store.read(|tx| rows(tx))?;
+        self.install(self.merge(rows));
+        Ok(())
+    }
+
+    fn merge(&self, rows: Vec<Row>) -> Listing {
+        let mut entries = Vec::new();
+        for model in &self.configured {
+            let row = rows.iter().find(|r| match r {
+                Row::Defined(m) => m.id == model.id,
+                Row::Removed { id, .. } => *id == model.id,
+            });
+            match row {
+                Some(Row::Removed { .. }) => {}
+                Some(Row::Defined(m)) => entries.push(Entry {
+                    model: m.definition(),
+                    enabled: m.enabled,
+                    source: Source::Config,
+                }),
+                None => entries.push(Entry {
+                    model: model.clone(),
+                    enabled: true,
+                    source: Source::Config,
+                }),
+            }
+        }
+        for row in &rows {
+            if let Row::Defined(m) = row
+                && !self.configured.iter().any(|c| c.id == m.id)
+            {
+                entries.push(Entry {
+                    model: m.definition(),
+                    enabled: m.enabled,
+                    source: Source::Dashboard,
+                });
+            }
+        }
+        entries.retain(|e| {
+            let known = self.providers.iter().any(|p| p.id == e.model.provider);
+            if !known {
+                tracing::warn!(model = %e.model.id, provider = %e.model.provider,
+                    "a stored catalogue entry names a provider the configuration no longer has; not serving it");
+            }
+            known
+        });
+        let served = Catalogue::from_definitions(
+            &self.providers,
+            entries.iter().filter(|e| e.enabled).map(|e| &e.model),
+        );
+        Listing { entries, served }
+    }
+
+    /// Adds a model that is not listed yet (a configuration entry deleted
+    /// from the dashboard may be added again).
+    pub async fn add(&self, store: &Store, model: ModelConfig) -> Result<Entry, StoreError> {
+        validate(&model, &self.providers)?;
+        let _edit = self.edits.lock().await;
+        if self.snapshot().entry(&model.id).is_some() {
+            return Err(StoreError::Conflict(format!(
+                "the catalogue already has a model `{}`",
+                model.id
+            )));
+        }
+        let row = Row::Defined(StoredModel::new(&model, true));
+        let id = model.id.clone();
+        store
+            .write(move |txn| OVERRIDE_TABLE.put(txn, id.as_bytes(), &row))
+            .await?;
+        self.reload(store)?;
+        self.listed(&model.id)
+    }
+
+    /// Changes a listed entry; for a configuration entry the result is
+    /// stored as an override of it.
+    pub async fn change(
+        &self,
+        store: &Store,
+        id: &str,
+        change: ModelChange,
+    ) -> Result<Entry, StoreError> {
+        let _edit = self.edits.lock().await;
+        let entry = self.listed(id)?;
+        let mut model = entry.model;
+        if let Some(v) = change.provider {
+            model.provider = v;
+        }
+        if let Some(v) = change.upstream {
+            model.upstream = v;
+        }
+        if let Some(v) = change.input {
+            model.input = v;
+        }
+        if let Some(v) = change.output {
+            model.output = v;
+        }
+        if let Some(v) = change.context_window {
+            model.context_window = v;
+        }
+        if let Some(v) = change.max_output_tokens {
+            model.max_output_tokens = v;
+        }
+        if let Some(v) = change.pricing {
+            model.pricing = v;
+        }
+        validate(&model, &self.providers)?;
+        let row = Row::Defined(StoredModel::new(
+            &model,
+            change.enabled.unwrap_or(entry.enabled),
+        ));
+        let key = id.to_owned();
+        store
+            .write(move |txn| OVERRIDE_TABLE.put(txn, key.as_bytes(), &row))
+            .await?;
+        self.reload(store)?;
+        self.listed(id)
+    }
+
+    /// Deletes an entry: a dashboard entry's row goes; a configuration
+    /// entry is remembered as removed, so it stays gone after a restart.
+    pub async fn remove(&self, store: &Store, id: &str) -> Result<(), StoreError> {
+        let _edit = self.edits.lock().await;
+        let entry = self.listed(id)?;
+        let key = id.to_owned();
+        let source = entry.source;
+        store
+            .write(move |txn| match source {
+                Source::Config => OVERRIDE_TABLE.put(
+                    txn,
+                    key.as_bytes(),
+                    &Row::Removed {
+                        id: key.clone(),
+                        at: now_ms(),
+                    },
+                ),
+                Source::Dashboard => OVERRIDE_TABLE.remove(txn, key.as_bytes()).map(|_| ()),
+            })
+            .await?;
+        self.reload(store)
+    }
+
+    fn listed(&self, id: &str) -> Result<Entry, StoreError> {
+        self.snapshot()
+            .entry(id)
+            .cloned()
+            .ok_or_else(|| StoreError::NotFound(format!("no model `{id}` in the catalogue")))
+    }
+}
+
+/// Every stored row (keys are the model ids the rows also carry).
+fn rows(tx: &impl Reader) -> Result<Vec<Row>, StoreError> {
+    OVERRIDE_TABLE.all(tx)
+}
