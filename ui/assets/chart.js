@@ -7,7 +7,7 @@ import { h, s, fmtNumber } from './dom.js';
 
 const WIDTH = 600;
 const HEIGHT = 220;
-const PAD = { top: 12, right: 12, bottom: 28, left: 56 };
+const PAD = { top: 14, right: 14, bottom: 30, left: 70 };
 
 function niceMax(value) {
   if (value <= 0) return 1;
@@ -21,7 +21,8 @@ function niceMax(value) {
 function short(n) {
   if (n >= 1e6) return `${fmtNumber(n / 1e6)}M`;
   if (n >= 1e4) return `${fmtNumber(n / 1e3)}k`;
-  return Number.isInteger(n) ? fmtNumber(n) : n.toPrecision(2);
+  if (Number.isInteger(n)) return fmtNumber(n);
+  return n >= 1 ? n.toFixed(1) : String(Number(n.toPrecision(2)));
 }
 
 /**
