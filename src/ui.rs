@@ -80,7 +80,9 @@ fn is_safe(path: &str) -> bool {
     !path.is_empty()
         && !path.starts_with('/')
         && !path.contains('\\')
-        && path.split('/').all(|part| !part.is_empty() && part != "." && part != "..")
+        && path
+            .split('/')
+            .all(|part| !part.is_empty() && part != "." && part != "..")
 }
 
 fn serve(path: &str, request: &HeaderMap) -> Response {
@@ -105,7 +107,10 @@ fn serve(path: &str, request: &HeaderMap) -> Response {
     if let Ok(value) = HeaderValue::from_str(&etag) {
         headers.insert(header::ETAG, value);
     }
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static(CACHE_CONTROL));
+    headers.insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static(CACHE_CONTROL),
+    );
     security_headers(headers);
     response
 }
@@ -153,7 +158,14 @@ mod tests {
     fn only_paths_inside_the_folder_are_served() {
         assert!(is_safe("assets/app.js"));
         assert!(is_safe("assets/pages/keys.js"));
-        for bad in ["", "/etc/passwd", "assets/../../Cargo.toml", "assets//x.js", "assets/./x.js", "a\\b.js"] {
+        for bad in [
+            "",
+            "/etc/passwd",
+            "assets/../../Cargo.toml",
+            "assets//x.js",
+            "assets/./x.js",
+            "a\\b.js",
+        ] {
             assert!(!is_safe(bad), "{bad}");
         }
     }
@@ -161,7 +173,10 @@ mod tests {
     #[test]
     fn only_known_kinds_of_file_are_served() {
         assert_eq!(content_type("index.html"), Some("text/html; charset=utf-8"));
-        assert_eq!(content_type("assets/app.js"), Some("text/javascript; charset=utf-8"));
+        assert_eq!(
+            content_type("assets/app.js"),
+            Some("text/javascript; charset=utf-8")
+        );
         assert_eq!(content_type("README.md"), None);
         assert_eq!(content_type("assets/noextension"), None);
     }

@@ -36,7 +36,9 @@ fn check_prerequisites(suite: &Path) {
         browser.display()
     );
     assert!(
-        suite.join("node_modules/playwright-core/package.json").exists(),
+        suite
+            .join("node_modules/playwright-core/package.json")
+            .exists(),
         "playwright-core is not installed: run `npm ci` in tests/browser (bash .ci/test does)"
     );
 }
@@ -100,7 +102,15 @@ fn the_dashboard_passes_its_browser_tests_in_chromium() {
         server.log()
     );
     // The screenshots are the test's artefacts: one per page and width.
-    for page in ["overview", "keys", "usage", "models", "webhooks", "users", "playground"] {
+    for page in [
+        "overview",
+        "keys",
+        "usage",
+        "models",
+        "webhooks",
+        "users",
+        "playground",
+    ] {
         for width in [1280, 390] {
             let shot = artifacts.join(format!("{page}-{width}.png"));
             assert!(

@@ -39,9 +39,19 @@ async fn the_page_and_its_files_are_served_without_a_session_with_strict_headers
         assert!(header(&response, "etag").starts_with('"'), "{path}");
         assert!(response.headers().get("set-cookie").is_none());
     }
-    let page = http.get(server.url("/")).send().await.unwrap().text().await.unwrap();
+    let page = http
+        .get(server.url("/"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
     assert!(page.contains(r#"<script type="module" src="/assets/app.js">"#));
-    assert!(!page.contains("<style") && !page.contains("style="), "no inline style");
+    assert!(
+        !page.contains("<style") && !page.contains("style="),
+        "no inline style"
+    );
     assert_eq!(page.matches("<script").count(), 1, "no inline script");
 }
 
@@ -76,9 +86,17 @@ async fn an_unchanged_file_is_revalidated_with_a_304() {
 async fn paths_outside_the_dashboard_keep_their_json_answers() {
     let server = TestServer::start();
     let http = client();
-    let missing = http.get(server.url("/assets/nope.js")).send().await.unwrap();
+    let missing = http
+        .get(server.url("/assets/nope.js"))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(error_code(missing, 404).await, "not_found");
-    let readme = http.get(server.url("/assets/../README.md")).send().await.unwrap();
+    let readme = http
+        .get(server.url("/assets/../README.md"))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(readme.status().as_u16() / 100, 4);
     let escaped = http
         .get(server.url("/assets/x%2f..%2f..%2fCargo.toml"))
