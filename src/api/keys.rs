@@ -11,8 +11,8 @@
 
 use axum::Router;
 use axum::extract::{FromRequestParts, Path, State};
-use axum::http::request::Parts;
 use axum::http::StatusCode;
+use axum::http::request::Parts;
 use axum::routing::{get, patch, post};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -22,7 +22,9 @@ use crate::api::json::{Json, Query, nullable};
 use crate::app::AppState;
 use crate::auth::accounts::{self, Account, Permission, Role};
 use crate::auth::extract::Signed;
-use crate::auth::keys::{ApiKey, IssuedKey, KeySettings, KeyState, KeyUpdate, Patch, ResetInterval};
+use crate::auth::keys::{
+    ApiKey, IssuedKey, KeySettings, KeyState, KeyUpdate, Patch, ResetInterval,
+};
 use crate::catalogue::credits_to_micros;
 use crate::error::{ApiError, Code};
 use crate::time_util::{now_ms, parse_rfc3339};

@@ -34,7 +34,9 @@ pub fn routes() -> Router<AppState> {
 }
 
 fn pricing(input: &PricingInput) -> Result<crate::catalogue::Pricing, ApiError> {
-    input.to_pricing().map_err(|m| ApiError::invalid("pricing", m))
+    input
+        .to_pricing()
+        .map_err(|m| ApiError::invalid("pricing", m))
 }
 
 /// `GET /api/v1/models`: every entry, enabled or not.

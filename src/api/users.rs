@@ -32,7 +32,8 @@ pub fn routes() -> Router<AppState> {
 }
 
 fn parse_role(text: &str) -> Result<Role, ApiError> {
-    text.parse::<Role>().map_err(|m| ApiError::invalid("role", m))
+    text.parse::<Role>()
+        .map_err(|m| ApiError::invalid("role", m))
 }
 
 fn may_assign(caller: &Account, role: Role) -> Result<(), ApiError> {

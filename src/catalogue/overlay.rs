@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 use super::{Capability, Catalogue, Model, Pricing, credits_to_micros};
 use crate::config::{Config, ModelConfig, ProviderConfig};
 use crate::store::tables::MODEL_OVERRIDES;
-use crate::store::{Reader, Store, StoreError, Table};
+use crate::store::{Store, StoreError, Table};
 use crate::time_util::now_ms;
 
 pub const OVERRIDE_TABLE: Table<Row> = Table::new(MODEL_OVERRIDES);
@@ -70,7 +70,10 @@ impl Entry {
 pub enum Row {
     Defined(StoredModel),
     /// A configuration entry deleted from the dashboard.
-    Removed { id: String, at: i64 },
+    Removed {
+        id: String,
+        at: i64,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -371,7 +374,7 @@ impl LiveCatalogue {
     }
 
     fn reload(&self, store: &Store) -> Result<(), StoreError> {
-        let rows = store.read(|tx| rows(tx))?;
+        let rows = store.read(|tx| OVERRIDE_TABLE.all(tx))?;
         self.install(self.merge(rows));
         Ok(())
     }
@@ -519,7 +522,111 @@ impl LiveCatalogue {
     }
 }
 
-/// Every stored row (keys are the model ids the rows also carry).
-fn rows(tx: &impl Reader) -> Result<Vec<Row>, StoreError> {
-    OVERRIDE_TABLE.all(tx)
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{Overrides, load};
+
+    fn demo_config() -> Config {
+        load(None, &|_| None, &[], &Overrides::default()).expect("the embedded configuration")
+    }
+
+    fn served_ids(catalogue: &LiveCatalogue) -> Vec<String> {
+        catalogue.models().iter().map(|m| m.id.clone()).collect()
+    }
+
+    #[test]
+    fn every_pricing_unit_survives_the_codec() {
+        let all = [
+            Pricing::PerToken {
+                input_per_million: 1,
+                output_per_million: 2,
+                cached_input_per_million: Some(3),
+            },
+            Pricing::PerImage { per_image: 4 },
+            Pricing::PerSecond { per_second: 5 },
+            Pricing::PerMinute { per_minute: 6 },
+            Pricing::PerCharacter {
+                per_million_characters: 7,
+            },
+            Pricing::PerRequest { per_request: 8 },
+        ];
+        for pricing in all {
+            let stored = StoredPricing::from(pricing);
+            let bytes = crate::store::codec::encode(&stored);
+            let back: StoredPricing = crate::store::codec::decode(&bytes).unwrap();
+            assert_eq!(Pricing::from(back), pricing);
+        }
+    }
+
+    #[tokio::test]
+    async fn edits_merge_over_the_configuration_and_survive_a_reload() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let config = demo_config();
+        let live = LiveCatalogue::load(&config, &store).unwrap();
+        assert_eq!(served_ids(&live), ["mock-chat", "mock-vision", "mock-omni"]);
+
+        let mut added = config.models[0].clone();
+        added.id = "added".into();
+        live.add(&store, added.clone()).await.unwrap();
+        live.change(
+            &store,
+            "mock-vision",
+            ModelChange {
+                enabled: Some(false),
+                context_window: Some(77),
+                ..ModelChange::default()
+            },
+        )
+        .await
+        .unwrap();
+        live.remove(&store, "mock-omni").await.unwrap();
+        assert_eq!(served_ids(&live), ["mock-chat", "added"]);
+        assert!(live.get("mock-vision").is_none());
+        let vision = live.snapshot().entry("mock-vision").cloned().unwrap();
+        assert_eq!(
+            (vision.enabled, vision.source, vision.model.context_window),
+            (false, Source::Config, 77)
+        );
+
+        // A new process: the same merge from the stored rows.
+        let again = LiveCatalogue::load(&config, &store).unwrap();
+        let ids = |l: &LiveCatalogue| -> Vec<(String, bool, &'static str)> {
+            l.snapshot()
+                .entries
+                .iter()
+                .map(|e| (e.model.id.clone(), e.enabled, e.source.as_str()))
+                .collect()
+        };
+        assert_eq!(ids(&again), ids(&live));
+        assert_eq!(served_ids(&again), ["mock-chat", "added"]);
+
+        // Refusals: a taken id, an unknown provider, an empty capability
+        // list, a missing entry.
+        assert!(matches!(
+            live.add(&store, added.clone()).await,
+            Err(StoreError::Conflict(_))
+        ));
+        let mut stray = added.clone();
+        stray.id = "stray".into();
+        stray.provider = "nowhere".into();
+        assert!(matches!(
+            live.add(&store, stray).await,
+            Err(StoreError::Invalid(_))
+        ));
+        let empty = ModelChange {
+            input: Some(Vec::new()),
+            ..ModelChange::default()
+        };
+        assert!(matches!(
+            live.change(&store, "added", empty).await,
+            Err(StoreError::Invalid(_))
+        ));
+        assert!(matches!(
+            live.remove(&store, "mock-omni").await,
+            Err(StoreError::NotFound(_))
+        ));
+        assert_eq!(served_ids(&live), ["mock-chat", "added"]);
+    }
 }
