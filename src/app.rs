@@ -104,6 +104,7 @@ impl AppState {
 
 pub fn router(state: AppState) -> Router {
     crate::api::routes()
+        .merge(crate::ui::routes())
         .fallback(|| async { ApiError::not_found("no such route") })
         .method_not_allowed_fallback(|| async {
             ApiError::new(Code::MethodNotAllowed, "this route does not accept that method")

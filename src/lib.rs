@@ -23,3 +23,4 @@ pub mod setup;
 pub mod store;
 pub mod tenants;
 pub mod time_util;
+pub mod ui;

@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 
 use crate::api::json::Json;
 use crate::app::AppState;
+use crate::auth::accounts::Permission;
 use crate::auth::extract::Signed;
 use crate::auth::sessions;
 use crate::error::ApiError;
@@ -65,6 +66,10 @@ async fn me(
         .map_err(|e| ApiError::internal("reading the tenant", e))?;
     let mut view = account.view();
     view["tenant"] = json!({ "id": tenant.id, "name": tenant.name, "tier": tenant.tier.as_str() });
+    // The dashboard shows the wallet to the roles that see billing.
+    if account.role.can(Permission::ViewBilling) {
+        view["tenant"]["walletBalance"] = tenant.view()["walletBalance"].clone();
+    }
     view["permissions"] = json!(account.role.permissions());
     view["sessionExpiresAt"] = json!(format_rfc3339(current.expires_at));
     Ok(axum::Json(view))

@@ -27,8 +27,10 @@ use crate::time_util::now_ms;
 /// Routes anyone may call: probes and sign-in.
 const PUBLIC: &[&str] = &["/healthz", "/readyz", "/api/v1/auth/login", "/metrics"];
 
+/// Listed routes, and the dashboard's page and files (its data comes from
+/// `/api/v1`, which needs a session).
 pub fn is_public(path: &str) -> bool {
-    PUBLIC.contains(&path)
+    PUBLIC.contains(&path) || crate::ui::is_ui_path(path)
 }
 
 fn is_inference(path: &str) -> bool {
@@ -384,5 +386,7 @@ mod tests {
         assert!(!is_public("/api/v1/auth/logout"));
         assert!(!is_public("/api/v1/me"));
         assert!(!is_public("/v1/models"));
+        assert!(is_public("/") && is_public("/index.html") && is_public("/assets/app.js"));
+        assert!(!is_public("/api/v1/keys") && !is_public("/keys"));
     }
 }

@@ -1,0 +1,161 @@
+// The dashboard's frame: sign-in, the navigation (only the pages the role
+// may see, from `/api/v1/me` permissions), hash routing (`#/keys`), and
+// sign-out. Each page is a module with `render(root, ctx)`; a page that
+// fails shows the error in place, and a 401 anywhere returns to the sign-in
+// form with "your session expired".
+
+import { get, hasSession, signIn, signOut, whenExpired } from './api.js';
+import { h, errorBox } from './dom.js';
+import * as overview from './pages/overview.js';
+import * as keys from './pages/keys.js';
+import * as usage from './pages/usage.js';
+import * as models from './pages/models.js';
+import * as webhooks from './pages/webhooks.js';
+import * as users from './pages/users.js';
+import * as playground from './pages/playground.js';
+
+const any = (...perms) => (can) => perms.some(can);
+
+/** Every page, in menu order, with who may see it. */
+const PAGES = [
+  { id: 'overview', title: 'Overview', page: overview, visible: () => true },
+  { id: 'keys', title: 'API keys', page: keys, visible: any('keys.manage_all', 'keys.manage_own') },
+  { id: 'usage', title: 'Usage & billing', page: usage, visible: any('usage.view_all', 'usage.view_own', 'billing.view') },
+  { id: 'models', title: 'Models', page: models, visible: any('models.view') },
+  { id: 'webhooks', title: 'Webhooks', page: webhooks, visible: any('webhooks.manage') },
+  { id: 'users', title: 'Users', page: users, visible: any('users.manage') },
+  { id: 'playground', title: 'Playground', page: playground, visible: any('playground.use') },
+];
+
+const root = document.getElementById('app');
+let me = null;
+let renderCount = 0;
+
+whenExpired(() => {
+  me = null;
+  showSignIn('Your session expired. Sign in again.');
+});
+
+function can(permission) {
+  return Boolean(me && me.permissions.includes(permission));
+}
+
+function showSignIn(message) {
+  const error = h('div', { class: 'form-error', 'aria-live': 'assertive' });
+  const email = h('input', { id: 'signin-email', name: 'email', type: 'email', required: true, autocomplete: 'username' });
+  const password = h('input', { id: 'signin-password', name: 'password', type: 'password', required: true, autocomplete: 'current-password' });
+  const button = h('button', { type: 'submit', class: 'primary' }, 'Sign in');
+  const form = h('form', { class: 'signin', 'aria-labelledby': 'signin-title' },
+    h('h1', { id: 'signin-title' }, 'Sign in to Tollgate'),
+    message ? h('p', { class: 'notice warn', role: 'alert' }, message) : null,
+    h('div', { class: 'field' }, h('label', { for: 'signin-email' }, 'Email'), email),
+    h('div', { class: 'field' }, h('label', { for: 'signin-password' }, 'Password'), password),
+    error,
+    button);
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    button.disabled = true;
+    error.replaceChildren();
+    try {
+      await signIn(email.value.trim(), password.value);
+      await start();
+    } catch (e) {
+      error.replaceChildren(errorBox(e));
+      button.disabled = false;
+      password.focus();
+    }
+  });
+  document.title = 'Sign in · Tollgate';
+  root.replaceChildren(h('main', { class: 'signin-wrap' }, form));
+  email.focus();
+}
+
+async function start() {
+  try {
+    me = await get('/api/v1/me');
+  } catch (e) {
+    if (e.status !== 401) showSignIn(e.message);
+    return;
+  }
+  renderShell();
+  route();
+}
+
+function currentId() {
+  const id = location.hash.replace(/^#\/?/, '');
+  return id || 'overview';
+}
+
+function renderShell() {
+  const visible = PAGES.filter((p) => p.visible(can));
+  const navToggle = h('button', {
+    type: 'button', class: 'nav-toggle', 'aria-expanded': 'false', 'aria-controls': 'nav',
+  }, h('span', { 'aria-hidden': 'true' }, '☰'), ' Menu');
+  const nav = h('nav', { id: 'nav', 'aria-label': 'Pages' },
+    h('ul', {}, visible.map((p) => h('li', {}, h('a', { href: `#/${p.id}`, 'data-page': p.id }, p.title)))));
+  navToggle.addEventListener('click', () => {
+    const open = navToggle.getAttribute('aria-expanded') !== 'true';
+    navToggle.setAttribute('aria-expanded', String(open));
+    nav.classList.toggle('open', open);
+  });
+  nav.addEventListener('click', (event) => {
+    if (event.target.closest('a')) {
+      navToggle.setAttribute('aria-expanded', 'false');
+      nav.classList.remove('open');
+    }
+  });
+  const signOutButton = h('button', { type: 'button', class: 'secondary', onclick: async () => {
+    await signOut();
+    me = null;
+    history.replaceState(null, '', '/');
+    showSignIn('You are signed out.');
+  } }, 'Sign out');
+  const skip = h('button', { type: 'button', class: 'skip', onclick: () => document.getElementById('main').focus() }, 'Skip to content');
+  root.replaceChildren(
+    skip,
+    h('header', { class: 'top' },
+      h('a', { class: 'brand', href: '#/overview' }, h('img', { src: '/assets/favicon.svg', alt: '', width: 24, height: 24 }), 'Tollgate'),
+      navToggle,
+      h('div', { class: 'who' },
+        h('span', { class: 'who-email' }, me.email),
+        h('span', { class: `badge badge-role` }, me.role),
+        signOutButton)),
+    nav,
+    h('main', { id: 'main', tabindex: '-1' }));
+}
+
+async function route() {
+  if (!me) return;
+  const id = currentId();
+  const entry = PAGES.find((p) => p.id === id && p.visible(can));
+  if (!entry) {
+    location.replace('#/overview');
+    return;
+  }
+  for (const link of document.querySelectorAll('nav a')) {
+    if (link.dataset.page === id) link.setAttribute('aria-current', 'page');
+    else link.removeAttribute('aria-current');
+  }
+  const main = document.getElementById('main');
+  const heading = h('h1', { tabindex: '-1' }, entry.title);
+  const body = h('div', { class: 'page', 'aria-busy': 'true' });
+  main.replaceChildren(heading, body);
+  document.title = `${entry.title} · Tollgate`;
+  heading.focus();
+  const mine = ++renderCount;
+  const ctx = { me, can, refreshMe: async () => { me = await get('/api/v1/me'); return me; }, isCurrent: () => mine === renderCount };
+  try {
+    await entry.page.render(body, ctx);
+  } catch (e) {
+    if (e.status === 401) return;
+    if (mine === renderCount) body.append(errorBox(e, `Loading ${entry.title} failed`));
+  } finally {
+    body.setAttribute('aria-busy', 'false');
+    if (mine === renderCount) body.dataset.ready = 'true';
+  }
+}
+
+window.addEventListener('hashchange', route);
+
+if (hasSession()) start();
+else showSignIn();

@@ -1,0 +1,146 @@
+// Models: the catalogue with capabilities and prices. Owners and admins add,
+// edit, disable and enable entries; only owners delete one for good.
+
+import { api, get } from '../api.js';
+import { h, badge, table, fmtNumber, fmtCredits, confirmDialog, formDialog, errorBox, okBox, show, numberOrNull } from '../dom.js';
+
+const CAPABILITIES = ['TEXT', 'IMAGE', 'AUDIO'];
+const UNITS = [
+  ['per_token', 'per token (credits per million input / output tokens)'],
+  ['per_image', 'per image'],
+  ['per_second', 'per second'],
+  ['per_minute', 'per minute'],
+  ['per_character', 'per character (credits per million characters)'],
+  ['per_request', 'per request'],
+];
+/** The price fields of each unit, as the catalogue names them. */
+const PRICE_FIELDS = {
+  per_token: ['input_per_million', 'output_per_million'],
+  per_image: ['per_image'],
+  per_second: ['per_second'],
+  per_minute: ['per_minute'],
+  per_character: ['per_million_characters'],
+  per_request: ['per_request'],
+};
+
+export function price(pricing) {
+  if (!pricing) return '—';
+  switch (pricing.unit) {
+    case 'per_token':
+      return `${fmtCredits(pricing.input_per_million)} in / ${fmtCredits(pricing.output_per_million)} out per 1M tokens`;
+    case 'per_character':
+      return `${fmtCredits(pricing.per_million_characters)} per 1M characters`;
+    default: {
+      const field = (PRICE_FIELDS[pricing.unit] || [])[0];
+      return field ? `${fmtCredits(pricing[field])} ${pricing.unit.replace('_', ' ')}` : pricing.unit;
+    }
+  }
+}
+
+function modelFields(model) {
+  const pricing = model?.pricing || { unit: 'per_token' };
+  const fields = [];
+  if (!model) fields.push({ name: 'id', label: 'Model name (what callers send)', required: true });
+  fields.push(
+    { name: 'provider', label: 'Provider id', required: true, value: model?.provider ?? '' },
+    { name: 'upstream', label: 'Upstream model name', required: true, value: model?.upstream ?? '' },
+    { name: 'inputCapabilities', label: 'Input', type: 'checks', options: CAPABILITIES, value: model?.inputCapabilities ?? ['TEXT'] },
+    { name: 'outputCapabilities', label: 'Output', type: 'checks', options: CAPABILITIES, value: model?.outputCapabilities ?? ['TEXT'] },
+    { name: 'contextWindow', label: 'Context window (tokens)', type: 'number', min: 1, step: 1, required: true, value: model?.contextWindow ?? '' },
+    { name: 'unit', label: 'Pricing unit', type: 'select', options: UNITS, value: pricing.unit },
+    { name: 'price1', label: 'Price (input per 1M tokens, or the unit price)', type: 'number', min: 0, step: 'any', required: true, value: pricing[PRICE_FIELDS[pricing.unit]?.[0]] ?? '' },
+    { name: 'price2', label: 'Output price per 1M tokens (per token only)', type: 'number', min: 0, step: 'any', value: pricing.output_per_million ?? '' },
+  );
+  return fields;
+}
+
+function modelBody(values) {
+  const [first, second] = PRICE_FIELDS[values.unit];
+  const pricing = { unit: values.unit, [first]: numberOrNull(values.price1) ?? 0 };
+  if (second) pricing[second] = numberOrNull(values.price2) ?? 0;
+  const body = {
+    provider: values.provider,
+    upstream: values.upstream,
+    inputCapabilities: values.inputCapabilities,
+    outputCapabilities: values.outputCapabilities,
+    contextWindow: numberOrNull(values.contextWindow),
+    pricing,
+  };
+  if (values.id !== undefined) body.id = values.id;
+  return body;
+}
+
+export async function render(root, ctx) {
+  const { can } = ctx;
+  const manage = can('models.manage');
+  const message = h('div', { class: 'messages' });
+  const list = h('div', {});
+
+  async function run(what, action) {
+    message.replaceChildren();
+    try {
+      await action();
+    } catch (e) {
+      if (e.status !== 401) show(message, errorBox(e, what));
+    }
+  }
+
+  function actions(model) {
+    return h('div', { class: 'row-actions' },
+      h('button', { type: 'button', class: 'secondary small', onclick: () => run('Editing the model', () => edit(model)) }, 'Edit'),
+      h('button', { type: 'button', class: 'secondary small', onclick: () => run('Changing the model', () => toggle(model)) }, model.enabled ? 'Disable' : 'Enable'),
+      can('models.hard_delete') ? h('button', { type: 'button', class: 'danger small', onclick: () => run('Deleting the model', () => remove(model)) }, 'Delete') : null);
+  }
+
+  async function refresh() {
+    const { data } = await get('/api/v1/models');
+    const columns = [
+      { label: 'Model', value: (m) => h('code', { class: 'model-id' }, m.id) },
+      { label: 'Provider', value: (m) => `${m.provider} / ${m.upstream}` },
+      { label: 'Input', value: (m) => (m.inputCapabilities || []).join(', ') },
+      { label: 'Output', value: (m) => (m.outputCapabilities || []).join(', ') },
+      { label: 'Context', value: (m) => fmtNumber(m.contextWindow), class: 'num' },
+      { label: 'Price', value: (m) => price(m.pricing) },
+      { label: 'State', value: (m) => (m.enabled === false ? badge('disabled', 'revoked') : badge('enabled', 'active')) },
+      { label: 'Source', value: (m) => m.source || '—' },
+    ];
+    if (manage) columns.push({ label: 'Actions', value: actions, class: 'actions-cell' });
+    show(list, table(columns, data, { caption: 'Model catalogue', empty: 'The catalogue is empty.' }));
+  }
+
+  async function add() {
+    const created = await formDialog('Add a model', modelFields(null), 'Add model',
+      (values) => api('POST', '/api/v1/models', modelBody(values)));
+    if (!created) return;
+    show(message, okBox('Model added.'));
+    await refresh();
+  }
+
+  async function edit(model) {
+    const saved = await formDialog(`Edit ${model.id}`, modelFields(model), 'Save',
+      (values) => api('PATCH', `/api/v1/models/${encodeURIComponent(model.id)}`, modelBody(values)));
+    if (!saved) return;
+    show(message, okBox(`Model ${model.id} saved.`));
+    await refresh();
+  }
+
+  async function toggle(model) {
+    await api('PATCH', `/api/v1/models/${encodeURIComponent(model.id)}`, { enabled: !model.enabled });
+    show(message, okBox(`Model ${model.id} ${model.enabled ? 'disabled' : 'enabled'}.`));
+    await refresh();
+  }
+
+  async function remove(model) {
+    const yes = await confirmDialog(`Delete ${model.id}?`, 'The entry leaves the catalogue for good; callers naming it get model_not_found. Disabling keeps it for later.', 'Delete model');
+    if (!yes) return;
+    await api('DELETE', `/api/v1/models/${encodeURIComponent(model.id)}`);
+    show(message, okBox(`Model ${model.id} deleted.`));
+    await refresh();
+  }
+
+  if (manage) {
+    root.append(h('div', { class: 'toolbar' }, h('button', { type: 'button', class: 'primary', onclick: () => run('Adding a model', add) }, 'Add model')));
+  }
+  root.append(message, list);
+  await refresh();
+}
