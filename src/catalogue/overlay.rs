@@ -374,7 +374,7 @@ impl LiveCatalogue {
     }
 
     fn reload(&self, store: &Store) -> Result<(), StoreError> {
-        let rows = store.read(|tx| rows(tx))?;
+        let rows = store.read(rows)?;
         self.install(self.merge(rows));
         Ok(())
     }
