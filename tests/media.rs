@@ -265,10 +265,12 @@ async fn image_generation_refuses_bad_fields_unknown_models_and_failed_upstreams
     let text_model = json!({ "model": "chat", "prompt": "x" });
     let response = post_json(&server, &key, "/v1/images/generations", &text_model).await;
     assert_eq!(error_code(response, 422).await, "capability_unsupported");
-    let gemini = json!({ "model": "gemini-image", "prompt": "x" });
+    // Gemini image models are translated (tests/media_gemini.rs); a size
+    // without an aspect ratio Gemini takes is refused before any call.
+    let gemini = json!({ "model": "gemini-image", "prompt": "x", "size": "1000x999" });
     let response = post_json(&server, &key, "/v1/images/generations", &gemini).await;
     let error: Value = response.json().await.unwrap();
-    assert_eq!(error["error"]["param"], "model");
+    assert_eq!(error["error"]["param"], "size");
     assert!(
         error["error"]["message"]
             .as_str()

@@ -32,6 +32,7 @@ use crate::catalogue::{Capability, Model, Pricing, ProviderKind, credits_to_micr
 use crate::compliance::{Classification, registry};
 use crate::error::{ApiError, Code};
 use crate::events::Event;
+use crate::providers::gemini_image;
 use crate::providers::media::{ByteStream, MediaCall, MediaReply};
 use crate::tenants::ReviewMode;
 
@@ -124,6 +125,7 @@ pub async fn serve(
         error
     })?;
     able(request.route, &model)?;
+    gemini_size(&request.call, &model)?;
     let tenant = super::admit(state, key)?;
     let chat = gated_request(&request);
     let risk = super::gate(state, key, &tenant.policy, &chat, request_id).await?;
@@ -250,9 +252,11 @@ fn able(route: Route, model: &Model) -> Result<(), ApiError> {
         error.param = Some("model".into());
         return Err(error);
     }
-    match model.provider.kind {
-        ProviderKind::Openai | ProviderKind::Mock => Ok(()),
-        ProviderKind::Anthropic | ProviderKind::Gemini => Err(ApiError::invalid(
+    match (model.provider.kind, route) {
+        (ProviderKind::Openai | ProviderKind::Mock, _) => Ok(()),
+        // Translated to generate-content (`providers::gemini_image`).
+        (ProviderKind::Gemini, Route::Generation) => Ok(()),
+        (ProviderKind::Anthropic | ProviderKind::Gemini, _) => Err(ApiError::invalid(
             "model",
             format!(
                 "`{}` is served by the {} provider `{}`, which has no native {} endpoint; use a model of an OpenAI-compatible provider",
@@ -263,6 +267,31 @@ fn able(route: Route, model: &Model) -> Result<(), ApiError> {
             ),
         )),
     }
+}
+
+/// A Gemini image model takes an aspect ratio, not a size: the size must
+/// have one it takes (400 naming the size and the ratios otherwise).
+fn gemini_size(call: &MediaCall, model: &Model) -> Result<(), ApiError> {
+    let MediaCall::Generate(body) = call else {
+        return Ok(());
+    };
+    if model.provider.kind != ProviderKind::Gemini {
+        return Ok(());
+    }
+    let Some(size) = body["size"].as_str().filter(|s| *s != "auto") else {
+        return Ok(());
+    };
+    if gemini_image::aspect_ratio(size).is_some() {
+        return Ok(());
+    }
+    Err(ApiError::invalid(
+        "size",
+        format!(
+            "`{}` is a Gemini image model, which takes an aspect ratio: the size `{size}` has none it supports ({}); use `auto` or a size of one of them, such as 1024x1024",
+            model.id,
+            gemini_image::ASPECT_RATIOS.join(", ")
+        ),
+    ))
 }
 
 /// The request as the classifier and the gate read it: the carried text

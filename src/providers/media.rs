@@ -4,7 +4,8 @@
 //! Only OpenAI-compatible servers have these endpoints natively
 //! (`{base_url}/images/generations`, `/images/edits`,
 //! `/audio/transcriptions`, `/audio/speech`); the built-in mock answers
-//! them offline. Uploads go out as multipart built from the caller's parts,
+//! them offline. Image generation on a Gemini image model is translated to
+//! generate-content ([`super::gemini_image`]). Uploads go out as multipart built from the caller's parts,
 //! whose data are slices of the one request buffer (nothing is copied);
 //! speech comes back as a byte stream relayed as it arrives.
 
@@ -66,17 +67,30 @@ impl Providers {
         match model.provider.kind {
             ProviderKind::Openai => openai(&self.http, &model.provider, call).await,
             ProviderKind::Mock => mock(&model.upstream, call).await,
-            // The pipeline refuses these kinds before any call.
-            ProviderKind::Anthropic | ProviderKind::Gemini => Err(UpstreamError::new(
-                Failure::Unsupported,
-                format!(
-                    "a {} provider has no /{} endpoint",
-                    model.provider.kind.as_str(),
-                    call.path()
-                ),
-            )),
+            ProviderKind::Gemini => match call {
+                MediaCall::Generate(body) => {
+                    super::gemini_image::generate(&self.http, model, &body)
+                        .await
+                        .map(MediaReply::Json)
+                }
+                // The pipeline refuses the other routes before any call.
+                other => Err(unsupported(model, &other)),
+            },
+            // The pipeline refuses this kind before any call.
+            ProviderKind::Anthropic => Err(unsupported(model, &call)),
         }
     }
+}
+
+fn unsupported(model: &Model, call: &MediaCall) -> UpstreamError {
+    UpstreamError::new(
+        Failure::Unsupported,
+        format!(
+            "a {} provider has no /{} endpoint",
+            model.provider.kind.as_str(),
+            call.path()
+        ),
+    )
 }
 
 async fn openai(

@@ -9,6 +9,7 @@
 pub mod anthropic;
 pub mod fetch;
 pub mod gemini;
+pub mod gemini_image;
 pub mod http;
 pub mod media;
 pub mod mock;

@@ -11,6 +11,8 @@
 //! | `gemini-safety` | `SAFETY` |
 //! | `gemini-503` | 503 `UNAVAILABLE` |
 //! | `gemini-error-mid` | (streamed) one chunk, then an error |
+//! | `gemini-image` | per candidate asked (`generationConfig.candidateCount`, default 1): the text `a red boat` and one `inlineData` PNG ([`PNG`]); 9 prompt, 1290 candidate tokens |
+//! | `gemini-no-image` | text only, finish reason `IMAGE_SAFETY` |
 //!
 //! Images: `GET /images/cat.png` (a PNG), `/images/big.png` (21 MB),
 //! `/images/page.html` (not an image).
@@ -156,6 +158,9 @@ async fn generate(
         let error = json!({ "error": { "code": 503, "message": "The model is overloaded.", "status": "UNAVAILABLE" } });
         return (StatusCode::SERVICE_UNAVAILABLE, axum::Json(error)).into_response();
     }
+    if model == "gemini-image" {
+        return image_answer(&recorded);
+    }
     let usage = json!({ "promptTokenCount": 11, "candidatesTokenCount": 6, "thoughtsTokenCount": 2, "totalTokenCount": 19 });
     let (parts, finish): (Vec<Value>, &str) = match model {
         "gemini-tool" => (
@@ -164,6 +169,10 @@ async fn generate(
         ),
         "gemini-len" => (vec![json!({ "text": "cut sh" })], "MAX_TOKENS"),
         "gemini-safety" => (vec![], "SAFETY"),
+        "gemini-no-image" => (
+            vec![json!({ "text": "I cannot draw that." })],
+            "IMAGE_SAFETY",
+        ),
         _ => (
             vec![
                 json!({ "text": "thinking...", "thought": true }),
@@ -206,4 +215,31 @@ async fn generate(
         }
     }
     ([("content-type", "text/event-stream")], out).into_response()
+}
+
+/// `gemini-image`: as many candidates as asked, each a text and a PNG.
+fn image_answer(recorded: &Recorded) -> Response {
+    use base64::Engine;
+    let asked = recorded.0.lock().unwrap().last().map_or(1, |r| {
+        r.body["generationConfig"]["candidateCount"]
+            .as_u64()
+            .unwrap_or(1)
+    });
+    let png = base64::engine::general_purpose::STANDARD.encode(PNG);
+    let candidates: Vec<Value> = (0..asked)
+        .map(|i| {
+            let mut c = candidate(
+                json!([{ "text": "a red boat" }, { "inlineData": { "mimeType": "image/png", "data": png } }]),
+                Some("STOP"),
+            );
+            c["index"] = json!(i);
+            c
+        })
+        .collect();
+    axum::Json(json!({
+        "candidates": candidates,
+        "usageMetadata": { "promptTokenCount": 9, "candidatesTokenCount": 1290, "totalTokenCount": 1299 },
+        "modelVersion": "gemini-image",
+    }))
+    .into_response()
 }
