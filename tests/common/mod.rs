@@ -14,6 +14,7 @@ use serde_json::Value;
 pub mod anthropic;
 pub mod gemini;
 pub mod receiver;
+pub mod rng;
 pub mod upstream;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_tollgate");
