@@ -266,6 +266,7 @@ fn google_status(status: StatusCode) -> &'static str {
     match status.as_u16() {
         400 | 413 | 415 => "INVALID_ARGUMENT",
         401 => "UNAUTHENTICATED",
+        408 => "DEADLINE_EXCEEDED",
         402 | 429 => "RESOURCE_EXHAUSTED",
         403 => "PERMISSION_DENIED",
         404 => "NOT_FOUND",
