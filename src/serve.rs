@@ -75,7 +75,11 @@ pub async fn serve(
 
 /// Gives a request's body `timeout` to arrive in full; a body still coming
 /// after that ends in error and the answer is 408 `request_timeout`.
-pub async fn body_deadline(State(timeout): State<Duration>, request: Request, next: Next) -> Response {
+pub async fn body_deadline(
+    State(timeout): State<Duration>,
+    request: Request,
+    next: Next,
+) -> Response {
     if request.body().is_end_stream() {
         return next.run(request).await;
     }

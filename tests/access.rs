@@ -34,7 +34,13 @@ struct Row {
     expect: [u16; 7],
 }
 
-fn row(method: Method, pattern: &'static str, path: &'static str, body: Option<Value>, expect: [u16; 7]) -> Row {
+fn row(
+    method: Method,
+    pattern: &'static str,
+    path: &'static str,
+    body: Option<Value>,
+    expect: [u16; 7],
+) -> Row {
     Row {
         method,
         pattern,
@@ -46,17 +52,19 @@ fn row(method: Method, pattern: &'static str, path: &'static str, body: Option<V
 
 /// The dashboard routes' table. Write bodies are invalid where a route
 /// changes something, so an allowed role gets 400 and nothing changes.
+/// Columns: owner, admin, billing, auditor, reviewer, user, tester.
+#[rustfmt::skip]
 fn dashboard_table() -> Vec<Row> {
     use Method as M;
-    //                                                                      owner admin billing auditor reviewer user tester
     let bad_urls = Some(json!({ "urls": "not a list" }));
+    let no_credits = Some(json!({ "amount": 0 }));
     vec![
         row(M::GET, "/api/v1/me", "/api/v1/me", None, [200, 200, 200, 200, 200, 200, 200]),
         row(M::GET, "/api/v1/usage", "/api/v1/usage", None, [200, 200, 200, 200, 403, 200, 403]),
         row(M::GET, "/api/v1/usage/records", "/api/v1/usage/records", None, [200, 200, 200, 200, 403, 200, 403]),
         // A key made by the CLI belongs to no account: a `user` sees only its own.
         row(M::GET, "/api/v1/keys/{id}", "/api/v1/keys/{key}", None, [200, 200, 200, 200, 404, 404, 404]),
-        row(M::POST, "/api/v1/tenants/{id}/credits", "/api/v1/tenants/default/credits", Some(json!({ "amount": 0 })), [400, 400, 400, 403, 403, 403, 403]),
+        row(M::POST, "/api/v1/tenants/{id}/credits", "/api/v1/tenants/default/credits", no_credits, [400, 400, 400, 403, 403, 403, 403]),
         row(M::GET, "/api/v1/billing/history", "/api/v1/billing/history", None, [200, 200, 200, 403, 403, 403, 403]),
         row(M::GET, "/api/v1/webhooks", "/api/v1/webhooks", None, [200, 200, 403, 403, 403, 403, 403]),
         row(M::PUT, "/api/v1/webhooks", "/api/v1/webhooks", bad_urls, [400, 400, 403, 403, 403, 403, 403]),
@@ -92,6 +100,7 @@ const COVERED_BY_COMPLIANCE: &[&str] = &[
 const PUBLIC: &[&str] = &["/api/v1/auth/login", "/healthz", "/readyz", "/metrics"];
 
 /// Every inference route: (method, pattern, path asked, body).
+#[rustfmt::skip]
 fn inference_table() -> Vec<(Method, &'static str, &'static str, Option<Value>)> {
     let chat = json!({ "model": "ok", "messages": [{ "role": "user", "content": "hi" }] });
     vec![
@@ -101,7 +110,13 @@ fn inference_table() -> Vec<(Method, &'static str, &'static str, Option<Value>)>
     ]
 }
 
-async fn call(server: &TestServer, token: Option<&str>, method: Method, path: &str, body: Option<&Value>) -> reqwest::Response {
+async fn call(
+    server: &TestServer,
+    token: Option<&str>,
+    method: Method,
+    path: &str,
+    body: Option<&Value>,
+) -> reqwest::Response {
     let mut request = client().request(method, server.url(path));
     if let Some(token) = token {
         request = request.bearer_auth(token);
@@ -121,7 +136,10 @@ async fn status_and_shape(response: reqwest::Response) -> (u16, Option<String>) 
     }
     let body: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
     let shaped = body["error"]["code"].is_string() && body["error"]["message"].is_string();
-    (status, (!shaped).then(|| format!("not in the error shape: {text}")))
+    (
+        status,
+        (!shaped).then(|| format!("not in the error shape: {text}")),
+    )
 }
 
 async fn setup() -> (Upstream, TestServer) {
@@ -152,7 +170,10 @@ async fn every_dashboard_route_answers_each_role_and_no_token_as_the_table_says(
     let table = dashboard_table();
     for row in &table {
         let path = row.path.replace("{key}", &key_id);
-        let (status, _) = status_and_shape(call(&server, None, row.method.clone(), &path, row.body.as_ref()).await).await;
+        let (status, _) = status_and_shape(
+            call(&server, None, row.method.clone(), &path, row.body.as_ref()).await,
+        )
+        .await;
         if status != 401 {
             failures.push(format!("{} {path} without a token: {status}", row.method));
         }
@@ -160,18 +181,35 @@ async fn every_dashboard_route_answers_each_role_and_no_token_as_the_table_says(
             continue;
         }
         for ((role, token), expected) in tokens.iter().zip(row.expect) {
-            let response = call(&server, Some(token), row.method.clone(), &path, row.body.as_ref()).await;
+            let response = call(
+                &server,
+                Some(token),
+                row.method.clone(),
+                &path,
+                row.body.as_ref(),
+            )
+            .await;
             let (status, shape) = status_and_shape(response).await;
             if status != expected || shape.is_some() {
-                failures.push(format!("{} {path} as {role}: {status}, expected {expected} {shape:?}", row.method));
+                failures.push(format!(
+                    "{} {path} as {role}: {status}, expected {expected} {shape:?}",
+                    row.method
+                ));
             }
         }
     }
     // Signing out: the token is gone after.
-    let logout = table.iter().find(|r| r.pattern == "/api/v1/auth/logout").unwrap();
+    let logout = table
+        .iter()
+        .find(|r| r.pattern == "/api/v1/auth/logout")
+        .unwrap();
     for ((role, token), expected) in tokens.iter().zip(logout.expect) {
-        let (status, _) = status_and_shape(call(&server, Some(token), Method::POST, logout.path, None).await).await;
-        let (after, _) = status_and_shape(call(&server, Some(token), Method::GET, "/api/v1/me", None).await).await;
+        let (status, _) =
+            status_and_shape(call(&server, Some(token), Method::POST, logout.path, None).await)
+                .await;
+        let (after, _) =
+            status_and_shape(call(&server, Some(token), Method::GET, "/api/v1/me", None).await)
+                .await;
         if status != expected || after != 401 {
             failures.push(format!("logout as {role}: {status}, then /me {after}"));
         }
@@ -191,8 +229,18 @@ async fn every_inference_route_refuses_missing_wrong_revoked_keys_and_session_to
         for (who, token, status, code) in [
             ("no key", None, 401, "missing_api_key"),
             ("a wrong key", Some(wrong.as_str()), 401, "invalid_api_key"),
-            ("a revoked key", Some(revoked.as_str()), 403, "invalid_api_key"),
-            ("a session token", Some(owner.as_str()), 401, "invalid_api_key"),
+            (
+                "a revoked key",
+                Some(revoked.as_str()),
+                403,
+                "invalid_api_key",
+            ),
+            (
+                "a session token",
+                Some(owner.as_str()),
+                401,
+                "invalid_api_key",
+            ),
         ] {
             let response = call(&server, token, method.clone(), path, body.as_ref()).await;
             let got_status = response.status().as_u16();
@@ -211,11 +259,37 @@ async fn tenant_b_can_neither_read_nor_change_tenant_a_keys_usage_wallet_or_webh
     let owner = login(&server).await;
     let (a_key_id, a_key) = server.create_key(&[]);
     let chat = json!({ "model": "ok", "messages": [{ "role": "user", "content": "hi" }] });
-    assert_eq!(call(&server, Some(&a_key), Method::POST, "/v1/chat/completions", Some(&chat)).await.status(), 200);
+    assert_eq!(
+        call(
+            &server,
+            Some(&a_key),
+            Method::POST,
+            "/v1/chat/completions",
+            Some(&chat)
+        )
+        .await
+        .status(),
+        200
+    );
     let a_hooks = json!({ "urls": ["http://127.0.0.1:9/a"] });
-    assert_eq!(call(&server, Some(&owner), Method::PUT, "/api/v1/webhooks", Some(&a_hooks)).await.status(), 200);
+    assert_eq!(
+        call(
+            &server,
+            Some(&owner),
+            Method::PUT,
+            "/api/v1/webhooks",
+            Some(&a_hooks)
+        )
+        .await
+        .status(),
+        200
+    );
     let a_wallet = server.cli_json(&["tenants", "show", "default"])["walletBalance"].clone();
-    let a_webhooks: Value = call(&server, Some(&owner), Method::GET, "/api/v1/webhooks", None).await.json().await.unwrap();
+    let a_webhooks: Value = call(&server, Some(&owner), Method::GET, "/api/v1/webhooks", None)
+        .await
+        .json()
+        .await
+        .unwrap();
 
     server.cli_json(&["tenants", "create", "--name", "beta", "--tier", "paid"]);
     let b_admin = account(&server, "beta", "admin@b.test", "admin").await;
@@ -230,47 +304,146 @@ async fn tenant_b_can_neither_read_nor_change_tenant_a_keys_usage_wallet_or_webh
     let cases: Vec<(&str, Method, &str, Option<&Value>, u16)> = vec![
         (&b_admin, Method::GET, &key_path, None, 404),
         (&b_auditor, Method::GET, &key_path, None, 404),
-        (&b_auditor, Method::GET, "/api/v1/usage?tenant=default", None, 403),
-        (&b_auditor, Method::GET, "/api/v1/usage/records?tenant=default", None, 403),
-        (&b_billing, Method::GET, "/api/v1/billing/history?tenant=default", None, 403),
-        (&b_billing, Method::POST, "/api/v1/tenants/default/credits", Some(&top_up), 403),
-        (&b_admin, Method::GET, "/api/v1/webhooks?tenant=default", None, 403),
-        (&b_admin, Method::PUT, "/api/v1/webhooks?tenant=default", Some(&new_hooks), 403),
-        (&b_admin, Method::POST, "/api/v1/webhooks/secret/rotate?tenant=default", None, 403),
-        (&b_admin, Method::GET, "/api/v1/webhooks/deliveries?tenant=default", None, 403),
+        (
+            &b_auditor,
+            Method::GET,
+            "/api/v1/usage?tenant=default",
+            None,
+            403,
+        ),
+        (
+            &b_auditor,
+            Method::GET,
+            "/api/v1/usage/records?tenant=default",
+            None,
+            403,
+        ),
+        (
+            &b_billing,
+            Method::GET,
+            "/api/v1/billing/history?tenant=default",
+            None,
+            403,
+        ),
+        (
+            &b_billing,
+            Method::POST,
+            "/api/v1/tenants/default/credits",
+            Some(&top_up),
+            403,
+        ),
+        (
+            &b_admin,
+            Method::GET,
+            "/api/v1/webhooks?tenant=default",
+            None,
+            403,
+        ),
+        (
+            &b_admin,
+            Method::PUT,
+            "/api/v1/webhooks?tenant=default",
+            Some(&new_hooks),
+            403,
+        ),
+        (
+            &b_admin,
+            Method::POST,
+            "/api/v1/webhooks/secret/rotate?tenant=default",
+            None,
+            403,
+        ),
+        (
+            &b_admin,
+            Method::GET,
+            "/api/v1/webhooks/deliveries?tenant=default",
+            None,
+            403,
+        ),
     ];
     for (token, method, path, body, expected) in cases {
-        let (status, shape) = status_and_shape(call(&server, Some(token), method.clone(), path, body).await).await;
+        let (status, shape) =
+            status_and_shape(call(&server, Some(token), method.clone(), path, body).await).await;
         if status != expected || shape.is_some() {
-            failures.push(format!("{method} {path}: {status}, expected {expected} {shape:?}"));
+            failures.push(format!(
+                "{method} {path}: {status}, expected {expected} {shape:?}"
+            ));
         }
     }
     // Scoped reads show B's own (empty) data, never A's.
-    let records: Value = call(&server, Some(&b_auditor), Method::GET, &records_path, None).await.json().await.unwrap();
+    let records: Value = call(&server, Some(&b_auditor), Method::GET, &records_path, None)
+        .await
+        .json()
+        .await
+        .unwrap();
     if !records["data"].as_array().is_some_and(Vec::is_empty) {
         failures.push(format!("B reads A's usage records: {records}"));
     }
-    let usage: Value = call(&server, Some(&b_auditor), Method::GET, "/api/v1/usage", None).await.json().await.unwrap();
+    let usage: Value = call(
+        &server,
+        Some(&b_auditor),
+        Method::GET,
+        "/api/v1/usage",
+        None,
+    )
+    .await
+    .json()
+    .await
+    .unwrap();
     if usage["totals"]["requests"] != 0 {
         failures.push(format!("B's usage report counts A's requests: {usage}"));
     }
     // B's own webhook changes stay B's.
-    let (status, _) = status_and_shape(call(&server, Some(&b_admin), Method::PUT, "/api/v1/webhooks", Some(&new_hooks)).await).await;
+    let (status, _) = status_and_shape(
+        call(
+            &server,
+            Some(&b_admin),
+            Method::PUT,
+            "/api/v1/webhooks",
+            Some(&new_hooks),
+        )
+        .await,
+    )
+    .await;
     if status != 200 {
         failures.push(format!("B cannot set its own webhooks: {status}"));
     }
-    let rotated = call(&server, Some(&b_admin), Method::POST, "/api/v1/webhooks/secret/rotate", None).await;
+    let rotated = call(
+        &server,
+        Some(&b_admin),
+        Method::POST,
+        "/api/v1/webhooks/secret/rotate",
+        None,
+    )
+    .await;
     if rotated.status() != 200 {
-        failures.push(format!("B cannot rotate its own secret: {}", rotated.status()));
+        failures.push(format!(
+            "B cannot rotate its own secret: {}",
+            rotated.status()
+        ));
     }
     assert!(failures.is_empty(), "{failures:#?}");
 
     // Nothing of A changed.
-    let after: Value = call(&server, Some(&owner), Method::GET, "/api/v1/webhooks", None).await.json().await.unwrap();
+    let after: Value = call(&server, Some(&owner), Method::GET, "/api/v1/webhooks", None)
+        .await
+        .json()
+        .await
+        .unwrap();
     assert_eq!(after, a_webhooks, "A's webhooks are untouched");
-    assert_eq!(server.cli_json(&["tenants", "show", "default"])["walletBalance"], a_wallet);
+    assert_eq!(
+        server.cli_json(&["tenants", "show", "default"])["walletBalance"],
+        a_wallet
+    );
     // A's key is A's: B's key is refused on A's review, and A's key works.
-    let response = call(&server, Some(&a_key), Method::POST, "/v1/chat/completions", Some(&chat)).await;
+    let response = call(
+        &server,
+        Some(&a_key),
+        Method::POST,
+        "/v1/chat/completions",
+        Some(&chat),
+    )
+    .await;
     assert_eq!(response.status(), 200);
     let unknown = call(&server, Some(&a_key), Method::GET, "/v1/reviews/nope", None).await;
     assert_eq!(error_code(unknown, 404).await, "not_found");
@@ -284,9 +457,11 @@ fn routes_in_source() -> Vec<String> {
     for entry in std::fs::read_dir(dir).expect("src/api") {
         let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
         for piece in text.split('"').skip(1).step_by(2) {
-            let is_route = ["/api/", "/v1/", "/v1beta/", "/healthz", "/readyz", "/metrics"]
-                .iter()
-                .any(|p| piece.starts_with(p))
+            let is_route = [
+                "/api/", "/v1/", "/v1beta/", "/healthz", "/readyz", "/metrics",
+            ]
+            .iter()
+            .any(|p| piece.starts_with(p))
                 && !piece.contains(' ');
             if is_route {
                 found.push(piece.to_owned());

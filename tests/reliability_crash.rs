@@ -44,14 +44,19 @@ fn wallet(server: &TestServer) -> i64 {
 
 /// One client: requests round-robin over the keys until the server goes
 /// away; returns the request ids answered 200 with their whole body.
-async fn load(url: String, keys: Arc<Vec<String>>, client_no: usize, stop: Arc<AtomicBool>) -> Vec<String> {
+async fn load(
+    url: String,
+    keys: Arc<Vec<String>>,
+    client_no: usize,
+    stop: Arc<AtomicBool>,
+) -> Vec<String> {
     let http = client();
     let mut answered = Vec::new();
     let deadline = Instant::now() + Duration::from_secs(30);
     let mut n = client_no;
     while !stop.load(Ordering::SeqCst) && Instant::now() < deadline {
         n += 1;
-        let stream = n % 8 == 0;
+        let stream = n.is_multiple_of(8);
         let body = json!({ "model": "ok", "stream": stream,
             "messages": [{ "role": "user", "content": format!("hello {n}") }] });
         let Ok(response) = http
@@ -131,7 +136,15 @@ async fn kill_9_under_billed_load_loses_no_answered_request_and_repeats_no_event
         }
         println!("round {round}: killed after {kill_after} ms, {answered} answered");
         server.launch().expect("restart on the same data directory");
-        check(&server, &key_ids, &answered_all, wallet_start, &receiver, round).await;
+        check(
+            &server,
+            &key_ids,
+            &answered_all,
+            wallet_start,
+            &receiver,
+            round,
+        )
+        .await;
     }
     assert!(!answered_all.is_empty(), "no request was answered at all");
     let fired = receiver
@@ -139,8 +152,14 @@ async fn kill_9_under_billed_load_loses_no_answered_request_and_repeats_no_event
         .iter()
         .filter(|r| THRESHOLD_EVENTS.contains(&r.event().as_str()))
         .count();
-    println!("{} answered over {ROUNDS} rounds, {fired} threshold events delivered", answered_all.len());
-    assert!(fired > 0, "no threshold was crossed: the caps are too high for this machine");
+    println!(
+        "{} answered over {ROUNDS} rounds, {fired} threshold events delivered",
+        answered_all.len()
+    );
+    assert!(
+        fired > 0,
+        "no threshold was crossed: the caps are too high for this machine"
+    );
 }
 
 /// The invariants after a restart.
@@ -159,7 +178,10 @@ async fn check(
     let mut ids = HashSet::new();
     for record in &records {
         let id = record["requestId"].as_str().expect("requestId").to_owned();
-        assert!(ids.insert(id.clone()), "round {round}: request {id} recorded twice");
+        assert!(
+            ids.insert(id.clone()),
+            "round {round}: request {id} recorded twice"
+        );
         *by_key
             .entry(record["keyId"].as_str().unwrap().to_owned())
             .or_default() += micros(&record["cost"]);
@@ -191,8 +213,14 @@ async fn check(
     for event in report["events"].as_array().expect("events") {
         let name = event["event"].as_str().unwrap_or_default();
         if THRESHOLD_EVENTS.contains(&name) {
-            let id = (event["data"]["keyId"].to_string(), event["data"]["percentage"].to_string());
-            assert!(stored.insert(id.clone()), "round {round}: {name} {id:?} stored twice");
+            let id = (
+                event["data"]["keyId"].to_string(),
+                event["data"]["percentage"].to_string(),
+            );
+            assert!(
+                stored.insert(id.clone()),
+                "round {round}: {name} {id:?} stored twice"
+            );
         }
     }
     // Deliveries in flight when the server died may still arrive: give
@@ -203,12 +231,18 @@ async fn check(
         let body = received.json();
         let name = body["event"].as_str().unwrap_or_default().to_owned();
         if THRESHOLD_EVENTS.contains(&name.as_str()) {
-            let id = (body["data"]["keyId"].to_string(), body["data"]["percentage"].to_string());
+            let id = (
+                body["data"]["keyId"].to_string(),
+                body["data"]["percentage"].to_string(),
+            );
             assert!(
                 delivered.insert(id.clone()),
                 "round {round}: {name} {id:?} delivered twice"
             );
-            assert!(stored.contains(&id), "round {round}: {name} {id:?} delivered but not stored");
+            assert!(
+                stored.contains(&id),
+                "round {round}: {name} {id:?} delivered but not stored"
+            );
         }
     }
 

@@ -98,7 +98,9 @@ async fn send(server: &TestServer, key: &str, models: &[&str], stream: bool) -> 
 
 /// The `data:` payloads of a stream.
 fn data(text: &str) -> Vec<&str> {
-    text.lines().filter_map(|l| l.strip_prefix("data: ")).collect()
+    text.lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .collect()
 }
 
 /// The completion (plain) or the last JSON chunk before `[DONE]` (stream).
@@ -163,7 +165,11 @@ async fn every_fault_before_the_first_byte_falls_back_then_exhausts_with_502_and
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    assert_eq!(exhausted.len(), table.len(), "one providers.exhausted event per 502");
+    assert_eq!(
+        exhausted.len(),
+        table.len(),
+        "one providers.exhausted event per 502"
+    );
     assert_no_panic(&server);
 }
 
@@ -174,9 +180,15 @@ async fn a_stream_broken_after_its_first_chunk_ends_with_an_error_event_not_a_ha
         let (status, text) = send(&server, &key, &[fault, "ok"], true).await;
         assert_eq!(status, 200, "{fault}: the stream had started");
         let events = data(&text);
-        assert!(!events.contains(&"[DONE]"), "{fault}: a broken stream must not end cleanly: {text}");
+        assert!(
+            !events.contains(&"[DONE]"),
+            "{fault}: a broken stream must not end cleanly: {text}"
+        );
         let error: Value = serde_json::from_str(events.last().expect("events")).unwrap();
-        assert_eq!(error["error"]["code"], "upstream_stream_error", "{fault}: {text}");
+        assert_eq!(
+            error["error"]["code"], "upstream_stream_error",
+            "{fault}: {text}"
+        );
     }
     // The server keeps serving.
     let (status, _) = send(&server, &key, &["ok"], false).await;

@@ -60,7 +60,11 @@ fn random_json(rng: &mut Rng, depth: u32) -> Value {
         2 => json!(rng.next_u64() as i64),
         3 => json!(f64::from(rng.range(0, 2000) as u32) / 7.0 - 100.0),
         4 => json!(random_string(rng)),
-        5 | 6 => Value::Array((0..rng.range(0, 4)).map(|_| random_json(rng, depth + 1)).collect()),
+        5 | 6 => Value::Array(
+            (0..rng.range(0, 4))
+                .map(|_| random_json(rng, depth + 1))
+                .collect(),
+        ),
         _ => {
             let mut object = serde_json::Map::new();
             for _ in 0..rng.range(0, 4) {
@@ -73,8 +77,22 @@ fn random_json(rng: &mut Rng, depth: u32) -> Value {
 
 fn random_key(rng: &mut Rng) -> String {
     const KEYS: [&str; 16] = [
-        "model", "models", "messages", "role", "content", "stream", "max_tokens", "temperature",
-        "tools", "tool_choice", "type", "text", "image_url", "url", "n", "stream_options",
+        "model",
+        "models",
+        "messages",
+        "role",
+        "content",
+        "stream",
+        "max_tokens",
+        "temperature",
+        "tools",
+        "tool_choice",
+        "type",
+        "text",
+        "image_url",
+        "url",
+        "n",
+        "stream_options",
     ];
     if rng.chance(80) {
         (*rng.pick(&KEYS)).to_owned()
@@ -127,7 +145,9 @@ fn case(rng: &mut Rng) -> Vec<u8> {
             }
             bytes
         }
-        _ => (0..rng.range(0, 64)).map(|_| rng.range(0, 256) as u8).collect(),
+        _ => (0..rng.range(0, 64))
+            .map(|_| rng.range(0, 256) as u8)
+            .collect(),
     }
 }
 
@@ -179,12 +199,18 @@ async fn any_body_gets_an_answer_or_a_documented_4xx_never_a_5xx_or_a_hang() {
         };
         *statuses.entry(status).or_default() += 1;
         if let Some(problem) = judge(status, &text, stream) {
-            failures.push(format!("case {n} {}: {problem}", String::from_utf8_lossy(&body)));
+            failures.push(format!(
+                "case {n} {}: {problem}",
+                String::from_utf8_lossy(&body)
+            ));
         }
     }
     println!("statuses over {CASES} cases: {statuses:?}");
     assert!(failures.is_empty(), "{failures:#?}");
-    assert!(statuses.contains_key(&200) && statuses.contains_key(&400), "{statuses:?}");
+    assert!(
+        statuses.contains_key(&200) && statuses.contains_key(&400),
+        "{statuses:?}"
+    );
     assert!(!server.log().contains("panicked"));
 }
 
@@ -228,10 +254,15 @@ async fn invalid_utf8_and_deep_nesting_get_400_and_the_server_lives_on() {
         .unwrap();
     let mut answer = Vec::new();
     stream.read_to_end(&mut answer).unwrap();
-    assert!(answer.starts_with(b"HTTP/1.1 401"), "{}", String::from_utf8_lossy(&answer));
-    let response = post(br#"{"model": "ok", "messages": [{"role": "user", "content": "hi"}]}"#.to_vec())
-        .await
-        .unwrap();
+    assert!(
+        answer.starts_with(b"HTTP/1.1 401"),
+        "{}",
+        String::from_utf8_lossy(&answer)
+    );
+    let response =
+        post(br#"{"model": "ok", "messages": [{"role": "user", "content": "hi"}]}"#.to_vec())
+            .await
+            .unwrap();
     assert_eq!(response.status(), 200);
     assert!(!server.log().contains("panicked"));
 }
@@ -253,10 +284,18 @@ async fn oversized_heads_get_431_and_undeclared_oversized_bodies_413() {
     let many: String = (0..200).map(|i| format!("x-h{i}: v\r\n")).collect();
     let mut stream = std::net::TcpStream::connect(addr(&server)).unwrap();
     stream.set_read_timeout(Some(HANG)).unwrap();
-    write!(stream, "GET /v1/models HTTP/1.1\r\nHost: x\r\n{many}Connection: close\r\n\r\n").unwrap();
+    write!(
+        stream,
+        "GET /v1/models HTTP/1.1\r\nHost: x\r\n{many}Connection: close\r\n\r\n"
+    )
+    .unwrap();
     let mut answer = Vec::new();
     let _ = stream.read_to_end(&mut answer);
-    assert!(answer.starts_with(b"HTTP/1.1 431"), "{}", String::from_utf8_lossy(&answer));
+    assert!(
+        answer.starts_with(b"HTTP/1.1 431"),
+        "{}",
+        String::from_utf8_lossy(&answer)
+    );
 
     // 51 MB without a Content-Length: cut at the 50 MB limit, 413.
     let chunks = (0..51).map(|_| Ok::<_, std::io::Error>(vec![b' '; 1024 * 1024]));
@@ -277,12 +316,17 @@ async fn oversized_heads_get_431_and_undeclared_oversized_bodies_413() {
 /// connection or answers; returns what the server sent.
 fn trickle(addr: &str, head: &[u8], bytes: &[u8], gap: Duration) -> Vec<u8> {
     let mut stream = std::net::TcpStream::connect(addr).unwrap();
-    stream.set_read_timeout(Some(Duration::from_millis(1))).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_millis(1)))
+        .unwrap();
     stream.write_all(head).unwrap();
     let started = std::time::Instant::now();
     let mut answer = Vec::new();
     for byte in bytes.iter().cycle() {
-        assert!(started.elapsed() < HANG, "the slow client was never cut off");
+        assert!(
+            started.elapsed() < HANG,
+            "the slow client was never cut off"
+        );
         if stream.write_all(&[*byte]).is_err() {
             break;
         }
@@ -296,11 +340,15 @@ fn trickle(addr: &str, head: &[u8], bytes: &[u8], gap: Duration) -> Vec<u8> {
                     break;
                 }
             }
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock || e.kind() == std::io::ErrorKind::TimedOut => {}
+            Err(e)
+                if e.kind() == std::io::ErrorKind::WouldBlock
+                    || e.kind() == std::io::ErrorKind::TimedOut => {}
             Err(_) => break,
         }
     }
-    stream.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(2)))
+        .unwrap();
     let _ = stream.read_to_end(&mut answer);
     answer
 }
@@ -324,7 +372,12 @@ async fn slow_clients_are_cut_off_and_others_are_served_meanwhile() {
              Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n"
         );
         tokio::task::spawn_blocking(move || {
-            trickle(&address, head.as_bytes(), b"{\"model\": \"ok\",      ", Duration::from_millis(100))
+            trickle(
+                &address,
+                head.as_bytes(),
+                b"{\"model\": \"ok\",      ",
+                Duration::from_millis(100),
+            )
         })
     };
     // Meanwhile, others are served.
@@ -348,6 +401,9 @@ async fn slow_clients_are_cut_off_and_others_are_served_meanwhile() {
     );
     let body_answer = body_task.await.unwrap();
     let text = String::from_utf8_lossy(&body_answer);
-    assert!(text.starts_with("HTTP/1.1 408"), "the slow body got 408: {text}");
+    assert!(
+        text.starts_with("HTTP/1.1 408"),
+        "the slow body got 408: {text}"
+    );
     assert!(text.contains("request_timeout"), "{text}");
 }

@@ -39,7 +39,7 @@ fn raise_open_files() -> u64 {
         libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
         libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit);
     }
-    limit.rlim_cur as u64
+    limit.rlim_cur
 }
 
 /// The server's resident memory in kB (`VmRSS` of `/proc/<pid>/status`).
@@ -151,7 +151,10 @@ async fn a_thousand_connections_are_all_served_and_memory_returns_to_idle() {
             wave.failures.len(),
             &wave.failures[..wave.failures.len().min(10)]
         );
-        assert_eq!(wave.unserved, 0, "wave {n}: every connection was served at least once");
+        assert_eq!(
+            wave.unserved, 0,
+            "wave {n}: every connection was served at least once"
+        );
     }
     // Generous: the allocator and the store's page cache keep some of
     // what they took, but a second identical wave must not need much more
