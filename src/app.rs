@@ -110,6 +110,10 @@ pub fn router(state: AppState) -> Router {
             ApiError::new(Code::MethodNotAllowed, "this route does not accept that method")
         })
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(middleware::from_fn_with_state(
+            state.config.body_read_timeout,
+            crate::serve::body_deadline,
+        ))
         .layer(middleware::from_fn_with_state(state.clone(), authenticate))
         .layer(middleware::from_fn(refuse_oversized))
         .layer(middleware::from_fn_with_state(
@@ -191,9 +195,8 @@ impl Server {
         let app = router(state.clone());
         let grace = state.config.shutdown_grace;
         let stop = shutdown.clone();
-        let serving = axum::serve(listener, app)
-            .with_graceful_shutdown(async move { stop.cancelled().await });
-        let mut serving = std::pin::pin!(serving.into_future());
+        let serving = crate::serve::serve(listener, app, state.config.header_read_timeout, stop);
+        let mut serving = std::pin::pin!(serving);
         tokio::select! {
             result = &mut serving => result?,
             () = shutdown.cancelled() => {

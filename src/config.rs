@@ -117,6 +117,10 @@ pub struct Config {
     pub session_ttl: Duration,
     /// How long shutdown waits for requests in flight.
     pub shutdown_grace: Duration,
+    /// How long a client has to send a request's head, and then its body
+    /// (slow clients are cut off: docs/reliability.md).
+    pub header_read_timeout: Duration,
+    pub body_read_timeout: Duration,
     /// Email of the owner account created at first start.
     pub owner_email: String,
     /// Operator-level webhook URLs (`WEBHOOK_URLS`): every event, unsigned.
@@ -227,6 +231,8 @@ struct RawConfig {
     free_multimodal_per_day: Option<u32>,
     session_ttl_hours: Option<Spanned<u32>>,
     shutdown_grace_seconds: Option<u64>,
+    header_read_timeout_seconds: Option<Spanned<u64>>,
+    body_read_timeout_seconds: Option<Spanned<u64>>,
     owner_email: Option<Spanned<String>>,
     webhook_urls: Option<Vec<Spanned<String>>>,
     webhook_allow_private_targets: Option<bool>,
@@ -579,6 +585,20 @@ fn parse(
         }
         metrics_token = Some(Secret::new(v.trim().to_owned()));
     }
+    let header_read_timeout_seconds = ranged(
+        &bad,
+        raw.header_read_timeout_seconds,
+        "header_read_timeout_seconds",
+        1..=3600,
+        30,
+    )?;
+    let body_read_timeout_seconds = ranged(
+        &bad,
+        raw.body_read_timeout_seconds,
+        "body_read_timeout_seconds",
+        1..=3600,
+        300,
+    )?;
     let judge_timeout_ms = ranged(
         &bad,
         raw.judge_timeout_ms,
@@ -778,6 +798,8 @@ fn parse(
         free_multimodal_per_day,
         session_ttl: Duration::from_secs(u64::from(session_ttl_hours) * 3600),
         shutdown_grace: Duration::from_secs(shutdown_grace_seconds),
+        header_read_timeout: Duration::from_secs(header_read_timeout_seconds),
+        body_read_timeout: Duration::from_secs(body_read_timeout_seconds),
         owner_email,
         webhook_urls,
         webhook_allow_private_targets,

@@ -43,6 +43,7 @@ pub enum Code {
     MethodNotAllowed,
     Conflict,
     PayloadTooLarge,
+    RequestTimeout,
     UnsupportedMediaType,
     RateLimitExceeded,
     UpstreamUnprocessable,
@@ -81,6 +82,7 @@ impl Code {
             Code::MethodNotAllowed => "method_not_allowed",
             Code::Conflict => "conflict",
             Code::PayloadTooLarge => "payload_too_large",
+            Code::RequestTimeout => "request_timeout",
             Code::UnsupportedMediaType => "unsupported_media_type",
             Code::RateLimitExceeded => "rate_limit_exceeded",
             Code::UpstreamUnprocessable => "unprocessable_request",
@@ -114,6 +116,7 @@ impl Code {
             Code::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             Code::Conflict => StatusCode::CONFLICT,
             Code::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            Code::RequestTimeout => StatusCode::REQUEST_TIMEOUT,
             Code::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Code::RateLimitExceeded | Code::MultimodalCapExceeded => StatusCode::TOO_MANY_REQUESTS,
             Code::UpstreamUnprocessable | Code::CapabilityUnsupported => {
@@ -267,6 +270,7 @@ fn google_status(status: StatusCode) -> &'static str {
     match status.as_u16() {
         400 | 413 | 415 => "INVALID_ARGUMENT",
         401 => "UNAUTHENTICATED",
+        408 => "DEADLINE_EXCEEDED",
         402 | 429 => "RESOURCE_EXHAUSTED",
         403 => "PERMISSION_DENIED",
         404 => "NOT_FOUND",

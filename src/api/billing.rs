@@ -70,10 +70,20 @@ pub(crate) fn tenant_scope(
                 .map_err(store_error)?
                 .id,
         )),
-        (_, Some(t)) if t != account.tenant_id => Err(ApiError::new(
-            Code::Forbidden,
-            "only the owner role reads other tenants",
-        )),
+        // A tenant may be named by its id or its name; any other tenant
+        // (or none) is forbidden alike, so existence does not leak.
+        (_, Some(t))
+            if t != account.tenant_id
+                && !state
+                    .store
+                    .read(|tx| tenants::resolve(tx, t))
+                    .is_ok_and(|tenant| tenant.id == account.tenant_id) =>
+        {
+            Err(ApiError::new(
+                Code::Forbidden,
+                "only the owner role reads other tenants",
+            ))
+        }
         _ => Ok(Some(account.tenant_id.clone())),
     }
 }

@@ -466,7 +466,10 @@ async fn first_chunk(mut chunks: ChunkStream, model: &Model) -> Result<Reply, Up
         )),
         Ok(Some(Err(e))) => Err(e),
         Ok(Some(Ok(first))) => Ok(Reply::Stream(Box::pin(
-            futures::stream::iter([Ok(first)]).chain(chunks),
+            futures::stream::iter([Ok(first)]).chain(stream::idle_limited(
+                chunks,
+                model.provider.first_byte_timeout,
+            )),
         ))),
     }
 }

@@ -7,7 +7,8 @@
 //! token) and a usage chunk is added before `data: [DONE]`. The extensions
 //! ride on that last usage chunk. An upstream failure after the first chunk
 //! cannot fall back any more: the stream ends with an error event and no
-//! `[DONE]`. When the caller goes away, dropping this stream drops the
+//! `[DONE]`; so does a stream that goes silent for longer than the
+//! provider's first-byte timeout ([`idle_limited`]). When the caller goes away, dropping this stream drops the
 //! upstream request.
 //!
 //! Billing: the charge commits before the chunk that shows it (the usage
@@ -23,7 +24,7 @@ use futures::{Stream, StreamExt};
 use serde_json::{Value, json};
 
 use super::{Extensions, Served};
-use crate::providers::ChunkStream;
+use crate::providers::{ChunkStream, Failure, UpstreamError};
 
 pub type SseBody = Pin<Box<dyn Stream<Item = Result<Bytes, Infallible>> + Send>>;
 
@@ -254,4 +255,28 @@ fn relayed_chars(chunk: &Value) -> u64 {
             text + tools
         })
         .sum()
+}
+
+/// `chunks`, cut with a timeout error when no chunk arrives for `limit`:
+/// an upstream that stalls mid-stream must not hold its caller forever.
+pub fn idle_limited(chunks: ChunkStream, limit: std::time::Duration) -> ChunkStream {
+    Box::pin(futures::stream::unfold(
+        (chunks, false),
+        move |(mut chunks, over)| async move {
+            if over {
+                return None;
+            }
+            match tokio::time::timeout(limit, chunks.next()).await {
+                Ok(Some(item)) => Some((item, (chunks, false))),
+                Ok(None) => None,
+                Err(_) => {
+                    let error = UpstreamError::new(
+                        Failure::Timeout,
+                        format!("the stream went silent for {} ms", limit.as_millis()),
+                    );
+                    Some((Err(error), (chunks, true)))
+                }
+            }
+        },
+    ))
 }

@@ -14,6 +14,8 @@ use crate::config::ProviderConfig;
 const MAX_ERROR_BODY: usize = 64 * 1024;
 /// A whole (non-streamed) answer above this size is refused.
 const MAX_ANSWER: usize = 64 * 1024 * 1024;
+/// A body has at least this long to arrive once the head has.
+const MIN_BODY_TIME: Duration = Duration::from_secs(30);
 
 /// A successful response, and when its body must have arrived by.
 pub struct Sent {
@@ -104,10 +106,13 @@ async fn read_limited(
     limit: usize,
     deadline: Instant,
 ) -> Result<String, String> {
+    // One deadline for the whole body (never reset by a chunk: a body
+    // trickling a byte at a time must end too), at least 30 s away.
+    let end = deadline.max(Instant::now() + MIN_BODY_TIME);
     let mut body = Vec::new();
     loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        match tokio::time::timeout(left.max(Duration::from_secs(30)), response.chunk()).await {
+        let left = end.saturating_duration_since(Instant::now());
+        match tokio::time::timeout(left, response.chunk()).await {
             Err(_) => return Err("the body did not arrive in time".into()),
             Ok(Err(e)) => return Err(format!("the body broke off: {}", without_url(&e))),
             Ok(Ok(None)) => break,

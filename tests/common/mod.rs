@@ -15,6 +15,7 @@ pub mod anthropic;
 pub mod gemini;
 pub mod media;
 pub mod receiver;
+pub mod rng;
 pub mod upstream;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_tollgate");

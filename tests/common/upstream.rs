@@ -13,6 +13,16 @@
 //! | streamed `nousage` | chunks without a usage chunk |
 //! | streamed `cut` | two chunks, then the connection closes (no `[DONE]`) |
 //! | streamed `endless` | a chunk every 50 ms until the reader goes away; [`Recorded::abandoned`] counts those |
+//!
+//! Fault modes for the reliability suite ([`fault`]), plain and streamed:
+//!
+//! | model | answer |
+//! |---|---|
+//! | `reset` | 200, part of the body (streamed: one chunk), then the connection is reset |
+//! | `truncated` | 200, JSON cut in the middle (streamed: a `data:` line cut), then a clean end |
+//! | `wrongtype` | 200 `text/html` with an HTML page |
+//! | `huge` | 200, a JSON answer of 65 MB (streamed: one 9 MB `data:` line) |
+//! | `stall` | 200, part of the body (streamed: one chunk), then nothing, forever |
 #![allow(dead_code)]
 
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -25,6 +35,7 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
+use futures::StreamExt;
 use serde_json::{Value, json};
 
 #[derive(Clone, Default)]
@@ -144,6 +155,9 @@ async fn chat(State(recorded): State<Recorded>, headers: HeaderMap, body: String
     let body: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
     recorded.0.lock().unwrap().push((headers, body.clone()));
     let model = body["model"].as_str().unwrap_or_default().to_owned();
+    if let Some(response) = fault(&model, body["stream"] == true) {
+        return response;
+    }
     if let Some(status) = model.strip_prefix("status-") {
         let status = StatusCode::from_u16(status.parse().unwrap()).unwrap();
         let error = json!({ "error": { "message": format!("upstream says {status}"), "type": "upstream", "code": null } });
@@ -240,4 +254,78 @@ async fn chat(State(recorded): State<Recorded>, headers: HeaderMap, body: String
         .header("content-type", "text/event-stream")
         .body(Body::from_stream(stream))
         .unwrap()
+}
+
+/// The answer of a fault mode (see the module table), or `None`.
+pub fn fault(model: &str, stream: bool) -> Option<Response> {
+    const MB: usize = 1024 * 1024;
+    let content_type = if stream {
+        "text/event-stream"
+    } else {
+        "application/json"
+    };
+    let first_chunk = chunk(
+        model,
+        json!({ "role": "assistant", "content": "partial " }),
+        Value::Null,
+    );
+    let parts: Vec<Result<String, std::io::Error>> = match (model, stream) {
+        ("reset", false) => vec![
+            Ok(r#"{"id": "chatcmpl-up-1", "object": "chat.completion", "choices": ["#.into()),
+            Err(std::io::Error::other("reset")),
+        ],
+        ("reset", true) => vec![Ok(first_chunk), Err(std::io::Error::other("reset"))],
+        ("truncated", false) => vec![Ok(r#"{"id": "chatcmpl-up-1", "object": "chat.completion", "choices": [{"index": 0, "mess"#.into())],
+        ("truncated", true) => vec![Ok(r#"data: {"id": "chatcmpl-up-1", "object": "chat.compl"#.into())],
+        ("wrongtype", _) => {
+            return Some(
+                Response::builder()
+                    .header("content-type", "text/html")
+                    .body(Body::from("<html><body><h1>Welcome to nginx!</h1></body></html>\n"))
+                    .unwrap(),
+            );
+        }
+        ("huge", false) => {
+            let mut parts = vec![Ok(r#"{"id": "chatcmpl-up-1", "object": "chat.completion", "pad": ""#.to_owned())];
+            parts.extend((0..65).map(|_| Ok("a".repeat(MB))));
+            parts.push(Ok(r#"", "choices": []}"#.into()));
+            parts
+        }
+        ("huge", true) => {
+            let mut parts = vec![Ok(r#"data: {"pad": ""#.to_owned())];
+            parts.extend((0..9).map(|_| Ok("a".repeat(MB))));
+            parts.push(Ok("\"}\n\n".into()));
+            parts
+        }
+        ("stall", _) => {
+            let start = if stream {
+                first_chunk
+            } else {
+                r#"{"id": "chatcmpl-up-1", "#.into()
+            };
+            let body = futures::stream::once(async move { Ok::<_, std::io::Error>(start) })
+                .chain(futures::stream::pending());
+            return Some(
+                Response::builder()
+                    .header("content-type", content_type)
+                    .body(Body::from_stream(body))
+                    .unwrap(),
+            );
+        }
+        _ => return None,
+    };
+    // A pause after the first part, so the head and that part are on the
+    // wire before a reset.
+    let paced = futures::stream::iter(parts.into_iter().enumerate()).then(|(i, part)| async move {
+        if i == 1 {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        part
+    });
+    Some(
+        Response::builder()
+            .header("content-type", content_type)
+            .body(Body::from_stream(paced))
+            .unwrap(),
+    )
 }
