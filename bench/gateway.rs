@@ -167,6 +167,7 @@ async fn measure(
         ..Default::default()
     };
     let warmed = warm(http, target).await;
+    figures.warmup_ok = warmed.ok;
     if warmed.ok == 0 {
         let mut phase = Phase::new(1, &warmed, 0.0);
         phase.first_error = warmed.first_error.or(Some("no answer".into()));
@@ -359,7 +360,8 @@ async fn run(options: Options) -> Report {
         .iter()
         .filter(|t| t.name.starts_with("tollgate"))
         .map(|t| {
-            t.phases.iter().map(|p| p.ok).sum::<u64>()
+            t.warmup_ok
+                + t.phases.iter().map(|p| p.ok).sum::<u64>()
                 + t.ttfb.as_ref().map_or(0, |p| p.ok)
                 + t.streams.as_ref().map_or(0, |s| s.completed as u64)
         })
@@ -383,12 +385,12 @@ async fn run(options: Options) -> Report {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
+    let _ = rustls::crypto::ring::default_provider().install_default();
     if let Some(role) = flag(&args, "--role") {
         run_role(role, &args);
         return;
     }
     let options = Options::parse(&args);
-    let _ = rustls::crypto::ring::default_provider().install_default();
     let nofile = procs::raise_nofile();
     if (nofile as usize) < 2 * options.streams + 1_000 {
         eprintln!(

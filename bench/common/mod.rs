@@ -31,11 +31,15 @@ pub async fn serve_on(listener: tokio::net::TcpListener, router: axum::Router) {
         .expect("benchmark server stopped");
 }
 
-/// A listener on loopback, port `port` (0: any).
+/// A listener on loopback, port `port` (0: any), with a backlog deep
+/// enough for thousands of streams opening at once.
 pub async fn listen(port: u16) -> (tokio::net::TcpListener, SocketAddr) {
-    let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
-        .await
+    let socket = tokio::net::TcpSocket::new_v4().expect("a socket");
+    socket.set_reuseaddr(true).expect("SO_REUSEADDR");
+    socket
+        .bind(SocketAddr::from(([127, 0, 0, 1], port)))
         .expect("cannot bind loopback");
+    let listener = socket.listen(4096).expect("cannot listen");
     let addr = listener.local_addr().expect("bound listener has an address");
     (listener, addr)
 }

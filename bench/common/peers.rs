@@ -29,6 +29,12 @@ pub fn missing(name: &str) -> Option<String> {
     })
 }
 
+/// LiteLLM's master key in the benchmark: LiteLLM refuses to start
+/// without one, and checks it on every request (its cheapest auth: no
+/// database).
+const LITELLM_MASTER_KEY: &str =
+    "sk-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+
 /// LiteLLM's proxy, one worker, routing model `bench` (and `bench-slow`)
 /// to the mock as an OpenAI-compatible endpoint.
 pub fn start_litellm(mock: SocketAddr, dir: &Path) -> (Server, Target) {
@@ -46,6 +52,7 @@ pub fn start_litellm(mock: SocketAddr, dir: &Path) -> (Server, Target) {
     command
         .args(["--config", &config.to_string_lossy(), "--host", "127.0.0.1"])
         .args(["--port", &port.to_string(), "--num_workers", "1"])
+        .env("LITELLM_MASTER_KEY", LITELLM_MASTER_KEY)
         .env("LITELLM_LOCAL_MODEL_COST_MAP", "True")
         .env("LITELLM_LOG", "ERROR")
         .env("LITELLM_TELEMETRY", "False")
@@ -60,7 +67,8 @@ pub fn start_litellm(mock: SocketAddr, dir: &Path) -> (Server, Target) {
         format!("http://{addr}/v1/chat/completions"),
         "bench",
         "bench-slow",
-    );
+    )
+    .with_keys(vec![LITELLM_MASTER_KEY.to_owned()]);
     (server, target)
 }
 

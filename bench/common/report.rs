@@ -49,6 +49,8 @@ impl Phase {
 #[derive(Debug, Default, Clone)]
 pub struct TargetFigures {
     pub name: String,
+    /// Requests answered while warming up (not in any figure).
+    pub warmup_ok: u64,
     /// c=1, c=32, c=256.
     pub phases: Vec<Phase>,
     /// VmHWM of the server process tree after the plain phases, bytes.
