@@ -178,9 +178,7 @@ async fn measure(
         let cpu = server.cpu_seconds();
         let samples = load::closed_loop(http, target, concurrency, options.phase).await;
         let cpu = server.cpu_seconds() - cpu;
-        figures
-            .phases
-            .push(Phase::new(concurrency, &samples, cpu));
+        figures.phases.push(Phase::new(concurrency, &samples, cpu));
     }
     figures.peak_rss = server.memory().1;
     if !streaming {
@@ -211,7 +209,12 @@ async fn measure(
     figures
 }
 
-async fn scaling(options: &Options, work: &Path, mock: std::net::SocketAddr, hook: &str) -> Vec<Scaling> {
+async fn scaling(
+    options: &Options,
+    work: &Path,
+    mock: std::net::SocketAddr,
+    hook: &str,
+) -> Vec<Scaling> {
     let mut runs: Vec<Seed> = options
         .keys
         .iter()
@@ -290,7 +293,10 @@ async fn run(options: Options) -> Report {
         &work.path().join("tollgate"),
         mock.addr,
         &hook,
-        Seed { keys: 1, records: 0 },
+        Seed {
+            keys: 1,
+            records: 0,
+        },
     )
     .await;
     let gate = tollgate::start(&prepared, "tollgate");
@@ -299,8 +305,16 @@ async fn run(options: Options) -> Report {
     let http = load::client();
     let mut targets = Vec::new();
     let plan: [(Target, &Server, bool); 4] = [
-        (Target::new("direct", url(&mock), "bench", "bench-slow"), &mock, true),
-        (Target::new("bare proxy", url(&proxy), "bench", "bench-slow"), &proxy, true),
+        (
+            Target::new("direct", url(&mock), "bench", "bench-slow"),
+            &mock,
+            true,
+        ),
+        (
+            Target::new("bare proxy", url(&proxy), "bench", "bench-slow"),
+            &proxy,
+            true,
+        ),
         (
             Target::new("tollgate", url(&gate), "bench", "bench-slow").with_keys(keys.clone()),
             &gate,
@@ -407,7 +421,10 @@ fn main() {
     let out = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench");
     let _ = std::fs::create_dir_all(&out);
     let path = out.join("gateway.json");
-    match std::fs::write(&path, serde_json::to_string_pretty(&report.json()).unwrap_or_default()) {
+    match std::fs::write(
+        &path,
+        serde_json::to_string_pretty(&report.json()).unwrap_or_default(),
+    ) {
         Ok(()) => println!("\nfigures written to {}", path.display()),
         Err(e) => eprintln!("bench: cannot write {}: {e}", path.display()),
     }

@@ -152,7 +152,8 @@ async fn answer(answers: Arc<Answers>, body: Bytes) -> Response {
             return (
                 axum::http::StatusCode::BAD_REQUEST,
                 [(header::CONTENT_TYPE, "application/json")],
-                json!({"error": {"message": e.to_string(), "type": "invalid_request_error"}}).to_string(),
+                json!({"error": {"message": e.to_string(), "type": "invalid_request_error"}})
+                    .to_string(),
             )
                 .into_response();
         }

@@ -40,6 +40,8 @@ pub async fn listen(port: u16) -> (tokio::net::TcpListener, SocketAddr) {
         .bind(SocketAddr::from(([127, 0, 0, 1], port)))
         .expect("cannot bind loopback");
     let listener = socket.listen(4096).expect("cannot listen");
-    let addr = listener.local_addr().expect("bound listener has an address");
+    let addr = listener
+        .local_addr()
+        .expect("bound listener has an address");
     (listener, addr)
 }

@@ -51,10 +51,16 @@ impl Server {
             if let Ok(Some(status)) = self.child.try_wait() {
                 let tail = std::fs::read_to_string(log).unwrap_or_default();
                 let tail: String = tail.lines().rev().take(20).collect::<Vec<_>>().join("\n");
-                panic!("{} exited ({status}) before listening; its log, last lines first:\n{tail}", self.name);
+                panic!(
+                    "{} exited ({status}) before listening; its log, last lines first:\n{tail}",
+                    self.name
+                );
             }
             if started.elapsed() > limit {
-                panic!("{} did not listen on {} within {limit:?}", self.name, self.addr);
+                panic!(
+                    "{} did not listen on {} within {limit:?}",
+                    self.name, self.addr
+                );
             }
             std::thread::sleep(Duration::from_millis(50));
         }
@@ -73,7 +79,12 @@ impl Server {
     pub fn memory(&self) -> (u64, u64) {
         tree(self.pid())
             .iter()
-            .map(|&pid| (status_kib(pid, "VmRSS:") * 1024, status_kib(pid, "VmHWM:") * 1024))
+            .map(|&pid| {
+                (
+                    status_kib(pid, "VmRSS:") * 1024,
+                    status_kib(pid, "VmHWM:") * 1024,
+                )
+            })
             .fold((0, 0), |(r, h), (r2, h2)| (r + r2, h + h2))
     }
 }
@@ -105,7 +116,11 @@ fn tree(pid: u32) -> Vec<u32> {
     let mut parents: Vec<(u32, u32)> = Vec::new();
     if let Ok(entries) = std::fs::read_dir("/proc") {
         for entry in entries.flatten() {
-            let Some(p) = entry.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+            let Some(p) = entry
+                .file_name()
+                .to_str()
+                .and_then(|s| s.parse::<u32>().ok())
+            else {
                 continue;
             };
             if let Some(fields) = stat_fields(p) {
@@ -120,7 +135,12 @@ fn tree(pid: u32) -> Vec<u32> {
     let mut i = 0;
     while i < out.len() {
         let parent = out[i];
-        out.extend(parents.iter().filter(|(_, pp)| *pp == parent).map(|(p, _)| *p));
+        out.extend(
+            parents
+                .iter()
+                .filter(|(_, pp)| *pp == parent)
+                .map(|(p, _)| *p),
+        );
         i += 1;
     }
     out

@@ -29,7 +29,8 @@ async fn forward(State(f): State<Forward>, headers: HeaderMap, body: Bytes) -> R
         Ok(response) => response,
         Err(_) => return StatusCode::BAD_GATEWAY.into_response(),
     };
-    let status = StatusCode::from_u16(response.status().as_u16()).unwrap_or(StatusCode::BAD_GATEWAY);
+    let status =
+        StatusCode::from_u16(response.status().as_u16()).unwrap_or(StatusCode::BAD_GATEWAY);
     let kind = response
         .headers()
         .get(header::CONTENT_TYPE)

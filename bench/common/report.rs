@@ -211,7 +211,9 @@ impl Report {
                 t.phase(256).map_or(0.0, |p| p.p99_us),
             );
         }
-        println!("\nServer cost: CPU seconds per 1,000 requests (user+system, server process only), peak resident memory");
+        println!(
+            "\nServer cost: CPU seconds per 1,000 requests (user+system, server process only), peak resident memory"
+        );
         println!(
             "{:<16}{:>10}{:>10}{:>8}{:>10}{:>8}{:>14}{:>8}",
             "", "cpu c=1", "cpu c=32", "x", "cpu c=256", "x", "peak RSS MB", "x"
@@ -266,7 +268,16 @@ impl Report {
             );
             println!(
                 "{:>8}{:>12}{:>10}{:>10}{:>10}{:>10}{:>10}{:>10}{:>9}{:>9}",
-                "keys", "records", "store MB", "seed s", "rps", "p50 us", "p99 us", "cpu/1k", "RSS MB", "errors"
+                "keys",
+                "records",
+                "store MB",
+                "seed s",
+                "rps",
+                "p50 us",
+                "p99 us",
+                "cpu/1k",
+                "RSS MB",
+                "errors"
             );
             for s in &self.scaling {
                 println!(

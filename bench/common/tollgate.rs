@@ -50,7 +50,8 @@ pub struct Prepared {
 }
 
 fn config_text(mock: SocketAddr, hook: &str) -> String {
-    let pricing = "pricing = { unit = \"per_token\", input_per_million = 1.0, output_per_million = 2.0 }";
+    let pricing =
+        "pricing = { unit = \"per_token\", input_per_million = 1.0, output_per_million = 2.0 }";
     let mut text = format!(
         "webhook_urls = [\"{hook}\"]\nlog_level = \"info\"\n\
          [[providers]]\nid = \"up\"\nkind = \"openai\"\nbase_url = \"http://{mock}/v1\"\n\
