@@ -126,6 +126,15 @@ fn mb(bytes: u64) -> f64 {
     bytes as f64 / (1024.0 * 1024.0)
 }
 
+/// `v` with one decimal, or `-` when it could not be measured.
+fn num(v: f64) -> String {
+    if v.is_finite() {
+        format!("{v:.1}")
+    } else {
+        "-".into()
+    }
+}
+
 fn ratio(a: f64, b: f64) -> String {
     if b > 0.0 && a.is_finite() {
         format!("{:.2}", a / b)
@@ -200,12 +209,12 @@ impl Report {
             let Some(c1) = t.phase(1) else { continue };
             let added = c1.p50_us - direct_p50;
             println!(
-                "{:<16}{:>10.1}{:>10.1}{:>10.1}{:>10.1}{:>8}{:>12.1}{:>12.1}",
+                "{:<16}{:>10.1}{:>10.1}{:>10.1}{:>10}{:>8}{:>12.1}{:>12.1}",
                 t.name,
                 c1.p50_us,
                 c1.p99_us,
                 c1.p999_us,
-                added,
+                num(added),
                 ratio(added, proxy_added),
                 t.phase(32).map_or(0.0, |p| p.p50_us),
                 t.phase(256).map_or(0.0, |p| p.p99_us),
@@ -244,16 +253,20 @@ impl Report {
         let proxy_streams = proxy.streams.as_ref().map_or(0, |s| s.rss_at_peak);
         for t in &self.targets {
             let Some(ttfb) = &t.ttfb else { continue };
+            if ttfb.ok == 0 {
+                println!("{:<16}{:>9}", t.name, "failed");
+                continue;
+            }
             let added = ttfb.p50_us - direct_ttfb;
             let (n, open, idle, peak) = t.streams.as_ref().map_or((0, 0, 0, 0), |s| {
                 (s.requested, s.opened, s.idle_rss, s.rss_at_peak)
             });
             println!(
-                "{:<16}{:>9.1}{:>9.1}{:>9.1}{:>7}{:>9}{:>9}{:>10.1}{:>10.1}{:>7}",
+                "{:<16}{:>9.1}{:>9.1}{:>9}{:>7}{:>9}{:>9}{:>10.1}{:>10.1}{:>7}",
                 t.name,
                 ttfb.p50_us,
                 ttfb.p99_us,
-                added,
+                num(added),
                 ratio(added, proxy_ttfb_added),
                 n,
                 open,
@@ -297,10 +310,13 @@ impl Report {
         }
         self.print_aims(direct_p50, proxy_added);
         for t in &self.targets {
-            for p in t.phases.iter().chain(t.ttfb.iter()) {
+            for p in &t.phases {
                 if let Some(e) = &p.first_error {
                     println!("{} (c={}): first error: {e}", t.name, p.concurrency);
                 }
+            }
+            if let Some(e) = t.ttfb.as_ref().and_then(|p| p.first_error.as_ref()) {
+                println!("{} (streamed): first error: {e}", t.name);
             }
             if let Some(e) = t.streams.as_ref().and_then(|s| s.first_error.as_ref()) {
                 println!("{} (streams): first error: {e}", t.name);
