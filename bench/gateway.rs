@@ -1,379 +1,431 @@
-//! Gateway overhead: one mock upstream called three ways on loopback, in
-//! one run, so every figure has its baseline beside it:
+//! The gateway benchmark: one command measures, in one run and in turn,
+//! the same mock upstream called
 //!
-//! - **direct**: the client calls the upstream;
-//! - **bare proxy**: through a reverse proxy written here (axum + the same
-//!   reqwest client settings, no auth, no parsing, no billing): the floor
-//!   any Rust gateway pays;
-//! - **tollgate**: through the real router (API-key auth, JSON parsing,
-//!   classification, the fallback walk, response extensions), on a real
-//!   store in a temporary directory, logging at `info` as `serve` does;
-//!   every request is billed, its charge durable before the answer leaves
-//!   (the writer's batch sizes at c=32 are printed).
+//! - **direct** (the client calls the mock);
+//! - through the **bare proxy** (axum + reqwest, bytes in and out: the
+//!   floor);
+//! - through **Tollgate** with everything on (the real binary, `serve`,
+//!   as a child process: auth, per-key rate limit, classification, durable
+//!   billing, audit log, events delivered to a loopback webhook receiver,
+//!   metrics), and `tollgate/mock` (the same server answering from its
+//!   built-in mock provider: its own cost without the upstream hop);
+//! - with `--peers`, through **LiteLLM**'s proxy and **Portkey**'s gateway
+//!   (installed by `bench/peers/install.sh`).
 //!
-//! Printed: requests per second at concurrency 32, and median and p99
-//! latency at concurrency 1, each as a ratio to the direct call; the median
-//! added latency in microseconds; Tollgate's throughput as a share of the
-//! bare proxy's. `cargo bench --bench gateway` (`-- --quick` for a short
-//! run). Figures also go to `target/bench/gateway.json`. Nothing is
-//! asserted: the aims are printed beside what was reached.
+//! Every server is a separate process (the mock and the bare proxy are
+//! this program started again with `--role`), so its CPU time and memory
+//! are read from `/proc` on their own; the load generator is this process.
+//! Printed: requests per second at c=1, 32 and 256; p50, p99 and p99.9;
+//! added latency; CPU seconds per 1,000 requests; peak resident memory;
+//! streaming time to first byte and memory with many slow streams; then
+//! the scaling runs (keys, usage records). Each figure has its ratio to the
+//! bare proxy of the same run. JSON in `target/bench/gateway.json`.
+//!
+//! `cargo bench --bench gateway -- [--quick] [--peers] [--only a,b]
+//! [--seconds N] [--streams N] [--keys 1,100,10000] [--records 1000000,10000000]
+//! [--rate N] [--latency-us N] [--no-scaling]`. Nothing is asserted: the
+//! aims are printed beside what was reached (`docs/benchmarks.md`).
 
-use std::net::SocketAddr;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+mod common;
 
-use axum::Router;
-use axum::body::Bytes;
-use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode, header};
-use axum::response::{IntoResponse, Response};
-use axum::routing::post;
-use serde_json::json;
-use tollgate::app::{AppState, Server};
-use tollgate::auth::keys::KeySettings;
-use tollgate::config::{self, Overrides};
-use tollgate::store::Store;
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
 
-/// The allocator the binary uses (src/main.rs), so the figures are the
-/// binary's.
+use common::load::{self, Target};
+use common::mock::MockOptions;
+use common::procs::{self, Server};
+use common::receiver::Receiver;
+use common::report::{Phase, Report, Scaling, Streams, TargetFigures};
+use common::tollgate::{self, Seed};
+
+/// The allocator the binary uses, for the in-process roles.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-const BODY: &str = r#"{"model":"bench","messages":[{"role":"system","content":"You are terse."},{"role":"user","content":"Say hello to the benchmark."}]}"#;
-
-const MOCK_BODY: &str = r#"{"model":"bench-mock","messages":[{"role":"system","content":"You are terse."},{"role":"user","content":"Say hello to the benchmark."}]}"#;
-
-fn upstream_completion() -> Bytes {
-    Bytes::from(
-        json!({
-            "id": "chatcmpl-bench", "object": "chat.completion", "created": 1_700_000_000, "model": "bench",
-            "choices": [{ "index": 0, "message": { "role": "assistant", "content": "Hello, benchmark." }, "finish_reason": "stop" }],
-            "usage": { "prompt_tokens": 18, "completion_tokens": 4, "total_tokens": 22 },
-        })
-        .to_string(),
-    )
+/// What the command line asked for.
+struct Options {
+    quick: bool,
+    peers: bool,
+    only: Option<Vec<String>>,
+    phase: Duration,
+    streams: usize,
+    keys: Vec<usize>,
+    records: Vec<u64>,
+    rate: u64,
+    scaling: bool,
+    mock: MockOptions,
 }
 
-async fn serve(router: Router) -> SocketAddr {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
-    addr
+fn flag<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .map(String::as_str)
 }
 
-/// The mock upstream: reads the body, answers a fixed completion.
-async fn start_upstream() -> SocketAddr {
-    let completion = upstream_completion();
-    let router = Router::new().route(
-        "/v1/chat/completions",
-        post(move |body: Bytes| {
-            let completion = completion.clone();
-            async move {
-                std::hint::black_box(body);
-                ([(header::CONTENT_TYPE, "application/json")], completion)
-            }
-        }),
-    );
-    serve(router).await
+fn list<T: std::str::FromStr>(args: &[String], name: &str, default: Vec<T>) -> Vec<T> {
+    match flag(args, name) {
+        Some(v) => v
+            .split(',')
+            .filter(|s| !s.is_empty())
+            .map(|s| {
+                s.replace('_', "")
+                    .parse()
+                    .unwrap_or_else(|_| panic!("{name}: `{s}` is not a number"))
+            })
+            .collect(),
+        None => default,
+    }
 }
 
-/// The floor: forwards the bytes both ways and nothing else.
-async fn start_bare_proxy(upstream: SocketAddr) -> SocketAddr {
-    let http = reqwest::Client::builder()
-        .connect_timeout(Duration::from_secs(5))
-        .pool_idle_timeout(Duration::from_secs(90))
-        .build()
-        .unwrap();
-    let target = Arc::new(format!("http://{upstream}/v1/chat/completions"));
-    let router = Router::new()
-        .route(
-            "/v1/chat/completions",
-            post(
-                |State((http, target)): State<(reqwest::Client, Arc<String>)>,
-                 headers: HeaderMap,
-                 body: Bytes| async move {
-                    let mut request = http.post(target.as_str()).body(body);
-                    if let Some(kind) = headers.get(header::CONTENT_TYPE) {
-                        request = request.header(header::CONTENT_TYPE, kind);
-                    }
-                    match request.send().await {
-                        Ok(response) => {
-                            let status = response.status();
-                            let bytes = response.bytes().await.unwrap_or_default();
-                            let mut out: Response = bytes.into_response();
-                            *out.status_mut() = StatusCode::from_u16(status.as_u16()).unwrap();
-                            out.headers_mut()
-                                .insert(header::CONTENT_TYPE, "application/json".parse().unwrap());
-                            out
-                        }
-                        Err(_) => StatusCode::BAD_GATEWAY.into_response(),
-                    }
+impl Options {
+    fn parse(args: &[String]) -> Options {
+        let quick = args.iter().any(|a| a == "--quick");
+        let number = |name: &str, default: u64| {
+            flag(args, name).map_or(default, |v| {
+                v.parse()
+                    .unwrap_or_else(|_| panic!("{name}: `{v}` is not a number"))
+            })
+        };
+        Options {
+            quick,
+            peers: args.iter().any(|a| a == "--peers"),
+            only: flag(args, "--only").map(|v| v.split(',').map(str::to_owned).collect()),
+            phase: Duration::from_secs(number("--seconds", if quick { 2 } else { 8 })),
+            streams: number("--streams", if quick { 1_000 } else { 5_000 }) as usize,
+            keys: list(args, "--keys", vec![1, 100, 10_000]),
+            records: list(
+                args,
+                "--records",
+                if quick {
+                    vec![100_000]
+                } else {
+                    vec![1_000_000, 10_000_000]
                 },
             ),
-        )
-        .with_state((http, target));
-    serve(router).await
-}
-
-/// The real gateway, in process, on a fresh store. Returns its address
-/// and an API key.
-async fn start_tollgate(
-    upstream: SocketAddr,
-    dir: &std::path::Path,
-) -> (SocketAddr, String, Arc<Store>) {
-    let config_path = dir.join("bench.toml");
-    std::fs::write(
-        &config_path,
-        format!(
-            "[[providers]]\nid = \"up\"\nkind = \"openai\"\nbase_url = \"http://{upstream}/v1\"\n\
-             [[providers]]\nid = \"mock\"\nkind = \"mock\"\n\
-             [[models]]\nid = \"bench-mock\"\nprovider = \"mock\"\nupstream = \"fixed:Hello, benchmark.\"\ninput = [\"TEXT\"]\noutput = [\"TEXT\"]\n\
-             context_window = 8192\npricing = {{ unit = \"per_token\", input_per_million = 1.0, output_per_million = 2.0 }}\n\
-             [[models]]\nid = \"bench\"\nprovider = \"up\"\nupstream = \"bench\"\ninput = [\"TEXT\"]\noutput = [\"TEXT\"]\n\
-             context_window = 8192\npricing = {{ unit = \"per_token\", input_per_million = 1.0, output_per_million = 2.0 }}\n"
-        ),
-    )
-    .unwrap();
-    let overrides = Overrides {
-        listen: Some("127.0.0.1:0".parse().unwrap()),
-        data_dir: Some(dir.join("data")),
-        log_format: None,
-    };
-    let config = config::load(Some(&config_path), &|_| None, &[], &overrides).unwrap();
-    // Logging as `serve` does (at `info`), written to a sink.
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::new(&config.log_level))
-        .with_writer(std::io::sink)
-        .try_init();
-    let store = Store::open(&config.data_dir).unwrap();
-    tollgate::setup::first_start(&store, &config, Some("bench-password".into()))
-        .await
-        .unwrap();
-    let state = AppState::new(config, store);
-    let key = state
-        .keys
-        .create(
-            "default",
-            KeySettings {
-                name: "bench".into(),
-                // The per-minute limit is not what is measured.
-                rate_limit: Some(u32::MAX),
-                ..Default::default()
+            rate: number("--rate", if quick { 500 } else { 1_000 }),
+            scaling: !args.iter().any(|a| a == "--no-scaling"),
+            mock: MockOptions {
+                latency: Duration::from_micros(number("--latency-us", 0)),
+                chunks: 16,
+                slow_interval: Duration::from_millis(1_000),
             },
-        )
-        .await
-        .unwrap()
-        .value;
-    let store = state.store.clone();
-    let server = Server::bind(state).await.unwrap();
-    let addr = server.local_addr().unwrap();
-    tokio::spawn(server.run());
-    (addr, key, store)
-}
-
-#[derive(Clone)]
-struct Target {
-    name: &'static str,
-    url: String,
-    key: Option<String>,
-    body: &'static str,
-}
-
-async fn call(http: &reqwest::Client, target: &Target) {
-    let mut request = http
-        .post(&target.url)
-        .header(header::CONTENT_TYPE, "application/json")
-        .body(target.body);
-    if let Some(key) = &target.key {
-        request = request.bearer_auth(key);
+        }
     }
-    let response = request.send().await.unwrap();
-    assert_eq!(
-        response.status(),
-        200,
-        "{}: {:?}",
-        target.name,
-        response.text().await
-    );
-    std::hint::black_box(response.bytes().await.unwrap());
-}
 
-/// Median and p99 in microseconds of `n` sequential calls.
-async fn latency(http: &reqwest::Client, target: &Target, n: usize) -> (f64, f64) {
-    let mut samples = Vec::with_capacity(n);
-    for _ in 0..n {
-        let started = Instant::now();
-        call(http, target).await;
-        samples.push(started.elapsed().as_nanos() as u64);
+    fn wants(&self, name: &str) -> bool {
+        self.only
+            .as_ref()
+            .is_none_or(|only| only.iter().any(|o| o == name))
     }
-    samples.sort_unstable();
-    let at = |p: f64| samples[((samples.len() - 1) as f64 * p).round() as usize] as f64 / 1000.0;
-    (at(0.5), at(0.99))
 }
 
-/// Requests per second with `concurrency` callers for `duration`.
-async fn throughput(
+/// This program again, as a server role.
+fn role_command(role: &str, port: u16, extra: &[String]) -> Command {
+    let mut command = Command::new(std::env::current_exe().expect("own path"));
+    command
+        .args(["--role", role, "--port", &port.to_string()])
+        .args(extra);
+    command
+}
+
+/// `--role mock|proxy`: serve until killed.
+fn run_role(role: &str, args: &[String]) {
+    let port: u16 = flag(args, "--port")
+        .and_then(|p| p.parse().ok())
+        .expect("--port");
+    let router = match role {
+        "mock" => common::mock::router(MockOptions::from_args(args)),
+        "proxy" => common::proxy::router(flag(args, "--upstream").expect("--upstream").to_owned()),
+        other => panic!("unknown role {other}"),
+    };
+    let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
+    runtime.block_on(async move {
+        let (listener, _) = common::listen(port).await;
+        common::serve_on(listener, router).await;
+    });
+}
+
+/// Short warm-up: connections, caches, the key cache.
+async fn warm(http: &reqwest::Client, target: &Target) -> load::Samples {
+    load::closed_loop(http, target, 8, Duration::from_millis(700)).await
+}
+
+/// The plain phases (c=1, 32, 256), then, if `streaming`, time to first
+/// byte and the slow streams.
+async fn measure(
     http: &reqwest::Client,
     target: &Target,
-    concurrency: usize,
-    duration: Duration,
-) -> f64 {
-    let done = Arc::new(AtomicU64::new(0));
-    let started = Instant::now();
-    let deadline = started + duration;
-    let tasks: Vec<_> = (0..concurrency)
-        .map(|_| {
-            let (http, target, done) = (http.clone(), target.clone(), done.clone());
-            tokio::spawn(async move {
-                while Instant::now() < deadline {
-                    call(&http, &target).await;
-                    done.fetch_add(1, Ordering::Relaxed);
-                }
-            })
-        })
-        .collect();
-    for task in tasks {
-        task.await.unwrap();
+    server: &Server,
+    options: &Options,
+    streaming: bool,
+) -> TargetFigures {
+    eprintln!("bench: measuring {}", target.name);
+    let mut figures = TargetFigures {
+        name: target.name.clone(),
+        ..Default::default()
+    };
+    let warmed = warm(http, target).await;
+    figures.warmup_ok = warmed.ok;
+    if warmed.ok == 0 {
+        let mut phase = Phase::new(1, &warmed, 0.0);
+        phase.first_error = warmed.first_error.or(Some("no answer".into()));
+        figures.phases.push(phase);
+        return figures;
     }
-    done.load(Ordering::Relaxed) as f64 / started.elapsed().as_secs_f64()
+    for concurrency in [1, 32, 256] {
+        let cpu = server.cpu_seconds();
+        let samples = load::closed_loop(http, target, concurrency, options.phase).await;
+        let cpu = server.cpu_seconds() - cpu;
+        figures.phases.push(Phase::new(concurrency, &samples, cpu));
+    }
+    figures.peak_rss = server.memory().1;
+    if !streaming {
+        return figures;
+    }
+    let cpu = server.cpu_seconds();
+    let samples = load::first_bytes(http, target, options.phase).await;
+    figures.ttfb = Some(Phase::new(1, &samples, server.cpu_seconds() - cpu));
+    if options.streams > 0 {
+        // A client of its own, dropped afterwards with its sockets.
+        let streams_client = reqwest::Client::builder()
+            .timeout(Duration::from_secs(120))
+            .build()
+            .expect("a reqwest client");
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let idle = server.memory().0;
+        let held = load::hold_streams(
+            &streams_client,
+            target,
+            options.streams,
+            256,
+            Duration::from_secs(60),
+            || server.memory(),
+        )
+        .await;
+        figures.streams = Some(Streams::new(options.streams, idle, held, server.memory().1));
+    }
+    figures
+}
+
+async fn scaling(
+    options: &Options,
+    work: &Path,
+    mock: std::net::SocketAddr,
+    hook: &str,
+) -> Vec<Scaling> {
+    let mut runs: Vec<Seed> = options
+        .keys
+        .iter()
+        .map(|&keys| Seed { keys, records: 0 })
+        .collect();
+    runs.extend(
+        options
+            .records
+            .iter()
+            .filter(|&&r| r > 0)
+            .map(|&records| Seed { keys: 1, records }),
+    );
+    let http = load::client();
+    let mut out = Vec::new();
+    for seed in runs {
+        eprintln!(
+            "bench: scaling, {} keys, {} usage records (seeding)",
+            seed.keys, seed.records
+        );
+        let dir = work.join(format!("scale-{}-{}", seed.keys, seed.records));
+        let prepared = tollgate::prepare(&dir, mock, hook, seed).await;
+        let db_bytes = std::fs::metadata(dir.join("data/tollgate.redb")).map_or(0, |m| m.len());
+        let server = tollgate::start(&prepared, "tollgate");
+        let target = Target::new(
+            "tollgate",
+            format!("http://{}/v1/chat/completions", server.addr),
+            "bench",
+            "bench-slow",
+        )
+        .with_keys(prepared.keys.clone());
+        warm(&http, &target).await;
+        let cpu = server.cpu_seconds();
+        let samples = load::fixed_rate(&http, &target, options.rate, options.phase, 64).await;
+        let phase = Phase::new(32, &samples, server.cpu_seconds() - cpu);
+        out.push(Scaling {
+            keys: seed.keys,
+            records: seed.records,
+            seed_seconds: prepared.seed_seconds,
+            db_bytes,
+            rate: options.rate,
+            phase,
+            peak_rss: server.memory().1,
+        });
+        drop(server);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    out
+}
+
+async fn run(options: Options) -> Report {
+    let work = tempfile::tempdir().expect("a temporary directory");
+    let mock_port = common::free_port();
+    let mock = Server::start(
+        "mock",
+        role_command("mock", mock_port, &options.mock.to_args()),
+        ([127, 0, 0, 1], mock_port).into(),
+        &work.path().join("mock.log"),
+    );
+    let proxy_port = common::free_port();
+    let proxy = Server::start(
+        "bare proxy",
+        role_command(
+            "proxy",
+            proxy_port,
+            &[
+                "--upstream".into(),
+                format!("http://{}/v1/chat/completions", mock.addr),
+            ],
+        ),
+        ([127, 0, 0, 1], proxy_port).into(),
+        &work.path().join("proxy.log"),
+    );
+    let receiver = Receiver::default();
+    let (_, hook) = receiver.start().await;
+    let prepared = tollgate::prepare(
+        &work.path().join("tollgate"),
+        mock.addr,
+        &hook,
+        Seed {
+            keys: 1,
+            records: 0,
+        },
+    )
+    .await;
+    let gate = tollgate::start(&prepared, "tollgate");
+    let url = |server: &Server| format!("http://{}/v1/chat/completions", server.addr);
+    let keys = prepared.keys.clone();
+    let http = load::client();
+    let mut targets = Vec::new();
+    let plan: [(Target, &Server, bool); 4] = [
+        (
+            Target::new("direct", url(&mock), "bench", "bench-slow"),
+            &mock,
+            true,
+        ),
+        (
+            Target::new("bare proxy", url(&proxy), "bench", "bench-slow"),
+            &proxy,
+            true,
+        ),
+        (
+            Target::new("tollgate", url(&gate), "bench", "bench-slow").with_keys(keys.clone()),
+            &gate,
+            true,
+        ),
+        (
+            Target::new("tollgate/mock", url(&gate), "bench-mock", "bench-mock").with_keys(keys),
+            &gate,
+            false,
+        ),
+    ];
+    for (target, server, streaming) in &plan {
+        if options.wants(&target.name) {
+            targets.push(measure(&http, target, server, &options, *streaming).await);
+        }
+    }
+    if options.peers {
+        for peer in ["litellm", "portkey"] {
+            if !options.wants(peer) {
+                continue;
+            }
+            if let Some(why) = common::peers::missing(peer) {
+                eprintln!("bench: {peer} skipped: {why}");
+                continue;
+            }
+            let dir = work.path().join(peer);
+            std::fs::create_dir_all(&dir).expect("a peer directory");
+            let (server, target) = if peer == "litellm" {
+                common::peers::start_litellm(mock.addr, &dir)
+            } else {
+                common::peers::start_portkey(mock.addr, &dir)
+            };
+            // The peers get the plain phases and the time to first byte;
+            // thousands of streams are Tollgate's and the floor's figure.
+            let mut figures = measure(
+                &http,
+                &target,
+                &server,
+                &Options {
+                    streams: 0,
+                    only: None,
+                    keys: Vec::new(),
+                    records: Vec::new(),
+                    mock: options.mock.clone(),
+                    ..options
+                },
+                true,
+            )
+            .await;
+            figures.name = peer.to_owned();
+            targets.push(figures);
+        }
+    }
+    // Deliveries run off the request path: let the queue drain.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let tollgate_requests = targets
+        .iter()
+        .filter(|t| t.name.starts_with("tollgate"))
+        .map(|t| {
+            t.warmup_ok
+                + t.phases.iter().map(|p| p.ok).sum::<u64>()
+                + t.ttfb.as_ref().map_or(0, |p| p.ok)
+                + t.streams.as_ref().map_or(0, |s| s.completed as u64)
+        })
+        .sum();
+    let webhook_deliveries = receiver.count();
+    drop(gate);
+    let scaling = if options.scaling && options.wants("scaling") {
+        scaling(&options, work.path(), mock.addr, &hook).await
+    } else {
+        Vec::new()
+    };
+    Report {
+        quick: options.quick,
+        seconds_per_phase: options.phase.as_secs_f64(),
+        targets,
+        scaling,
+        webhook_deliveries,
+        tollgate_requests,
+    }
 }
 
 fn main() {
-    let quick = std::env::args().any(|a| a == "--quick");
-    // `--only NAME` measures one target (for profiling).
-    let only = std::env::args().skip_while(|a| a != "--only").nth(1);
+    let args: Vec<String> = std::env::args().collect();
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let (samples, duration) = if quick {
-        (2_000, Duration::from_secs(2))
-    } else {
-        (10_000, Duration::from_secs(8))
-    };
+    if let Some(role) = flag(&args, "--role") {
+        run_role(role, &args);
+        return;
+    }
+    let options = Options::parse(&args);
+    let nofile = procs::raise_nofile();
+    if (nofile as usize) < 2 * options.streams + 1_000 {
+        eprintln!(
+            "bench: open-file limit {nofile} is low for {} streams; some may fail",
+            options.streams
+        );
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-        .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let figures = runtime.block_on(async {
-        let upstream = start_upstream().await;
-        let proxy = start_bare_proxy(upstream).await;
-        let (gateway, key, store) = start_tollgate(upstream, dir.path()).await;
-        let targets = [
-            Target {
-                name: "direct",
-                url: format!("http://{upstream}/v1/chat/completions"),
-                key: None,
-                body: BODY,
-            },
-            Target {
-                name: "bare proxy",
-                url: format!("http://{proxy}/v1/chat/completions"),
-                key: None,
-                body: BODY,
-            },
-            Target {
-                name: "tollgate",
-                url: format!("http://{gateway}/v1/chat/completions"),
-                key: Some(key.clone()),
-                body: BODY,
-            },
-            // The gateway alone: the in-process mock provider, no upstream hop.
-            Target {
-                name: "tollgate/mock",
-                url: format!("http://{gateway}/v1/chat/completions"),
-                key: Some(key),
-                body: MOCK_BODY,
-            },
-        ];
-        let http = reqwest::Client::builder()
-            .pool_max_idle_per_host(64)
-            .build()
-            .unwrap();
-        let mut figures = Vec::new();
-        let mut batches = Vec::new();
-        for target in &targets {
-            if only.as_deref().is_some_and(|only| only != target.name) {
-                figures.push((target.name, 1.0, 1.0, 1.0));
-                continue;
-            }
-            // Warm the pools and caches (connections, the key cache).
-            for _ in 0..200 {
-                call(&http, target).await;
-            }
-            let (p50, p99) = latency(&http, target, samples).await;
-            let stats = store.writer_stats();
-            let (commits, jobs) = (
-                stats.commits.load(Ordering::Relaxed),
-                stats.jobs.load(Ordering::Relaxed),
-            );
-            stats.largest_batch.store(0, Ordering::Relaxed);
-            let rps = throughput(&http, target, 32, duration).await;
-            if target.key.is_some() {
-                let commits = stats.commits.load(Ordering::Relaxed) - commits;
-                let jobs = stats.jobs.load(Ordering::Relaxed) - jobs;
-                batches.push((
-                    target.name,
-                    jobs,
-                    commits,
-                    jobs as f64 / commits.max(1) as f64,
-                    stats.largest_batch.load(Ordering::Relaxed),
-                ));
-            }
-            figures.push((target.name, p50, p99, rps));
-        }
-        (figures, batches)
-    });
-    let (figures, batches) = figures;
-
-    let (_, direct_p50, direct_p99, direct_rps) = figures[0];
-    let proxy_rps = figures[1].3;
-    println!("Chat completion through a gateway, loopback, mock upstream");
-    println!(
-        "{:<14}{:>12}{:>12}{:>10}{:>10}{:>14}{:>10}",
-        "", "p50 (us)", "p99 (us)", "p50 x", "p99 x", "rps (c=32)", "rps x"
-    );
-    for (name, p50, p99, rps) in &figures {
-        println!(
-            "{:<14}{:>12.1}{:>12.1}{:>10.2}{:>10.2}{:>14.0}{:>10.2}",
-            name,
-            p50,
-            p99,
-            p50 / direct_p50,
-            p99 / direct_p99,
-            rps,
-            rps / direct_rps
-        );
-    }
-    let (_, gate_p50, gate_p99, gate_rps) = figures[2];
-    let added = gate_p50 - direct_p50;
-    let share = gate_rps / proxy_rps;
-    println!(
-        "tollgate adds {added:.0} us to the median at c=1 (aim: under 200), bare proxy adds {:.0} us",
-        figures[1].1 - direct_p50
-    );
-    println!(
-        "tollgate reaches {:.0} % of the bare proxy's requests per second at c=32 (aim: at least 70 %)",
-        share * 100.0
-    );
-    for (name, jobs, commits, mean, largest) in &batches {
-        println!(
-            "{name}: every charge durable; writer at c=32: {jobs} writes in {commits} commits (mean batch {mean:.1}, largest {largest})"
-        );
-    }
-    let json = json!({
-        "direct": { "p50_us": direct_p50, "p99_us": direct_p99, "rps_c32": direct_rps },
-        "bare_proxy": { "p50_us": figures[1].1, "p99_us": figures[1].2, "rps_c32": proxy_rps },
-        "tollgate": { "p50_us": gate_p50, "p99_us": gate_p99, "rps_c32": gate_rps },
-        "added_median_us": added,
-        "share_of_bare_proxy_rps": share,
-        "writer_batches": batches.iter().map(|(name, jobs, commits, mean, largest)| json!({
-            "target": name, "writes": jobs, "commits": commits, "mean_batch": mean, "largest_batch": largest,
-        })).collect::<Vec<_>>(),
-    });
-    let out = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench");
+        .expect("a tokio runtime");
+    let report = runtime.block_on(run(options));
+    report.print();
+    let out = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench");
     let _ = std::fs::create_dir_all(&out);
-    let _ = std::fs::write(
-        out.join("gateway.json"),
-        serde_json::to_string_pretty(&json).unwrap(),
-    );
+    let path = out.join("gateway.json");
+    match std::fs::write(
+        &path,
+        serde_json::to_string_pretty(&report.json()).unwrap_or_default(),
+    ) {
+        Ok(()) => println!("\nfigures written to {}", path.display()),
+        Err(e) => eprintln!("bench: cannot write {}: {e}", path.display()),
+    }
 }

@@ -1,0 +1,42 @@
+//! The loopback webhook receiver: Tollgate's operator webhook URL points
+//! here, so every `request.completed` event is delivered during the run.
+//! It counts deliveries and answers 204.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::http::StatusCode;
+use axum::routing::post;
+
+#[derive(Clone, Default)]
+pub struct Receiver {
+    pub deliveries: Arc<AtomicU64>,
+}
+
+impl Receiver {
+    /// Starts on loopback in this process; returns the hook's URL.
+    pub async fn start(&self) -> (SocketAddr, String) {
+        let count = self.deliveries.clone();
+        let router = Router::new().route(
+            "/hook",
+            post(move |body: Bytes| {
+                let count = count.clone();
+                async move {
+                    std::hint::black_box(body);
+                    count.fetch_add(1, Ordering::Relaxed);
+                    StatusCode::NO_CONTENT
+                }
+            }),
+        );
+        let (listener, addr) = super::listen(0).await;
+        tokio::spawn(super::serve_on(listener, router));
+        (addr, format!("http://{addr}/hook"))
+    }
+
+    pub fn count(&self) -> u64 {
+        self.deliveries.load(Ordering::Relaxed)
+    }
+}
