@@ -8,6 +8,8 @@
 //! file: a provider names the environment variable that holds its key, and
 //! the value is kept in a [`Secret`] that prints as `***`.
 
+// A price as the file writes it has the API's shape.
+use crate::catalogue::overlay::PricingInput as RawPricing;
 use std::collections::HashSet;
 use std::fmt;
 use std::net::SocketAddr;
@@ -274,32 +276,6 @@ struct RawModel {
     context_window: Spanned<u32>,
     max_output_tokens: Option<u32>,
     pricing: Spanned<RawPricing>,
-}
-
-#[derive(Deserialize)]
-#[serde(tag = "unit", rename_all = "snake_case", deny_unknown_fields)]
-#[allow(clippy::enum_variant_names)] // the names are the file's `unit` values
-enum RawPricing {
-    PerToken {
-        input_per_million: f64,
-        output_per_million: f64,
-        cached_input_per_million: Option<f64>,
-    },
-    PerImage {
-        per_image: f64,
-    },
-    PerSecond {
-        per_second: f64,
-    },
-    PerMinute {
-        per_minute: f64,
-    },
-    PerCharacter {
-        per_million_characters: f64,
-    },
-    PerRequest {
-        per_request: f64,
-    },
 }
 
 /// Loads the configuration: `path` (or the embedded demo), then the
@@ -736,36 +712,7 @@ fn parse(
         let price = |v: f64, field: &str| {
             credits_to_micros(v).map_err(|e| bad(span.clone(), key(&format!("pricing.{field}")), e))
         };
-        let pricing = match m.pricing.into_inner() {
-            RawPricing::PerToken {
-                input_per_million,
-                output_per_million,
-                cached_input_per_million,
-            } => Pricing::PerToken {
-                input_per_million: price(input_per_million, "input_per_million")?,
-                output_per_million: price(output_per_million, "output_per_million")?,
-                cached_input_per_million: cached_input_per_million
-                    .map(|v| price(v, "cached_input_per_million"))
-                    .transpose()?,
-            },
-            RawPricing::PerImage { per_image } => Pricing::PerImage {
-                per_image: price(per_image, "per_image")?,
-            },
-            RawPricing::PerSecond { per_second } => Pricing::PerSecond {
-                per_second: price(per_second, "per_second")?,
-            },
-            RawPricing::PerMinute { per_minute } => Pricing::PerMinute {
-                per_minute: price(per_minute, "per_minute")?,
-            },
-            RawPricing::PerCharacter {
-                per_million_characters,
-            } => Pricing::PerCharacter {
-                per_million_characters: price(per_million_characters, "per_million_characters")?,
-            },
-            RawPricing::PerRequest { per_request } => Pricing::PerRequest {
-                per_request: price(per_request, "per_request")?,
-            },
-        };
+        let pricing = m.pricing.into_inner().priced(price)?;
         models.push(ModelConfig {
             upstream: m.upstream.unwrap_or_else(|| id.clone()),
             id,

@@ -17,7 +17,7 @@ use bytes::Bytes;
 use serde_json::{Map, Value, json};
 
 use crate::api::body::Body;
-use crate::api::v1::rate_limit;
+use crate::api::v1::with_rate_limit;
 use crate::app::AppState;
 use crate::auth::extract::InferenceKey;
 use crate::auth::keys::ApiKey;
@@ -99,44 +99,23 @@ async fn handle(
     headers: &HeaderMap,
     parse: impl FnOnce() -> Result<MediaRequest, ApiError>,
 ) -> Response {
-    let rate = rate_limit(state, key);
-    let mut response = if rate.allowed {
+    with_rate_limit(state, key, async {
         let request_id = headers
             .get("x-request-id")
             .and_then(|v| v.to_str().ok())
             .unwrap_or_default();
-        match parse() {
-            Ok(request) => {
-                let model = request.model.clone();
-                let mut response = match media::serve(state, key, request_id, request).await {
-                    Ok(answer) => respond(answer),
-                    Err(error) => error.into_response(),
-                };
-                if state.catalogue.get(&model).is_some() {
-                    response.extensions_mut().insert(ModelLabel(model));
-                }
-                response
-            }
+        let request = parse()?;
+        let model = request.model.clone();
+        let mut response = match media::serve(state, key, request_id, request).await {
+            Ok(answer) => respond(answer),
             Err(error) => error.into_response(),
+        };
+        if state.catalogue.get(&model).is_some() {
+            response.extensions_mut().insert(ModelLabel(model));
         }
-    } else {
-        let mut error = ApiError::new(
-            Code::RateLimitExceeded,
-            format!(
-                "this key allows {} requests per minute; retry in {} s",
-                rate.limit,
-                rate.retry_after_seconds()
-            ),
-        );
-        error.retry_after = Some(rate.retry_after_seconds() as u64);
-        error.into_response()
-    };
-    for (name, value) in rate.headers() {
-        if let Ok(value) = HeaderValue::from_str(&value) {
-            response.headers_mut().insert(name, value);
-        }
-    }
-    response
+        Ok(response)
+    })
+    .await
 }
 
 fn respond(answer: MediaAnswer) -> Response {

@@ -215,9 +215,12 @@ impl PricingInput {
     /// Amounts to micro-credits, refusing what cannot be money (negative,
     /// not finite, too large), as configuration loading does.
     pub fn to_pricing(&self) -> Result<Pricing, String> {
-        let price = |v: f64, field: &str| {
-            credits_to_micros(v).map_err(|e| format!("`pricing.{field}`: {e}"))
-        };
+        self.priced(|v, field| credits_to_micros(v).map_err(|e| format!("`pricing.{field}`: {e}")))
+    }
+
+    /// The pricing with each amount converted by `price` (given the amount
+    /// and its field name), the configuration file's way or the API's.
+    pub fn priced<E>(&self, price: impl Fn(f64, &str) -> Result<u64, E>) -> Result<Pricing, E> {
         Ok(match *self {
             PricingInput::PerToken {
                 input_per_million,
