@@ -698,3 +698,63 @@ async fn a_stream_cut_by_its_upstream_is_billed_for_what_was_relayed() {
     assert_eq!(record["estimated"], true, "no final count: estimated");
     assert!(record["completionTokens"].as_u64().unwrap() >= 1);
 }
+
+#[tokio::test]
+async fn a_held_native_answer_is_billed_queued_and_released_once_approved() {
+    let Setup { server, .. } = setup().await;
+    let (key_id, key) = server.create_key(&[]);
+    let owner = login(&server).await;
+    let policy = client()
+        .put(server.url("/api/v1/policies"))
+        .bearer_auth(&owner)
+        .json(&json!({ "reviewMode": "all" }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(policy.status(), 200);
+
+    let held = post_messages(
+        &server,
+        ("x-api-key", &key),
+        message_body("claude-ok", false, "Hello"),
+        &[],
+    )
+    .await;
+    assert_eq!(held.status(), 202);
+    let held: Value = held.json().await.unwrap();
+    assert_eq!(held["status"], "pending");
+    let review = held["id"].as_str().unwrap().to_owned();
+    // Billed in the same transaction that queued it.
+    assert_eq!(usage_records(&server, &key_id).await.len(), 1);
+    let poll = || {
+        client()
+            .get(server.url(&format!("/v1/reviews/{review}")))
+            .bearer_auth(&key)
+            .send()
+    };
+    assert_eq!(poll().await.unwrap().status(), 202);
+
+    // A stream cannot be held: its body would have to change.
+    let streamed = post_messages(
+        &server,
+        ("x-api-key", &key),
+        message_body("claude-ok", true, "Hello"),
+        &[],
+    )
+    .await;
+    assert_eq!(anthropic_error(streamed, 400).await, "invalid_request");
+
+    let approved = client()
+        .post(server.url(&format!("/api/v1/reviews/{review}/approve")))
+        .bearer_auth(&owner)
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(approved.status(), 200);
+    let released = poll().await.unwrap();
+    assert_eq!(released.status(), 200);
+    let released: Value = released.json().await.unwrap();
+    assert_eq!(released["type"], "message", "the native answer: {released}");
+    assert_eq!(usage_records(&server, &key_id).await.len(), 1);
+}

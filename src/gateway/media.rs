@@ -24,7 +24,7 @@ use serde_json::{Map, Value, json};
 use super::audio::{self, Source};
 use super::form::FormPart;
 use super::request::ChatRequest;
-use super::{Attempt, Compliance, Extensions, Hold, Served};
+use super::{Attempt, Compliance, Extensions, Served};
 use crate::app::AppState;
 use crate::auth::keys::ApiKey;
 use crate::billing::Charged;
@@ -702,24 +702,10 @@ async fn hold(
     if !extensions.holds() {
         return Ok(None);
     }
-    let review_id = crate::auth::new_id("rev");
-    let mut held = answer.take();
-    extensions.apply_uncharged(&mut held);
-    extensions
-        .charge_priced(
-            cost,
-            estimated,
-            output,
-            Some(Hold {
-                review_id: review_id.clone(),
-                completion: held,
-            }),
-        )
+    let held = extensions
+        .charge_held((0, 0), Some(cost), estimated, output, answer.take())
         .await?;
-    tracing::info!(review = %review_id, "media answer held for human review");
-    Ok(Some(MediaAnswer::Held(
-        json!({ "id": review_id, "object": "review", "status": "pending" }),
-    )))
+    Ok(Some(MediaAnswer::Held(held)))
 }
 
 /// The extensions of an answer that is not JSON, as response headers.

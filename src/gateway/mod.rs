@@ -718,6 +718,32 @@ impl Extensions {
         self.commit(record, completed, output, hold).await
     }
 
+    /// Charges a held answer and files it for review in the charge's own
+    /// transaction; returns the body of the caller's 202 (DESIGN 7.3).
+    /// `priced` replaces the token price (the media routes' units).
+    pub async fn charge_held(
+        &self,
+        (prompt_tokens, completion_tokens): (u64, u64),
+        priced: Option<u64>,
+        estimated: bool,
+        output: &str,
+        mut answer: Value,
+    ) -> Result<Value, ApiError> {
+        let mut record = self.record(prompt_tokens, completion_tokens, estimated);
+        if let Some(cost) = priced {
+            record.cost = cost;
+        }
+        let review_id = crate::auth::new_id("rev");
+        self.apply_uncharged(&mut answer);
+        let hold = Hold {
+            review_id: review_id.clone(),
+            completion: answer,
+        };
+        self.commit(record, true, output, Some(hold)).await?;
+        tracing::info!(review = %review_id, request_id = %self.record.request_id, "answer held for human review");
+        Ok(json!({ "id": review_id, "object": "review", "status": "pending" }))
+    }
+
     /// Charges a cost the caller priced (images and audio, billed by
     /// units other than tokens); chat's token pricing is not involved.
     pub async fn charge_priced(
@@ -984,26 +1010,16 @@ async fn finish(
         String::new()
     };
     if served.compliance.hold {
-        let review_id = crate::auth::new_id("rev");
-        let mut held = completion;
-        extensions.apply_uncharged(&mut held);
-        extensions
-            .charge(
-                prompt,
-                completion_tokens,
+        let held = extensions
+            .charge_held(
+                (prompt, completion_tokens),
+                None,
                 estimated,
-                true,
                 &output,
-                Some(Hold {
-                    review_id: review_id.clone(),
-                    completion: held,
-                }),
+                completion,
             )
             .await?;
-        tracing::info!(review = %review_id, request_id = %served.request_id, "response held for human review");
-        return Ok(ChatOutcome::Held(
-            json!({ "id": review_id, "object": "review", "status": "pending" }),
-        ));
+        return Ok(ChatOutcome::Held(held));
     }
     let charged = extensions
         .charge(prompt, completion_tokens, estimated, true, &output, None)

@@ -23,10 +23,10 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use futures::StreamExt;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use super::request::ChatRequest;
-use super::{Attempt, Compliance, Extensions, Hold, Served, admit, gate, take_tier_caps, tokens};
+use super::{Attempt, Compliance, Extensions, Served, admit, gate, take_tier_caps, tokens};
 use crate::app::AppState;
 use crate::auth::keys::ApiKey;
 use crate::billing::Charged;
@@ -303,26 +303,10 @@ async fn finish(
     let (prompt, completion, estimated) = meter.tokens(served.prompt_estimate);
     let output = meter.text.take().unwrap_or_default();
     if served.compliance.hold {
-        let review_id = crate::auth::new_id("rev");
-        let mut held = answer;
-        extensions.apply_uncharged(&mut held);
-        extensions
-            .charge(
-                prompt,
-                completion,
-                estimated,
-                true,
-                &output,
-                Some(Hold {
-                    review_id: review_id.clone(),
-                    completion: held,
-                }),
-            )
+        let held = extensions
+            .charge_held((prompt, completion), None, estimated, &output, answer)
             .await?;
-        tracing::info!(review = %review_id, request_id = %served.request_id, "native response held for human review");
-        return Ok(NativeOutcome::Held(
-            json!({ "id": review_id, "object": "review", "status": "pending" }),
-        ));
+        return Ok(NativeOutcome::Held(held));
     }
     let charged = extensions
         .charge(prompt, completion, estimated, true, &output, None)
