@@ -582,54 +582,49 @@ async fn bad_native_requests_get_clear_errors_in_each_dialect() {
     )
     .await;
     assert_eq!(google_error(malformed, 400).await, "invalid_request");
-    let unknown = post_gemini(
-        &server,
-        "/v1beta/models/gemini-nope:generateContent",
-        Some(&key),
-        gemini_body("hi"),
-    )
-    .await;
-    assert_eq!(google_error(unknown, 404).await, "model_not_found");
-    let wrong_kind = post_gemini(
-        &server,
-        "/v1/models/claude-ok:generateContent",
-        Some(&key),
-        gemini_body("hi"),
-    )
-    .await;
-    assert_eq!(google_error(wrong_kind, 400).await, "invalid_request");
-    let action = post_gemini(
-        &server,
-        "/v1beta/models/gemini-ok:countTokens",
-        Some(&key),
-        gemini_body("hi"),
-    )
-    .await;
-    assert_eq!(google_error(action, 404).await, "not_found");
-    let no_sse = post_gemini(
-        &server,
-        "/v1beta/models/gemini-ok:streamGenerateContent",
-        Some(&key),
-        gemini_body("hi"),
-    )
-    .await;
-    assert_eq!(google_error(no_sse, 400).await, "invalid_request");
-    let no_key = post_gemini(
-        &server,
-        "/v1beta/models/gemini-ok:generateContent",
-        None,
-        gemini_body("hi"),
-    )
-    .await;
-    assert_eq!(google_error(no_key, 401).await, "missing_api_key");
-    let bad_query_key = post_gemini(
-        &server,
-        "/v1beta/models/gemini-ok:generateContent?key=kp_live_not-a-key",
-        None,
-        gemini_body("hi"),
-    )
-    .await;
-    assert_eq!(google_error(bad_query_key, 401).await, "invalid_api_key");
+    // Google's routes: (path and query, key sent, status, our code).
+    let bad_google: [(&str, Option<&str>, u16, &str); 6] = [
+        (
+            "/v1beta/models/gemini-nope:generateContent",
+            Some(&key),
+            404,
+            "model_not_found",
+        ),
+        (
+            "/v1/models/claude-ok:generateContent",
+            Some(&key),
+            400,
+            "invalid_request",
+        ),
+        (
+            "/v1beta/models/gemini-ok:countTokens",
+            Some(&key),
+            404,
+            "not_found",
+        ),
+        (
+            "/v1beta/models/gemini-ok:streamGenerateContent",
+            Some(&key),
+            400,
+            "invalid_request",
+        ),
+        (
+            "/v1beta/models/gemini-ok:generateContent",
+            None,
+            401,
+            "missing_api_key",
+        ),
+        (
+            "/v1beta/models/gemini-ok:generateContent?key=kp_live_not-a-key",
+            None,
+            401,
+            "invalid_api_key",
+        ),
+    ];
+    for (path, key, status, code) in bad_google {
+        let response = post_gemini(&server, path, key, gemini_body("hi")).await;
+        assert_eq!(google_error(response, status).await, code, "{path}");
+    }
     assert_eq!(anthropic.recorded.count() + gemini.recorded.count(), 0);
 
     // The catalogue list is still the OpenAI one.
