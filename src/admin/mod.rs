@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::auth::accounts::{self, Role};
-use crate::auth::keys::{IssuedKey, KeySettings, KeyUpdate, Keys};
+use crate::auth::keys::{IssuedKey, KeySettings, KeyUpdate, Keys, Latitude};
 use crate::catalogue::credits_to_micros;
 use crate::compliance::audit;
 use crate::store::{Store, StoreError};
@@ -182,9 +182,9 @@ async fn run(ctx: &Context, command: Command) -> Result<Value, StoreError> {
                 .await?
                 .view())
         }
-        Command::KeysCreate { tenant, settings } => {
-            Ok(issued_view(ctx.keys.create(&tenant, settings).await?))
-        }
+        Command::KeysCreate { tenant, settings } => Ok(issued_view(
+            ctx.keys.create(&tenant, settings, Latitude::Any).await?,
+        )),
         Command::KeysList { tenant } => Ok(json!(
             ctx.keys
                 .list(tenant.as_deref())?
@@ -193,7 +193,9 @@ async fn run(ctx: &Context, command: Command) -> Result<Value, StoreError> {
                 .collect::<Vec<_>>()
         )),
         Command::KeysShow { id } => Ok(ctx.keys.get(&id)?.view(now)),
-        Command::KeysUpdate { id, update } => Ok(ctx.keys.update(&id, update).await?.view(now)),
+        Command::KeysUpdate { id, update } => {
+            Ok(ctx.keys.update(&id, update, Latitude::Any).await?.view(now))
+        }
         Command::KeysRevoke { id } => Ok(ctx.keys.revoke(&id).await?.view(now)),
         Command::KeysRotate { id } => Ok(issued_view(ctx.keys.rotate(&id).await?)),
         Command::UsersCreate {

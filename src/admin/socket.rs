@@ -33,7 +33,8 @@ pub struct Reply {
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ReplyError {
-    /// `not_found`, `conflict`, `invalid`, `unavailable` or `internal`.
+    /// `not_found`, `conflict`, `invalid`, `forbidden`, `unavailable` or
+    /// `internal`.
     pub kind: String,
     pub message: String,
 }
@@ -44,6 +45,7 @@ impl ReplyError {
             StoreError::NotFound(_) => "not_found",
             StoreError::Conflict(_) => "conflict",
             StoreError::Invalid(_) => "invalid",
+            StoreError::Forbidden(_) => "forbidden",
             StoreError::Closed | StoreError::Locked(_) => "unavailable",
             _ => "internal",
         };

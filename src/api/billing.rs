@@ -41,6 +41,7 @@ pub fn store_error(e: StoreError) -> ApiError {
         StoreError::NotFound(m) => ApiError::not_found(m),
         StoreError::Conflict(m) => ApiError::new(Code::Conflict, m),
         StoreError::Invalid(m) => ApiError::new(Code::InvalidRequest, m),
+        StoreError::Forbidden(m) => ApiError::new(Code::Forbidden, m),
         other => ApiError::internal("storage", other),
     }
 }

@@ -23,7 +23,7 @@ use crate::app::AppState;
 use crate::auth::accounts::{self, Account, Permission, Role};
 use crate::auth::extract::Signed;
 use crate::auth::keys::{
-    ApiKey, IssuedKey, KeySettings, KeyState, KeyUpdate, Patch, ResetInterval,
+    ApiKey, IssuedKey, KeySettings, KeyState, KeyUpdate, Latitude, Patch, ResetInterval,
 };
 use crate::catalogue::credits_to_micros;
 use crate::error::{ApiError, Code};
@@ -42,6 +42,18 @@ fn forbidden(account: &Account, what: &str) -> ApiError {
         Code::Forbidden,
         format!("the role `{}` cannot {what}", account.role.as_str()),
     )
+}
+
+/// How far the caller may move a key's controls: `keys.manage_all` any
+/// way, `keys.manage_own` alone only tighter.
+fn latitude(state: &AppState, account: &Account) -> Latitude {
+    if account.role.can(Permission::ManageAllKeys) {
+        Latitude::Any
+    } else {
+        Latitude::TightenOnly {
+            default_rate_limit: state.config.default_rate_limit,
+        }
+    }
 }
 
 fn can_manage_keys(account: &Account) -> bool {
@@ -196,7 +208,7 @@ async fn create_key(
     };
     let issued = state
         .keys
-        .create(&tenant, settings)
+        .create(&tenant, settings, latitude(&state, &account))
         .await
         .map_err(store_error)?;
     tracing::info!(key = %issued.key.id, by = %account.id, "API key created");
@@ -248,7 +260,7 @@ async fn update_key(
     };
     let key = state
         .keys
-        .update(&key.id, update)
+        .update(&key.id, update, latitude(&state, &account))
         .await
         .map_err(store_error)?;
     Ok(axum::Json(key.view(now_ms())))

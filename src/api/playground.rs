@@ -21,7 +21,8 @@ use crate::api::body::Body;
 use crate::app::AppState;
 use crate::auth::accounts::Account;
 use crate::auth::extract::{Require, perm, record_entry, refusal};
-use crate::auth::keys::{ApiKey, KeySettings, KeyState};
+// The playground key has default settings, chosen here, not by the caller.
+use crate::auth::keys::{ApiKey, KeySettings, KeyState, Latitude};
 use crate::error::{ApiError, Code};
 use crate::time_util::now_ms;
 
@@ -84,7 +85,7 @@ async fn playground_key(state: &AppState, account: &Account) -> Result<ApiKey, A
     };
     let issued = state
         .keys
-        .create(&account.tenant_id, settings)
+        .create(&account.tenant_id, settings, Latitude::Any)
         .await
         .map_err(store_error)?;
     tracing::info!(account = %account.id, key = %issued.key.id, "playground key created");

@@ -268,6 +268,103 @@ pub struct KeyUpdate {
     pub allow_high_risk: Option<bool>,
 }
 
+/// How far a caller may move a key's controls.
+///
+/// Without `keys.manage_all` an account may only keep or tighten them: a
+/// `user` must not lift the budget or the high-risk gate set on its own keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Latitude {
+    /// Any change (`keys.manage_all`, and the CLI, which is the operator).
+    Any,
+    /// Only changes that keep or tighten every control. A key without its
+    /// own rate limit is held to `default_rate_limit`, so that is what a
+    /// new limit is compared with.
+    TightenOnly { default_rate_limit: u32 },
+}
+
+/// The settings of a key that bound what it may spend or do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Controls {
+    credit_limit: Option<u64>,
+    reset_interval: ResetInterval,
+    rate_limit: Option<u32>,
+    expires_at: Option<i64>,
+    allow_high_risk: bool,
+}
+
+impl Controls {
+    /// What a new key would have with nothing set: no cap, no own rate
+    /// limit, no expiry, high-risk use refused. Creating a key is compared
+    /// with this, so a `user` may create capped keys but not high-risk ones.
+    const NEW_KEY: Controls = Controls {
+        credit_limit: None,
+        reset_interval: ResetInterval::Never,
+        rate_limit: None,
+        expires_at: None,
+        allow_high_risk: false,
+    };
+
+    fn of(key: &ApiKey) -> Controls {
+        Controls {
+            credit_limit: key.credit_limit,
+            reset_interval: key.reset_interval,
+            rate_limit: key.rate_limit,
+            expires_at: key.expires_at,
+            allow_high_risk: key.allow_high_risk,
+        }
+    }
+
+    /// The first field (by its API name) that `after` loosens, if any.
+    /// The reset interval counts as loosened whenever it changes on an
+    /// existing key: a shorter cycle refills the cap sooner, a longer one
+    /// carries consumption differently, and neither is the `user`'s call.
+    fn loosened_by(
+        self,
+        after: Controls,
+        default_rate_limit: u32,
+        existing: bool,
+    ) -> Option<&'static str> {
+        if after.allow_high_risk && !self.allow_high_risk {
+            return Some("allowHighRisk");
+        }
+        match (self.credit_limit, after.credit_limit) {
+            (Some(_), None) => return Some("creditLimit"),
+            (Some(before), Some(now)) if now > before => return Some("creditLimit"),
+            _ => {}
+        }
+        if existing && after.reset_interval != self.reset_interval {
+            return Some("resetInterval");
+        }
+        let rate = |limit: Option<u32>| limit.unwrap_or(default_rate_limit);
+        if rate(after.rate_limit) > rate(self.rate_limit) {
+            return Some("rateLimit");
+        }
+        match (self.expires_at, after.expires_at) {
+            (Some(_), None) => Some("expiresAt"),
+            (Some(before), Some(now)) if now > before => Some("expiresAt"),
+            _ => None,
+        }
+    }
+}
+
+impl Latitude {
+    /// Refuses a change that loosens a control the caller may only tighten,
+    /// naming the field.
+    fn check(self, before: Controls, after: Controls, existing: bool) -> Result<(), StoreError> {
+        let Latitude::TightenOnly { default_rate_limit } = self else {
+            return Ok(());
+        };
+        match before.loosened_by(after, default_rate_limit, existing) {
+            None => Ok(()),
+            Some(field) => Err(StoreError::Forbidden(format!(
+                "`{field}`: this change loosens a control of the key (raises or removes a cap or a \
+                 rate limit, changes the reset interval, extends the expiry or allows high-risk \
+                 use), which needs the permission `keys.manage_all`"
+            ))),
+        }
+    }
+}
+
 fn validate_key_name(name: &str) -> Result<String, StoreError> {
     let name = name.trim();
     if name.is_empty() || name.len() > 100 || name.chars().any(char::is_control) {
@@ -374,9 +471,19 @@ impl Keys {
         &self,
         tenant: &str,
         settings: KeySettings,
+        latitude: Latitude,
     ) -> Result<IssuedKey, StoreError> {
         let name = validate_key_name(&settings.name)?;
         validate_rate_limit(settings.rate_limit)?;
+        let reset_interval = settings.reset_interval.unwrap_or(ResetInterval::Never);
+        let asked = Controls {
+            credit_limit: settings.credit_limit,
+            reset_interval,
+            rate_limit: settings.rate_limit,
+            expires_at: settings.expires_at,
+            allow_high_risk: settings.allow_high_risk,
+        };
+        latitude.check(Controls::NEW_KEY, asked, false)?;
         let now = now_ms();
         if settings.expires_at.is_some_and(|at| at <= now) {
             return Err(StoreError::Invalid(
@@ -386,7 +493,6 @@ impl Keys {
         let issued = generate_value();
         let tenant = tenant.to_owned();
         let value = issued.value;
-        let reset_interval = settings.reset_interval.unwrap_or(ResetInterval::Never);
         let key = self
             .store
             .write(move |txn| {
@@ -453,7 +559,15 @@ impl Keys {
         })
     }
 
-    pub async fn update(&self, id: &str, update: KeyUpdate) -> Result<ApiKey, StoreError> {
+    /// Changes a key. The latitude is checked against the stored record in
+    /// the write transaction, so a concurrent change cannot slip a loosening
+    /// past it.
+    pub async fn update(
+        &self,
+        id: &str,
+        update: KeyUpdate,
+        latitude: Latitude,
+    ) -> Result<ApiKey, StoreError> {
         if let Some(name) = &update.name {
             validate_key_name(name)?;
         }
@@ -482,6 +596,7 @@ impl Keys {
                     }
                     KeyState::Active | KeyState::OverBudget => {}
                 }
+                let before = Controls::of(&key);
                 if let Some(name) = &update.name {
                     key.name = validate_key_name(name)?;
                 }
@@ -510,6 +625,7 @@ impl Keys {
                 if let Some(allow) = update.allow_high_risk {
                     key.allow_high_risk = allow;
                 }
+                latitude.check(before, Controls::of(&key), true)?;
                 KEY_TABLE.put(txn, key.id.as_bytes(), &key)?;
                 // In the writer, in commit order (see `refresh`).
                 cache.refresh(&key);
@@ -699,5 +815,141 @@ mod tests {
         assert_eq!(key.state(now + 1000), KeyState::Expired);
         key.revoked_at = Some(now);
         assert_eq!(key.state(now), KeyState::Revoked);
+    }
+
+    #[test]
+    fn a_user_may_tighten_but_not_loosen_a_key() {
+        let capped = Controls {
+            credit_limit: Some(10),
+            reset_interval: ResetInterval::Daily,
+            rate_limit: Some(30),
+            expires_at: Some(1_000),
+            allow_high_risk: false,
+        };
+        let loosened = |after: Controls| capped.loosened_by(after, 60, true);
+        assert_eq!(loosened(capped), None);
+        // Tighter: lower cap, lower rate, earlier expiry.
+        let tighter = Controls {
+            credit_limit: Some(5),
+            rate_limit: Some(10),
+            expires_at: Some(500),
+            ..capped
+        };
+        assert_eq!(loosened(tighter), None);
+        for (after, field) in [
+            (
+                Controls {
+                    allow_high_risk: true,
+                    ..capped
+                },
+                "allowHighRisk",
+            ),
+            (
+                Controls {
+                    credit_limit: None,
+                    ..capped
+                },
+                "creditLimit",
+            ),
+            (
+                Controls {
+                    credit_limit: Some(11),
+                    ..capped
+                },
+                "creditLimit",
+            ),
+            (
+                Controls {
+                    reset_interval: ResetInterval::Monthly,
+                    ..capped
+                },
+                "resetInterval",
+            ),
+            (
+                Controls {
+                    rate_limit: Some(31),
+                    ..capped
+                },
+                "rateLimit",
+            ),
+            // Cleared, the key falls back to the default of 60: raised.
+            (
+                Controls {
+                    rate_limit: None,
+                    ..capped
+                },
+                "rateLimit",
+            ),
+            (
+                Controls {
+                    expires_at: None,
+                    ..capped
+                },
+                "expiresAt",
+            ),
+            (
+                Controls {
+                    expires_at: Some(2_000),
+                    ..capped
+                },
+                "expiresAt",
+            ),
+        ] {
+            assert_eq!(loosened(after), Some(field), "{after:?}");
+        }
+        let tight = Latitude::TightenOnly {
+            default_rate_limit: 60,
+        };
+        assert!(
+            tight
+                .check(
+                    capped,
+                    Controls {
+                        credit_limit: None,
+                        ..capped
+                    },
+                    true
+                )
+                .is_err()
+        );
+        assert!(
+            Latitude::Any
+                .check(
+                    capped,
+                    Controls {
+                        credit_limit: None,
+                        ..capped
+                    },
+                    true
+                )
+                .is_ok()
+        );
+    }
+
+    #[test]
+    fn a_new_key_is_compared_with_one_that_has_nothing_set() {
+        let new = |after: Controls| Controls::NEW_KEY.loosened_by(after, 60, false);
+        let capped = Controls {
+            credit_limit: Some(10),
+            reset_interval: ResetInterval::Daily,
+            rate_limit: Some(60),
+            expires_at: Some(1_000),
+            ..Controls::NEW_KEY
+        };
+        assert_eq!(new(capped), None);
+        assert_eq!(
+            new(Controls {
+                rate_limit: Some(61),
+                ..capped
+            }),
+            Some("rateLimit")
+        );
+        assert_eq!(
+            new(Controls {
+                allow_high_risk: true,
+                ..capped
+            }),
+            Some("allowHighRisk")
+        );
     }
 }

@@ -43,6 +43,8 @@ pub enum StoreError {
     Conflict(String),
     /// A domain refusal: the change is not valid.
     Invalid(String),
+    /// A domain refusal: the caller may not make this change.
+    Forbidden(String),
 }
 
 impl std::fmt::Display for StoreError {
@@ -63,9 +65,10 @@ impl std::fmt::Display for StoreError {
             }
             StoreError::Database(m) => write!(f, "storage error: {m}"),
             StoreError::Closed => write!(f, "the store is shutting down"),
-            StoreError::NotFound(m) | StoreError::Conflict(m) | StoreError::Invalid(m) => {
-                f.write_str(m)
-            }
+            StoreError::NotFound(m)
+            | StoreError::Conflict(m)
+            | StoreError::Invalid(m)
+            | StoreError::Forbidden(m) => f.write_str(m),
         }
     }
 }
