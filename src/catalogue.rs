@@ -7,6 +7,7 @@
 //! Its closed sets (provider kinds, capabilities, pricing units) are enums so
 //! that every `match` over them is exhaustive.
 
+pub mod access;
 pub mod overlay;
 
 use std::collections::HashMap;

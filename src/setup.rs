@@ -1,5 +1,5 @@
-//! First start: the default tenant, the owner account and, with the
-//! embedded demo configuration only, a demo API key.
+//! First start: the default tenant (the operator tenant), the owner
+//! account and, with the embedded demo configuration only, a demo API key.
 //!
 //! All of it is written in one transaction together with the
 //! `initialized` marker, so a crash can never leave half a setup, and a
@@ -88,6 +88,7 @@ pub async fn first_start(
                 return Ok(false);
             }
             tenants::insert(txn, &stored_tenant)?;
+            tenants::set_operator(txn, &stored_tenant.id)?;
             accounts::insert(txn, &stored_owner)?;
             if let Some(key) = &stored_key {
                 keys::insert(txn, key)?;

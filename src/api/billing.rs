@@ -14,8 +14,9 @@ use serde_json::{Value, json};
 
 use crate::api::json::{Json, Query};
 use crate::app::AppState;
-use crate::auth::accounts::{Account, Permission, Role};
+use crate::auth::accounts::Permission;
 use crate::auth::extract::{Require, Signed, perm};
+use crate::auth::sessions::CurrentAccount;
 use crate::auth::keys::ApiKey;
 use crate::billing::{self, usage};
 use crate::catalogue::credits_to_micros;
@@ -56,15 +57,16 @@ struct RangeQuery {
 }
 
 /// The tenant a caller may read: its own, or any (by id or name) for the
-/// owner.
+/// operator's owners and admins (`None`: every tenant).
 pub(crate) fn tenant_scope(
-    account: &Account,
+    current: &CurrentAccount,
     asked: Option<&str>,
     state: &AppState,
 ) -> Result<Option<String>, ApiError> {
-    match (account.role, asked) {
-        (Role::Owner, None) => Ok(None),
-        (Role::Owner, Some(t)) => Ok(Some(
+    let account = &current.account;
+    match (current.reaches_all_tenants(), asked) {
+        (true, None) => Ok(None),
+        (true, Some(t)) => Ok(Some(
             state
                 .store
                 .read(|tx| tenants::resolve(tx, t))
@@ -82,7 +84,7 @@ pub(crate) fn tenant_scope(
         {
             Err(ApiError::new(
                 Code::Forbidden,
-                "only the owner role reads other tenants",
+                "only the operator tenant's owners and admins reach other tenants",
             ))
         }
         _ => Ok(Some(account.tenant_id.clone())),
@@ -106,9 +108,10 @@ fn range(query: &RangeQuery) -> Result<(i64, i64), ApiError> {
 /// The usage scope of a signed-in account for a query.
 fn usage_scope(
     state: &AppState,
-    account: &Account,
+    current: &CurrentAccount,
     query: &RangeQuery,
 ) -> Result<usage::Scope, ApiError> {
+    let account = &current.account;
     let all = account.role.can(Permission::ViewAllUsage);
     if !all && !account.role.can(Permission::ViewOwnUsage) {
         return Err(ApiError::new(
@@ -117,7 +120,7 @@ fn usage_scope(
         ));
     }
     let (from, to) = range(query)?;
-    let tenant_id = tenant_scope(account, query.tenant.as_deref(), state)?;
+    let tenant_id = tenant_scope(current, query.tenant.as_deref(), state)?;
     let mut key_ids = if all {
         None
     } else {
@@ -152,7 +155,7 @@ async fn usage_report(
     Signed(current): Signed,
     Query(query): Query<RangeQuery>,
 ) -> Result<axum::Json<Value>, ApiError> {
-    let scope = usage_scope(&state, &current.account, &query)?;
+    let scope = usage_scope(&state, &current, &query)?;
     let mut report = usage::aggregate(&state.store, &scope).map_err(store_error)?;
     report["events"] = json!(
         usage::events(&state.store, &scope)
@@ -170,7 +173,7 @@ async fn usage_records(
     Signed(current): Signed,
     Query(query): Query<RangeQuery>,
 ) -> Result<axum::Json<Value>, ApiError> {
-    let scope = usage_scope(&state, &current.account, &query)?;
+    let scope = usage_scope(&state, &current, &query)?;
     let records = usage::records(&state.store, &scope).map_err(store_error)?;
     Ok(axum::Json(json!({
         "object": "list",
@@ -185,21 +188,23 @@ async fn show_key(
     Signed(current): Signed,
     Path(id): Path<String>,
 ) -> Result<axum::Json<Value>, ApiError> {
-    let account = &current.account;
     let not_found = || ApiError::not_found(format!("no API key `{id}`"));
     let key = state.keys.get(&id).map_err(|_| not_found())?;
-    if !key_visible(account, &key) {
+    if !key_visible(&current, &key) {
         return Err(not_found());
     }
     Ok(axum::Json(key.view(now_ms())))
 }
 
-/// Whether an account may see a key: the owner every key; roles that
-/// manage all keys or read all usage their tenant's; `user` the keys it
-/// owns.
-pub(crate) fn key_visible(account: &Account, key: &ApiKey) -> bool {
+/// Whether an account may see a key: the operator's owners and admins
+/// every key; roles that manage all keys or read all usage their tenant's;
+/// `user` the keys it owns.
+pub(crate) fn key_visible(current: &CurrentAccount, key: &ApiKey) -> bool {
+    if current.reaches_all_tenants() {
+        return true;
+    }
+    let account = &current.account;
     match account.role {
-        Role::Owner => true,
         role if role.can(Permission::ManageAllKeys) || role.can(Permission::ViewAllUsage) => {
             key.tenant_id == account.tenant_id
         }
@@ -226,7 +231,7 @@ async fn top_up(
     Json(body): Json<TopUpBody>,
 ) -> Result<axum::Json<Value>, ApiError> {
     let account = &required.0.account;
-    let target = tenant_scope(account, Some(&tenant), &state)?.unwrap_or(tenant);
+    let target = tenant_scope(&required.0, Some(&tenant), &state)?.unwrap_or(tenant);
     let micros = credits_to_micros(body.amount).map_err(|m| ApiError::invalid("amount", m))?;
     if micros == 0 {
         return Err(ApiError::invalid(
@@ -255,7 +260,7 @@ async fn history(
     }
     let (from, to) = range(&query)?;
     let scope = usage::Scope {
-        tenant_id: tenant_scope(&required.0.account, query.tenant.as_deref(), &state)?,
+        tenant_id: tenant_scope(&required.0, query.tenant.as_deref(), &state)?,
         key_ids: None,
         from,
         to,

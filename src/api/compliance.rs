@@ -21,6 +21,7 @@ use crate::api::json::{Json, Query};
 use crate::app::AppState;
 use crate::auth::accounts::{Account, Role};
 use crate::auth::extract::{Require, Signed, perm};
+use crate::auth::sessions::CurrentAccount;
 use crate::compliance::{audit, consents, conversations, erasure, incidents, registry, reviews};
 use crate::error::ApiError;
 use crate::tenants::{self, CompliancePolicy, MIN_HIGH_RISK_RETENTION_DAYS, ReviewMode};
@@ -64,14 +65,15 @@ struct TenantQuery {
     tenant: Option<String>,
 }
 
-/// The one tenant an act applies to: the caller's, or for the owner the
+/// The one tenant an act applies to: the caller's, or for the operator the
 /// one named by `?tenant=`.
 fn acting_tenant(
-    account: &Account,
+    current: &CurrentAccount,
     asked: Option<&str>,
     state: &AppState,
 ) -> Result<String, ApiError> {
-    Ok(tenant_scope(account, asked, state)?.unwrap_or_else(|| account.tenant_id.clone()))
+    Ok(tenant_scope(current, asked, state)?
+        .unwrap_or_else(|| current.account.tenant_id.clone()))
 }
 
 fn actor(account: &Account) -> String {
@@ -123,7 +125,7 @@ async fn show_policy(
     required: Require<perm::ManagePolicies>,
     Query(query): Query<TenantQuery>,
 ) -> Result<axum::Json<Value>, ApiError> {
-    let tenant_id = acting_tenant(&required.0.account, query.tenant.as_deref(), &state)?;
+    let tenant_id = acting_tenant(&required.0, query.tenant.as_deref(), &state)?;
     let tenant = state
         .store
         .read(|tx| tenants::resolve(tx, &tenant_id))
@@ -152,6 +154,7 @@ fn patched(
     mut policy: CompliancePolicy,
     patch: PolicyPatch,
     state: &AppState,
+    tenant_id: &str,
 ) -> Result<CompliancePolicy, ApiError> {
     if let Some(v) = patch.require_purpose {
         policy.require_purpose = v;
@@ -183,11 +186,11 @@ fn patched(
     }
     if let Some(model) = patch.judge_model {
         if let Some(name) = &model
-            && state.catalogue.get(name).is_none()
+            && state.catalogue.get_for(tenant_id, name).is_none()
         {
             return Err(ApiError::invalid(
                 "judgeModel",
-                format!("`{name}` is not in the model catalogue"),
+                format!("`{name}` is not in the model catalogue, or not one the tenant may use"),
             ));
         }
         policy.judge_model = model;
@@ -236,13 +239,13 @@ async fn update_policy(
     Query(query): Query<TenantQuery>,
     Json(patch): Json<PolicyPatch>,
 ) -> Result<axum::Json<Value>, ApiError> {
-    let tenant_id = acting_tenant(&required.0.account, query.tenant.as_deref(), &state)?;
+    let tenant_id = acting_tenant(&required.0, query.tenant.as_deref(), &state)?;
     let current_policy = state
         .store
         .read(|tx| tenants::resolve(tx, &tenant_id))
         .map_err(store_error)?
         .policy;
-    let policy = patched(current_policy, patch, &state)?;
+    let policy = patched(current_policy, patch, &state, &tenant_id)?;
     let tenant = tenants::set_policy(&state.store, &tenant_id, policy)
         .await
         .map_err(store_error)?;
@@ -269,7 +272,7 @@ async fn list_audit(
     Query(query): Query<AuditQuery>,
 ) -> Result<axum::Json<Value>, ApiError> {
     let filter = audit::Filter {
-        tenant_id: tenant_scope(&required.0.account, query.tenant.as_deref(), &state)?,
+        tenant_id: tenant_scope(&required.0, query.tenant.as_deref(), &state)?,
         action: query.action,
         actor: query.actor,
         from: time_param("from", query.from.as_deref())?,
@@ -339,7 +342,7 @@ async fn list_conversations(
         })
         .transpose()?;
     let filter = conversations::Filter {
-        tenant_id: tenant_scope(&required.0.account, query.tenant.as_deref(), &state)?,
+        tenant_id: tenant_scope(&required.0, query.tenant.as_deref(), &state)?,
         key_id: query.key_id,
         end_user_id: query.end_user_id,
         level: query.level,
@@ -364,7 +367,7 @@ async fn show_conversation(
     required: Require<perm::ViewConversations>,
     Path(id): Path<String>,
 ) -> Result<axum::Json<Value>, ApiError> {
-    let scope = tenant_scope(&required.0.account, None, &state)?;
+    let scope = tenant_scope(&required.0, None, &state)?;
     let record = state
         .store
         .read(|tx| conversations::get(tx, scope.as_deref(), &id))
@@ -387,7 +390,7 @@ async fn list_reviews(
     required: Require<perm::ReviewItems>,
     Query(query): Query<ReviewQuery>,
 ) -> Result<axum::Json<Value>, ApiError> {
-    let scope = tenant_scope(&required.0.account, query.tenant.as_deref(), &state)?;
+    let scope = tenant_scope(&required.0, query.tenant.as_deref(), &state)?;
     let status = query
         .status
         .as_deref()
@@ -416,7 +419,7 @@ async fn show_review(
     required: Require<perm::ReviewItems>,
     Path(id): Path<String>,
 ) -> Result<axum::Json<Value>, ApiError> {
-    let scope = tenant_scope(&required.0.account, None, &state)?;
+    let scope = tenant_scope(&required.0, None, &state)?;
     let review = state
         .store
         .read(|tx| reviews::get(tx, scope.as_deref(), &id))
@@ -447,12 +450,13 @@ fn decision_body(bytes: &[u8]) -> Result<DecisionBody, ApiError> {
 
 async fn decide(
     state: &AppState,
-    account: &Account,
+    current: &CurrentAccount,
     id: &str,
     decision: reviews::Decision,
     note: Option<String>,
 ) -> Result<axum::Json<Value>, ApiError> {
-    let scope = tenant_scope(account, None, state)?;
+    let account = &current.account;
+    let scope = tenant_scope(current, None, state)?;
     let review = reviews::decide(
         &state.store,
         scope,
@@ -474,7 +478,7 @@ async fn approve_review(
 ) -> Result<axum::Json<Value>, ApiError> {
     let body = decision_body(&body)?;
     let decision = reviews::Decision::Approve { edit: body.content };
-    decide(&state, &required.0.account, &id, decision, body.note).await
+    decide(&state, &required.0, &id, decision, body.note).await
 }
 
 async fn reject_review(
@@ -492,7 +496,7 @@ async fn reject_review(
     }
     decide(
         &state,
-        &required.0.account,
+        &required.0,
         &id,
         reviews::Decision::Reject,
         body.note,
@@ -519,7 +523,7 @@ async fn list_incidents(
     required: Require<perm::ViewIncidents>,
     Query(query): Query<IncidentQuery>,
 ) -> Result<axum::Json<Value>, ApiError> {
-    let scope = tenant_scope(&required.0.account, query.tenant.as_deref(), &state)?;
+    let scope = tenant_scope(&required.0, query.tenant.as_deref(), &state)?;
     let status = query.status.as_deref().map(incident_status).transpose()?;
     let list = state
         .store
@@ -536,7 +540,7 @@ async fn show_incident(
     required: Require<perm::ViewIncidents>,
     Path(id): Path<String>,
 ) -> Result<axum::Json<Value>, ApiError> {
-    let scope = tenant_scope(&required.0.account, None, &state)?;
+    let scope = tenant_scope(&required.0, None, &state)?;
     let incident = state
         .store
         .read(|tx| incidents::get(tx, scope.as_deref(), &id))
@@ -561,7 +565,7 @@ async fn file_incident(
     Query(query): Query<TenantQuery>,
     Json(body): Json<IncidentBody>,
 ) -> Result<impl IntoResponse, ApiError> {
-    let tenant_id = acting_tenant(&required.0.account, query.tenant.as_deref(), &state)?;
+    let tenant_id = acting_tenant(&required.0, query.tenant.as_deref(), &state)?;
     let severity = incidents::Severity::parse(&body.severity).ok_or_else(|| {
         ApiError::invalid(
             "severity",
@@ -598,7 +602,7 @@ async fn update_incident(
     Path(id): Path<String>,
     Json(body): Json<IncidentUpdate>,
 ) -> Result<axum::Json<Value>, ApiError> {
-    let scope = tenant_scope(&required.0.account, None, &state)?;
+    let scope = tenant_scope(&required.0, None, &state)?;
     let status = incident_status(&body.status)?;
     let incident = incidents::set_status(&state.store, scope, &id, status)
         .await
@@ -675,7 +679,7 @@ async fn list_consents(
     required: Require<perm::ManageConsents>,
     Query(query): Query<ConsentQuery>,
 ) -> Result<axum::Json<Value>, ApiError> {
-    let scope = tenant_scope(&required.0.account, query.tenant.as_deref(), &state)?;
+    let scope = tenant_scope(&required.0, query.tenant.as_deref(), &state)?;
     let list = state
         .store
         .read(|tx| consents::list(tx, scope.as_deref(), query.end_user_id.as_deref()))
@@ -699,7 +703,7 @@ async fn grant_consent(
     Query(query): Query<TenantQuery>,
     Json(body): Json<ConsentBody>,
 ) -> Result<impl IntoResponse, ApiError> {
-    let tenant_id = acting_tenant(&required.0.account, query.tenant.as_deref(), &state)?;
+    let tenant_id = acting_tenant(&required.0, query.tenant.as_deref(), &state)?;
     let consent = consents::grant(&state.store, &tenant_id, &body.end_user_id, &body.purpose)
         .await
         .map_err(store_error)?;
@@ -711,7 +715,7 @@ async fn show_consent(
     required: Require<perm::ManageConsents>,
     Path(id): Path<String>,
 ) -> Result<axum::Json<Value>, ApiError> {
-    let scope = tenant_scope(&required.0.account, None, &state)?;
+    let scope = tenant_scope(&required.0, None, &state)?;
     let consent = state
         .store
         .read(|tx| consents::get(tx, scope.as_deref(), &id))
@@ -724,7 +728,7 @@ async fn withdraw_consent(
     required: Require<perm::ManageConsents>,
     Path(id): Path<String>,
 ) -> Result<axum::Json<Value>, ApiError> {
-    let scope = tenant_scope(&required.0.account, None, &state)?;
+    let scope = tenant_scope(&required.0, None, &state)?;
     let tenant_id = match scope {
         Some(t) => t,
         // The owner may withdraw any tenant's record.
@@ -757,7 +761,7 @@ async fn erase_subject(
     Json(body): Json<ErasureBody>,
 ) -> Result<axum::Json<Value>, ApiError> {
     debug_assert_eq!(required.0.account.role, Role::Owner);
-    let tenant_id = acting_tenant(&required.0.account, query.tenant.as_deref(), &state)?;
+    let tenant_id = acting_tenant(&required.0, query.tenant.as_deref(), &state)?;
     let mut report = erasure::erase(
         &state.store,
         &tenant_id,

@@ -70,7 +70,8 @@ async fn me(
     if account.role.can(Permission::ViewBilling) {
         view["tenant"]["walletBalance"] = tenant.view()["walletBalance"].clone();
     }
-    view["permissions"] = json!(account.role.permissions());
+    view["permissions"] = json!(current.permissions());
+    view["operator"] = json!(current.operator);
     view["sessionExpiresAt"] = json!(format_rfc3339(current.expires_at));
     Ok(axum::Json(view))
 }

@@ -20,8 +20,9 @@ use serde_json::{Value, json};
 use crate::api::billing::{key_visible, store_error, tenant_scope};
 use crate::api::json::{Json, Query, nullable};
 use crate::app::AppState;
-use crate::auth::accounts::{self, Account, Permission, Role};
+use crate::auth::accounts::{self, Account, Permission};
 use crate::auth::extract::Signed;
+use crate::auth::sessions::CurrentAccount;
 use crate::auth::keys::{
     ApiKey, IssuedKey, KeySettings, KeyState, KeyUpdate, Latitude, Patch, ResetInterval,
 };
@@ -62,7 +63,7 @@ fn can_manage_keys(account: &Account) -> bool {
 
 /// A signed-in account that manages keys (`keys.manage_all` or
 /// `keys.manage_own`); checked before the body is read.
-struct KeyManager(Account);
+struct KeyManager(CurrentAccount);
 
 impl<S: Send + Sync> FromRequestParts<S> for KeyManager {
     type Rejection = ApiError;
@@ -71,18 +72,18 @@ impl<S: Send + Sync> FromRequestParts<S> for KeyManager {
         if !can_manage_keys(&current.account) {
             return Err(forbidden(&current.account, "create or change API keys"));
         }
-        Ok(KeyManager(current.account))
+        Ok(KeyManager(current))
     }
 }
 
 /// The key `id` if the caller may change it; 404 when it is outside the
 /// caller's scope.
-fn key_to_manage(state: &AppState, account: &Account, id: &str) -> Result<ApiKey, ApiError> {
+fn key_to_manage(state: &AppState, current: &CurrentAccount, id: &str) -> Result<ApiKey, ApiError> {
     state
         .keys
         .get(id)
         .ok()
-        .filter(|key| key_visible(account, key))
+        .filter(|key| key_visible(current, key))
         .ok_or_else(|| ApiError::not_found(format!("no API key `{id}`")))
 }
 
@@ -135,14 +136,14 @@ async fn list_keys(
         return Err(forbidden(account, "list API keys"));
     }
     let wanted = query.state.as_deref().map(parse_state).transpose()?;
-    let tenant = tenant_scope(account, query.tenant.as_deref(), &state)?;
+    let tenant = tenant_scope(&current, query.tenant.as_deref(), &state)?;
     let now = now_ms();
     let data: Vec<Value> = state
         .keys
         .list(tenant.as_deref())
         .map_err(store_error)?
         .iter()
-        .filter(|k| key_visible(account, k))
+        .filter(|k| key_visible(&current, k))
         .filter(|k| wanted.is_none_or(|s| k.state(now) == s))
         .map(|k| k.view(now))
         .collect();
@@ -167,9 +168,10 @@ struct NewKeyBody {
 /// `POST /api/v1/keys`: a new key; its value is in this answer only.
 async fn create_key(
     State(state): State<AppState>,
-    KeyManager(account): KeyManager,
+    KeyManager(current): KeyManager,
     Json(body): Json<NewKeyBody>,
 ) -> Result<(StatusCode, axum::Json<Value>), ApiError> {
+    let account = &current.account;
     let owner = body.owner_account_id.unwrap_or_else(|| account.id.clone());
     let mut tenant = account.tenant_id.clone();
     if owner != account.id {
@@ -180,9 +182,9 @@ async fn create_key(
             .store
             .read(|tx| accounts::find(tx, &owner))
             .map_err(|_| ApiError::invalid("ownerAccountId", format!("no account `{owner}`")))?;
-        // The operator may create a key for an account of any tenant; the
-        // key belongs to that account's tenant.
-        if account.role == Role::Owner {
+        // The operator's owners and admins may create a key for an account
+        // of any tenant; the key belongs to that account's tenant.
+        if current.reaches_all_tenants() {
             tenant = found.tenant_id;
         } else if found.tenant_id != account.tenant_id {
             return Err(ApiError::invalid(
@@ -208,7 +210,7 @@ async fn create_key(
     };
     let issued = state
         .keys
-        .create(&tenant, settings, latitude(&state, &account))
+        .create(&tenant, settings, latitude(&state, &current.account))
         .await
         .map_err(store_error)?;
     tracing::info!(key = %issued.key.id, by = %account.id, "API key created");
@@ -245,11 +247,11 @@ fn patch_of<T, U>(
 /// name and `allowHighRisk`.
 async fn update_key(
     State(state): State<AppState>,
-    KeyManager(account): KeyManager,
+    KeyManager(current): KeyManager,
     Path(id): Path<String>,
     Json(body): Json<KeyPatchBody>,
 ) -> Result<axum::Json<Value>, ApiError> {
-    let key = key_to_manage(&state, &account, &id)?;
+    let key = key_to_manage(&state, &current, &id)?;
     let update = KeyUpdate {
         name: body.key_name,
         credit_limit: patch_of(body.credit_limit, |c| credits("creditLimit", c))?,
@@ -260,7 +262,7 @@ async fn update_key(
     };
     let key = state
         .keys
-        .update(&key.id, update, latitude(&state, &account))
+        .update(&key.id, update, latitude(&state, &current.account))
         .await
         .map_err(store_error)?;
     Ok(axum::Json(key.view(now_ms())))
@@ -270,10 +272,10 @@ async fn update_key(
 /// consumption; the old one stays valid until revoked.
 async fn rotate_key(
     State(state): State<AppState>,
-    KeyManager(account): KeyManager,
+    KeyManager(current): KeyManager,
     Path(id): Path<String>,
 ) -> Result<(StatusCode, axum::Json<Value>), ApiError> {
-    let key = key_to_manage(&state, &account, &id)?;
+    let key = key_to_manage(&state, &current, &id)?;
     let issued = state.keys.rotate(&key.id).await.map_err(store_error)?;
     tracing::info!(old = %key.id, new = %issued.key.id, "API key rotated");
     Ok((StatusCode::CREATED, axum::Json(issued_view(&issued))))
@@ -282,10 +284,10 @@ async fn rotate_key(
 /// `POST /api/v1/keys/{id}/revoke`: the key answers 403 from now on.
 async fn revoke_key(
     State(state): State<AppState>,
-    KeyManager(account): KeyManager,
+    KeyManager(current): KeyManager,
     Path(id): Path<String>,
 ) -> Result<axum::Json<Value>, ApiError> {
-    let key = key_to_manage(&state, &account, &id)?;
+    let key = key_to_manage(&state, &current, &id)?;
     if key.revoked_at.is_some() {
         return Err(ApiError::new(
             Code::Conflict,

@@ -110,7 +110,7 @@ async fn handle(
             Ok(answer) => respond(answer),
             Err(error) => error.into_response(),
         };
-        if state.catalogue.get(&model).is_some() {
+        if state.catalogue.get_for(&key.tenant_id, &model).is_some() {
             response.extensions_mut().insert(ModelLabel(model));
         }
         Ok(response)

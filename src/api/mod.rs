@@ -11,6 +11,7 @@
 //! - `webhooks`: `/api/v1/webhooks` settings, secret rotation, deliveries
 //! - `keys`, `users`, `models`, `stats`, `playground`: the dashboard's
 //!   key, account and catalogue management, overview and playground
+//! - `tenants`: the operator's tenant list, each tenant's model allow-list
 //! - `openapi`: the OpenAPI document of `/api/v1`
 //! - `compliance`: policies, audit, conversations, reviews, incidents,
 //!   sub-processors, consents, erasure
@@ -29,6 +30,7 @@ pub mod native;
 pub mod openapi;
 pub mod playground;
 pub mod stats;
+pub mod tenants;
 pub mod users;
 pub mod v1;
 pub mod webhooks;
@@ -48,6 +50,7 @@ pub fn routes() -> Router<AppState> {
         .merge(webhooks::routes())
         .merge(compliance::routes())
         .merge(keys::routes())
+        .merge(tenants::routes())
         .merge(users::routes())
         .merge(models::routes())
         .merge(stats::routes())

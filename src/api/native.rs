@@ -54,6 +54,7 @@ async fn create_message(
             .collect();
         let call = NativeCall::parse(
             &state,
+            &key.tenant_id,
             Wire::Anthropic,
             None,
             None,
@@ -109,6 +110,7 @@ async fn generate_content(
         }
         let call = NativeCall::parse(
             &state,
+            &key.tenant_id,
             Wire::Gemini,
             Some(model),
             Some(stream),

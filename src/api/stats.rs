@@ -114,7 +114,7 @@ async fn stats(
     let today = ResetInterval::Daily.cycle_start(now_ms());
     let from = today - i64::from(days - 1) * DAY_MS;
     let to = today + DAY_MS;
-    let tenant_id = tenant_scope(account, query.tenant.as_deref(), &state)?;
+    let tenant_id = tenant_scope(&current, query.tenant.as_deref(), &state)?;
     let key_ids = if all {
         None
     } else {

@@ -49,18 +49,20 @@ fn may_assign(caller: &Account, role: Role) -> Result<(), ApiError> {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ListQuery {
-    /// Owner only: one tenant (id or name) instead of every tenant.
+    /// The operator's owners and admins only: one tenant (id or name)
+    /// instead of every tenant.
     tenant: Option<String>,
 }
 
 /// `GET /api/v1/users`: the accounts of the caller's tenant (every
-/// tenant's for the owner, unless `tenant` narrows it).
+/// tenant's for the operator's owners and admins, unless `tenant` narrows
+/// it).
 async fn list_users(
     State(state): State<AppState>,
     required: Require<perm::ManageUsers>,
     Query(query): Query<ListQuery>,
 ) -> Result<axum::Json<Value>, ApiError> {
-    let tenant = tenant_scope(&required.0.account, query.tenant.as_deref(), &state)?;
+    let tenant = tenant_scope(&required.0, query.tenant.as_deref(), &state)?;
     let data: Vec<Value> = accounts::list(&state.store, tenant.as_deref())
         .map_err(store_error)?
         .iter()
@@ -78,13 +80,18 @@ struct NewUserBody {
     password: Option<String>,
 }
 
-/// `POST /api/v1/users`: a new account in the caller's tenant.
+/// `POST /api/v1/users`: a new account in the caller's tenant, or for the
+/// operator's owners and admins in the tenant named by `?tenant=` (how a
+/// new tenant gets its first owner from the dashboard).
 async fn create_user(
     State(state): State<AppState>,
     required: Require<perm::ManageUsers>,
+    Query(query): Query<ListQuery>,
     Json(body): Json<NewUserBody>,
 ) -> Result<(StatusCode, axum::Json<Value>), ApiError> {
     let caller = &required.0.account;
+    let tenant = tenant_scope(&required.0, query.tenant.as_deref(), &state)?
+        .unwrap_or_else(|| caller.tenant_id.clone());
     let role = parse_role(&body.role)?;
     may_assign(caller, role)?;
     let generated = body.password.is_none().then(accounts::generate_password);
@@ -93,7 +100,7 @@ async fn create_user(
         .as_deref()
         .or(generated.as_deref())
         .unwrap_or_default();
-    let account = accounts::create(&state.store, &body.email, &caller.tenant_id, role, password)
+    let account = accounts::create(&state.store, &body.email, &tenant, role, password)
         .await
         .map_err(store_error)?;
     tracing::info!(account = %account.id, role = role.as_str(), by = %caller.id, "account created");
@@ -128,7 +135,7 @@ async fn update_user(
         .read(|tx| accounts::ACCOUNT_TABLE.get(tx, id.as_bytes()))
         .map_err(store_error)?
         .ok_or_else(not_found)?;
-    if caller.role != Role::Owner && target.tenant_id != caller.tenant_id {
+    if !required.0.reaches_all_tenants() && target.tenant_id != caller.tenant_id {
         return Err(not_found());
     }
     if target.role == Role::Owner {

@@ -141,7 +141,7 @@ async fn chat(
     let primary = request
         .chain
         .iter()
-        .find(|m| state.catalogue.get(m).is_some())
+        .find(|m| state.catalogue.get_for(&key.tenant_id, m).is_some())
         .cloned()
         .unwrap_or_default();
     let (mut response, model) =
@@ -176,12 +176,12 @@ async fn chat(
 /// capabilities and pricing unit as extensions.
 async fn list_models(
     State(state): State<AppState>,
-    InferenceKey(_key): InferenceKey,
+    InferenceKey(key): InferenceKey,
 ) -> axum::Json<Value> {
     let created = state.started_at;
     let data: Vec<Value> = state
         .catalogue
-        .models()
+        .models_for(&key.tenant_id)
         .iter()
         .map(|m| {
             json!({

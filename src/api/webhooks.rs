@@ -40,9 +40,8 @@ fn target(
     required: &Require<perm::ManageWebhooks>,
     query: &TenantQuery,
 ) -> Result<String, ApiError> {
-    let account = &required.0.account;
-    Ok(tenant_scope(account, query.tenant.as_deref(), state)?
-        .unwrap_or_else(|| account.tenant_id.clone()))
+    Ok(tenant_scope(&required.0, query.tenant.as_deref(), state)?
+        .unwrap_or_else(|| required.0.account.tenant_id.clone()))
 }
 
 /// The tenant a route acts on, read now.

@@ -58,9 +58,10 @@ impl Role {
         use Permission as P;
         use Role as R;
         match permission {
-            // Only the owner: ownership, hard deletes, the registry, erasure.
-            P::AssignOwner | P::HardDeleteModels | P::ManageRegistry | P::EraseSubjects => {
-                self == R::Owner
+            // Only the owner: ownership, hard deletes, erasure.
+            P::AssignOwner | P::HardDeleteModels | P::EraseSubjects => self == R::Owner,
+            P::ManageRegistry | P::ManageTenants | P::ManageModelAccess => {
+                matches!(self, R::Owner | R::Admin)
             }
             P::ManageModels
             | P::ManageUsers
@@ -130,10 +131,12 @@ pub enum Permission {
     ManageConsents,
     EraseSubjects,
     ViewModels,
+    ManageTenants,
+    ManageModelAccess,
 }
 
 impl Permission {
-    pub const ALL: [Permission; 24] = [
+    pub const ALL: [Permission; 26] = [
         Permission::ManageModels,
         Permission::HardDeleteModels,
         Permission::ManageUsers,
@@ -158,7 +161,22 @@ impl Permission {
         Permission::ManageConsents,
         Permission::EraseSubjects,
         Permission::ViewModels,
+        Permission::ManageTenants,
+        Permission::ManageModelAccess,
     ];
+
+    /// Permissions over what every tenant shares (the global catalogue, the
+    /// sub-processor registry, the tenants themselves): held only by the
+    /// operator tenant's accounts, whatever their role's table says.
+    pub fn operator_only(self) -> bool {
+        matches!(
+            self,
+            Permission::ManageModels
+                | Permission::HardDeleteModels
+                | Permission::ManageRegistry
+                | Permission::ManageTenants
+        )
+    }
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -186,6 +204,8 @@ impl Permission {
             Permission::ManageConsents => "consents.manage",
             Permission::EraseSubjects => "subjects.erase",
             Permission::ViewModels => "models.view",
+            Permission::ManageTenants => "tenants.manage",
+            Permission::ManageModelAccess => "models.access",
         }
     }
 }
@@ -403,6 +423,9 @@ mod tests {
                 P::ViewIncidents,
                 P::ManageConsents,
                 P::ViewModels,
+                P::ManageRegistry,
+                P::ManageTenants,
+                P::ManageModelAccess,
             ],
             Role::Billing => vec![
                 P::TopUpCredits,

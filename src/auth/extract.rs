@@ -295,11 +295,16 @@ impl<P: PermissionMarker, S: Send + Sync> FromRequestParts<S> for Require<P> {
     type Rejection = ApiError;
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
         let Signed(current) = Signed::from_request_parts(parts, state).await?;
-        if !current.account.role.can(P::PERMISSION) {
+        if !current.can(P::PERMISSION) {
+            let whose = if P::PERMISSION.operator_only() && current.account.role.can(P::PERMISSION) {
+                "only the operator tenant's accounts have"
+            } else {
+                "the role does not have"
+            };
             return Err(ApiError::new(
                 Code::Forbidden,
                 format!(
-                    "the role `{}` does not have the permission `{}`",
+                    "the role `{}` cannot do this: {whose} the permission `{}`",
                     current.account.role.as_str(),
                     P::PERMISSION.as_str()
                 ),
@@ -346,7 +351,9 @@ pub mod perm {
         ViewIncidents,
         ManageConsents,
         EraseSubjects,
-        ViewModels
+        ViewModels,
+        ManageTenants,
+        ManageModelAccess
     );
 }
 

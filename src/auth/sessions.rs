@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::accounts::{self, ACCOUNT_TABLE, Account};
+use super::accounts::{self, ACCOUNT_TABLE, Account, Permission, Role};
 use super::{random_token, sha256};
 use crate::error::{ApiError, Code};
 use crate::store::tables::SESSIONS;
@@ -29,6 +29,32 @@ pub struct CurrentAccount {
     pub account: Account,
     pub token_digest: [u8; 32],
     pub expires_at: i64,
+    /// The account belongs to the operator tenant (read at each request,
+    /// like the account itself).
+    pub operator: bool,
+}
+
+impl CurrentAccount {
+    /// The permission table, with the operator's permissions reserved to
+    /// the operator tenant's accounts.
+    pub fn can(&self, permission: Permission) -> bool {
+        self.account.role.can(permission) && (self.operator || !permission.operator_only())
+    }
+
+    /// Every permission this account has, for `GET /api/v1/me`.
+    pub fn permissions(&self) -> Vec<&'static str> {
+        Permission::ALL
+            .iter()
+            .filter(|p| self.can(**p))
+            .map(|p| p.as_str())
+            .collect()
+    }
+
+    /// Whether the account sees and acts across tenants: the operator
+    /// tenant's owners and admins. Everyone else stays in its tenant.
+    pub fn reaches_all_tenants(&self) -> bool {
+        self.operator && matches!(self.account.role, Role::Owner | Role::Admin)
+    }
 }
 
 pub struct Issued {
@@ -137,10 +163,12 @@ pub fn authenticate(store: &Store, token: &str, now: i64) -> Result<CurrentAccou
                 return Ok(None);
             };
             let account = ACCOUNT_TABLE.get(tx, session.account_id.as_bytes())?;
-            Ok(account.map(|a| (session, a)))
+            let operator = crate::tenants::operator_id(tx)?;
+            Ok(account.map(|a| (session, a, operator)))
         })
         .map_err(|e| ApiError::internal("reading a session", e))?;
-    let (session, account) = found.ok_or_else(invalid)?;
+    let (session, account, operator) = found.ok_or_else(invalid)?;
+    let operator = operator.as_deref() == Some(account.tenant_id.as_str());
     if session.expires_at <= now {
         return Err(invalid());
     }
@@ -154,6 +182,7 @@ pub fn authenticate(store: &Store, token: &str, now: i64) -> Result<CurrentAccou
         account,
         token_digest: digest,
         expires_at: session.expires_at,
+        operator,
     })
 }
 

@@ -15,6 +15,7 @@ use std::sync::{Arc, RwLock};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use super::access::ModelAccess;
 use super::{Capability, Catalogue, Model, Pricing, credits_to_micros};
 use crate::config::{Config, ModelConfig, ProviderConfig};
 use crate::store::tables::MODEL_OVERRIDES;
@@ -329,6 +330,8 @@ impl Listing {
 /// The live catalogue: the configuration's entries, the stored rows, and
 /// the current merge of both.
 pub struct LiveCatalogue {
+    /// Which models each tenant may use.
+    pub access: Arc<ModelAccess>,
     providers: Vec<ProviderConfig>,
     configured: Vec<ModelConfig>,
     current: RwLock<Arc<Listing>>,
@@ -341,6 +344,7 @@ impl LiveCatalogue {
     /// The configuration's catalogue, with nothing stored over it.
     pub fn from_config(config: &Config) -> LiveCatalogue {
         let catalogue = LiveCatalogue {
+            access: Arc::default(),
             providers: config.providers.clone(),
             configured: config.models.clone(),
             current: RwLock::default(),
@@ -352,8 +356,9 @@ impl LiveCatalogue {
 
     /// The configuration's catalogue with the stored rows merged over it.
     pub fn load(config: &Config, store: &Store) -> Result<LiveCatalogue, StoreError> {
-        let catalogue = LiveCatalogue::from_config(config);
+        let mut catalogue = LiveCatalogue::from_config(config);
         catalogue.reload(store)?;
+        catalogue.access = Arc::new(ModelAccess::load(store)?);
         Ok(catalogue)
     }
 
@@ -370,6 +375,19 @@ impl LiveCatalogue {
     /// The served models, in catalogue order.
     pub fn models(&self) -> Vec<Arc<Model>> {
         self.snapshot().served.models().to_vec()
+    }
+
+    /// A served model by id, if the tenant may use it: what every
+    /// inference route resolves a model name with.
+    pub fn get_for(&self, tenant_id: &str, id: &str) -> Option<Arc<Model>> {
+        self.get(id).filter(|_| self.access.allows(tenant_id, id))
+    }
+
+    /// The served models the tenant may use, in catalogue order.
+    pub fn models_for(&self, tenant_id: &str) -> Vec<Arc<Model>> {
+        let mut models = self.models();
+        models.retain(|m| self.access.allows(tenant_id, &m.id));
+        models
     }
 
     fn install(&self, listing: Listing) {

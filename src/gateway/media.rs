@@ -116,7 +116,10 @@ pub async fn serve(
     mut request: MediaRequest,
 ) -> Result<MediaAnswer, ApiError> {
     let started = Instant::now();
-    let model = state.catalogue.get(&request.model).ok_or_else(|| {
+    let model = state
+        .catalogue
+        .get_for(&key.tenant_id, &request.model)
+        .ok_or_else(|| {
         let mut error = ApiError::new(
             Code::ModelNotFound,
             format!("`{}` is not in the catalogue", request.model),

@@ -142,7 +142,7 @@ pub async fn chat_completions(
     if !request
         .chain
         .iter()
-        .any(|m| state.catalogue.get(m).is_some())
+        .any(|m| state.catalogue.get_for(&key.tenant_id, m).is_some())
     {
         return Err(ApiError::new(
             Code::ModelNotFound,
@@ -176,7 +176,7 @@ pub async fn chat_completions(
     let mut attempts: Vec<Attempt> = Vec::new();
     let mut known = 0;
     for name in &request.chain {
-        let Some(model) = state.catalogue.get(name) else {
+        let Some(model) = state.catalogue.get_for(&key.tenant_id, name) else {
             attempts.push(Attempt {
                 model: name.clone(),
                 provider: String::new(),

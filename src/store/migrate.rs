@@ -18,6 +18,8 @@ const MIGRATIONS: &[Migration] = &[
     // 2 -> 3: the compliance policy gains review expiry, judge switch and
     // high-risk retention.
     crate::tenants::migrate_v2_to_v3,
+    // 3 -> 4: the operator tenant is recorded (the first owner's tenant).
+    crate::tenants::migrate_v3_to_v4,
 ];
 
 pub fn prepare(db: &Database) -> Result<(), StoreError> {

@@ -19,7 +19,7 @@ pub type Rows = Vec<(Vec<u8>, Vec<u8>)>;
 pub type Def = TableDefinition<'static, &'static [u8], &'static [u8]>;
 
 /// The schema this build writes. Raise it with a migration in `migrate.rs`.
-pub const SCHEMA_VERSION: u32 = 3;
+pub const SCHEMA_VERSION: u32 = 4;
 
 /// Store-wide facts: schema version, first-start marker, readiness probe.
 pub const META: Def = TableDefinition::new("meta");
@@ -66,6 +66,9 @@ pub const CONSENTS: Def = TableDefinition::new("consents");
 /// model id -> `catalogue::overlay::Row`: catalogue entries added, edited,
 /// disabled or deleted from the dashboard, merged over the configuration's
 pub const MODEL_OVERRIDES: Def = TableDefinition::new("model_overrides");
+/// tenant id -> the catalogue model ids the tenant may use (`Vec<String>`);
+/// a tenant without a row may use every served model
+pub const TENANT_MODELS: Def = TableDefinition::new("tenant_models");
 
 /// Every table, for creation at open and for backup.
 pub const ALL: &[Def] = &[
@@ -90,11 +93,14 @@ pub const ALL: &[Def] = &[
     SUB_PROCESSORS,
     CONSENTS,
     MODEL_OVERRIDES,
+    TENANT_MODELS,
 ];
 
 pub const META_SCHEMA_VERSION: &[u8] = b"schema_version";
 pub const META_INITIALIZED: &[u8] = b"initialized";
 pub const META_READY_PROBE: &[u8] = b"ready_probe";
+/// The id of the operator tenant (the one made at first start).
+pub const META_OPERATOR_TENANT: &[u8] = b"operator_tenant";
 
 /// Read access shared by read and write transactions.
 pub trait Reader {

@@ -90,6 +90,7 @@ impl NativeCall {
     /// of another provider kind 400.
     pub fn parse(
         state: &AppState,
+        tenant_id: &str,
         wire: Wire,
         model_name: Option<&str>,
         stream: Option<bool>,
@@ -125,7 +126,7 @@ impl NativeCall {
                 _ => return Err(ApiError::invalid("stream", "`stream` must be a boolean")),
             },
         };
-        let model = resolve(state, wire, &requested)?;
+        let model = resolve(state, tenant_id, wire, &requested)?;
         let messages = wire.classification_view(&value)?;
         let mut view_body = Map::new();
         view_body.insert("model".into(), Value::String(requested.clone()));
@@ -159,10 +160,15 @@ impl NativeCall {
     }
 }
 
-/// The catalogue entry `name`, which must be served by a provider of the
-/// wire's kind.
-fn resolve(state: &AppState, wire: Wire, name: &str) -> Result<Arc<Model>, ApiError> {
-    let model = state.catalogue.get(name).ok_or_else(|| {
+/// The catalogue entry `name`, which the tenant may use and a provider of
+/// the wire's kind serves.
+fn resolve(
+    state: &AppState,
+    tenant_id: &str,
+    wire: Wire,
+    name: &str,
+) -> Result<Arc<Model>, ApiError> {
+    let model = state.catalogue.get_for(tenant_id, name).ok_or_else(|| {
         ApiError::new(
             Code::ModelNotFound,
             format!("the model `{name}` is not in the catalogue"),
