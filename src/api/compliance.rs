@@ -72,8 +72,7 @@ fn acting_tenant(
     asked: Option<&str>,
     state: &AppState,
 ) -> Result<String, ApiError> {
-    Ok(tenant_scope(current, asked, state)?
-        .unwrap_or_else(|| current.account.tenant_id.clone()))
+    Ok(tenant_scope(current, asked, state)?.unwrap_or_else(|| current.account.tenant_id.clone()))
 }
 
 fn actor(account: &Account) -> String {

@@ -22,10 +22,10 @@ use crate::api::json::{Json, Query, nullable};
 use crate::app::AppState;
 use crate::auth::accounts::{self, Account, Permission};
 use crate::auth::extract::Signed;
-use crate::auth::sessions::CurrentAccount;
 use crate::auth::keys::{
     ApiKey, IssuedKey, KeySettings, KeyState, KeyUpdate, Latitude, Patch, ResetInterval,
 };
+use crate::auth::sessions::CurrentAccount;
 use crate::catalogue::credits_to_micros;
 use crate::error::{ApiError, Code};
 use crate::time_util::{now_ms, parse_rfc3339};

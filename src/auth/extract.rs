@@ -296,7 +296,8 @@ impl<P: PermissionMarker, S: Send + Sync> FromRequestParts<S> for Require<P> {
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
         let Signed(current) = Signed::from_request_parts(parts, state).await?;
         if !current.can(P::PERMISSION) {
-            let whose = if P::PERMISSION.operator_only() && current.account.role.can(P::PERMISSION) {
+            let whose = if P::PERMISSION.operator_only() && current.account.role.can(P::PERMISSION)
+            {
                 "only the operator tenant's accounts have"
             } else {
                 "the role does not have"

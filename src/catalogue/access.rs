@@ -31,8 +31,9 @@ impl ModelAccess {
         let rows = store.read(|tx| tx.scan_raw(TENANT_MODELS))?;
         let mut lists = Lists::new();
         for (tenant, models) in rows {
-            let tenant = String::from_utf8(tenant)
-                .map_err(|_| StoreError::Corrupt("a tenant id in tenant_models is not UTF-8".into()))?;
+            let tenant = String::from_utf8(tenant).map_err(|_| {
+                StoreError::Corrupt("a tenant id in tenant_models is not UTF-8".into())
+            })?;
             let models: Vec<String> = codec::decode(&models)?;
             lists.insert(tenant, Arc::new(models.into_iter().collect()));
         }
@@ -86,9 +87,10 @@ impl ModelAccess {
                 // install their lists in the other order.
                 let mut lists = (*access.current()).clone();
                 match &models {
-                    Some(models) => {
-                        lists.insert(tenant_id.clone(), Arc::new(models.iter().cloned().collect()))
-                    }
+                    Some(models) => lists.insert(
+                        tenant_id.clone(),
+                        Arc::new(models.iter().cloned().collect()),
+                    ),
                     None => lists.remove(&tenant_id),
                 };
                 *access.lists.write().expect("model access lock") = Arc::new(lists);

@@ -120,13 +120,13 @@ pub async fn serve(
         .catalogue
         .get_for(&key.tenant_id, &request.model)
         .ok_or_else(|| {
-        let mut error = ApiError::new(
-            Code::ModelNotFound,
-            format!("`{}` is not in the catalogue", request.model),
-        );
-        error.param = Some("model".into());
-        error
-    })?;
+            let mut error = ApiError::new(
+                Code::ModelNotFound,
+                format!("`{}` is not in the catalogue", request.model),
+            );
+            error.param = Some("model".into());
+            error
+        })?;
     able(request.route, &model)?;
     gemini_size(&request.call, &model)?;
     let tenant = super::admit(state, key)?;
