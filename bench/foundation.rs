@@ -12,7 +12,7 @@ use std::time::Instant;
 use axum::http::{HeaderMap, HeaderValue};
 use serde_json::json;
 use tollgate::auth::extract::presented_key;
-use tollgate::auth::keys::{KeySettings, Keys};
+use tollgate::auth::keys::{KeySettings, Keys, Latitude};
 use tollgate::store::Store;
 use tollgate::store::tables::META;
 use tollgate::tenants::{self, Tier};
@@ -59,7 +59,12 @@ fn main() {
                 name: format!("k{i}"),
                 ..Default::default()
             };
-            values.push(keys.create("bench", settings).await.unwrap().value);
+            values.push(
+                keys.create("bench", settings, Latitude::Any)
+                    .await
+                    .unwrap()
+                    .value,
+            );
         }
         values
     });

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use tollgate::auth::keys::{KeySettings, KeyState, Keys, ResetInterval};
+use tollgate::auth::keys::{KeySettings, KeyState, Keys, Latitude, ResetInterval};
 use tollgate::billing::{self, UsageRecord, usage};
 use tollgate::error::Code;
 use tollgate::store::Store;
@@ -67,6 +67,7 @@ async fn a_cycle_boundary_resets_consumption_and_thresholds_and_reenables_the_ke
                 reset_interval: Some(ResetInterval::Daily),
                 ..Default::default()
             },
+            Latitude::Any,
         )
         .await
         .unwrap();
@@ -136,6 +137,7 @@ async fn a_rotated_pair_spends_one_allowance() {
                 credit_limit: Some(1_000),
                 ..Default::default()
             },
+            Latitude::Any,
         )
         .await
         .unwrap();

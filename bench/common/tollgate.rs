@@ -21,7 +21,7 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tollgate::auth::keys::{self, ApiKey, KeySettings, Keys, ResetInterval};
+use tollgate::auth::keys::{self, ApiKey, KeySettings, Keys, Latitude, ResetInterval};
 use tollgate::billing::{USAGE_TABLE, UsageRecord};
 use tollgate::config::{self, Overrides};
 use tollgate::store::Store;
@@ -95,6 +95,7 @@ pub async fn prepare(dir: &Path, mock: SocketAddr, hook: &str, seed: Seed) -> Pr
                 rate_limit: Some(RATE_LIMIT),
                 ..Default::default()
             },
+            Latitude::Any,
         )
         .await
         .expect("a key");

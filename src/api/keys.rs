@@ -176,7 +176,7 @@ async fn create_key(
     let mut tenant = account.tenant_id.clone();
     if owner != account.id {
         if !account.role.can(Permission::ManageAllKeys) {
-            return Err(forbidden(&account, "create keys owned by another account"));
+            return Err(forbidden(account, "create keys owned by another account"));
         }
         let found = state
             .store

@@ -53,8 +53,7 @@ async fn create_message(
             })
             .collect();
         let call = NativeCall::parse(
-            &state,
-            &key.tenant_id,
+            state.catalogue.for_tenant(&key.tenant_id),
             Wire::Anthropic,
             None,
             None,
@@ -109,8 +108,7 @@ async fn generate_content(
             return Err(ApiError::invalid("model", "the path names no model"));
         }
         let call = NativeCall::parse(
-            &state,
-            &key.tenant_id,
+            state.catalogue.for_tenant(&key.tenant_id),
             Wire::Gemini,
             Some(model),
             Some(stream),

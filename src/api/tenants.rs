@@ -39,7 +39,7 @@ async fn list_tenants(
 ) -> Result<axum::Json<Value>, ApiError> {
     let operator = state
         .store
-        .read(|tx| tenants::operator_id(tx))
+        .read(tenants::operator_id)
         .map_err(store_error)?;
     let data: Vec<Value> = tenants::list(&state.store)
         .map_err(store_error)?

@@ -327,6 +327,19 @@ impl Listing {
     }
 }
 
+/// The served models one tenant may use.
+#[derive(Clone, Copy)]
+pub struct TenantCatalogue<'a> {
+    catalogue: &'a LiveCatalogue,
+    tenant_id: &'a str,
+}
+
+impl TenantCatalogue<'_> {
+    pub fn get(&self, id: &str) -> Option<Arc<Model>> {
+        self.catalogue.get_for(self.tenant_id, id)
+    }
+}
+
 /// The live catalogue: the configuration's entries, the stored rows, and
 /// the current merge of both.
 pub struct LiveCatalogue {
@@ -381,6 +394,14 @@ impl LiveCatalogue {
     /// inference route resolves a model name with.
     pub fn get_for(&self, tenant_id: &str, id: &str) -> Option<Arc<Model>> {
         self.get(id).filter(|_| self.access.allows(tenant_id, id))
+    }
+
+    /// The catalogue as one tenant sees it.
+    pub fn for_tenant<'a>(&'a self, tenant_id: &'a str) -> TenantCatalogue<'a> {
+        TenantCatalogue {
+            catalogue: self,
+            tenant_id,
+        }
     }
 
     /// The served models the tenant may use, in catalogue order.

@@ -31,6 +31,7 @@ use crate::app::AppState;
 use crate::auth::keys::ApiKey;
 use crate::billing::Charged;
 use crate::catalogue::Model;
+use crate::catalogue::overlay::TenantCatalogue;
 use crate::compliance::{Level, registry};
 use crate::error::{ApiError, Code};
 use crate::events::Event;
@@ -89,8 +90,7 @@ impl NativeCall {
     /// (Anthropic) or the path's (Gemini). Unknown models are 404, a model
     /// of another provider kind 400.
     pub fn parse(
-        state: &AppState,
-        tenant_id: &str,
+        models: TenantCatalogue<'_>,
         wire: Wire,
         model_name: Option<&str>,
         stream: Option<bool>,
@@ -126,7 +126,7 @@ impl NativeCall {
                 _ => return Err(ApiError::invalid("stream", "`stream` must be a boolean")),
             },
         };
-        let model = resolve(state, tenant_id, wire, &requested)?;
+        let model = resolve(models, wire, &requested)?;
         let messages = wire.classification_view(&value)?;
         let mut view_body = Map::new();
         view_body.insert("model".into(), Value::String(requested.clone()));
@@ -162,13 +162,8 @@ impl NativeCall {
 
 /// The catalogue entry `name`, which the tenant may use and a provider of
 /// the wire's kind serves.
-fn resolve(
-    state: &AppState,
-    tenant_id: &str,
-    wire: Wire,
-    name: &str,
-) -> Result<Arc<Model>, ApiError> {
-    let model = state.catalogue.get_for(tenant_id, name).ok_or_else(|| {
+fn resolve(models: TenantCatalogue<'_>, wire: Wire, name: &str) -> Result<Arc<Model>, ApiError> {
+    let model = models.get(name).ok_or_else(|| {
         ApiError::new(
             Code::ModelNotFound,
             format!("the model `{name}` is not in the catalogue"),
