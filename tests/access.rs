@@ -70,6 +70,12 @@ fn dashboard_table() -> Vec<Row> {
         row(M::PUT, "/api/v1/webhooks", "/api/v1/webhooks", bad_urls, [400, 400, 403, 403, 403, 403, 403]),
         row(M::POST, "/api/v1/webhooks/secret/rotate", "/api/v1/webhooks/secret/rotate", None, [200, 200, 403, 403, 403, 403, 403]),
         row(M::GET, "/api/v1/webhooks/deliveries", "/api/v1/webhooks/deliveries", None, [200, 200, 403, 403, 403, 403, 403]),
+        // The operator's (every account here is of the operator tenant);
+        // another tenant's are in `tests/security_access.rs`.
+        row(M::GET, "/api/v1/tenants", "/api/v1/tenants", None, [200, 200, 403, 403, 403, 403, 403]),
+        row(M::POST, "/api/v1/tenants", "/api/v1/tenants", Some(json!({ "name": "" })), [400, 400, 403, 403, 403, 403, 403]),
+        row(M::GET, "/api/v1/tenants/{id}/models", "/api/v1/tenants/default/models", None, [200, 200, 200, 200, 200, 200, 200]),
+        row(M::PUT, "/api/v1/tenants/{id}/models", "/api/v1/tenants/default/models", Some(json!({ "models": ["nope"] })), [400, 400, 403, 403, 403, 403, 403]),
         // Ends the session: checked last, on its own (see the test).
         row(M::POST, "/api/v1/auth/logout", "/api/v1/auth/logout", None, [204, 204, 204, 204, 204, 204, 204]),
     ]
