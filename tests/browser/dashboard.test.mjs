@@ -299,6 +299,40 @@ describe('pages (keys, users, models, stats and playground endpoints)', () => {
     await page.done();
   });
 
+  test('an owner chooses the models its tenant may use, and /v1 follows', async () => {
+    const page = await open();
+    await signIn(page, OWNER);
+    const value = await createKey(page, 'allow-list-key');
+    await go(page, 'models');
+    const vision = page.locator('tr', { has: page.locator('code.model-id', { hasText: /^mock-vision$/ }) });
+    await vision.getByText('allowed', { exact: true }).waitFor();
+    await page.getByRole('button', { name: 'Choose models' }).click();
+    let dialog = page.getByRole('dialog', { name: /^Models for / });
+    await dialog.getByLabel(/^Every model/).uncheck();
+    for (const box of await dialog.locator('fieldset input[type=checkbox]').all()) {
+      if ((await box.getAttribute('value')) !== 'mock-chat') await box.uncheck();
+    }
+    await dialog.getByRole('button', { name: 'Save' }).click();
+    await vision.getByText('not allowed', { exact: true }).waitFor();
+    const ask = (model) => fetch(`${BASE}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${value}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ model, messages: [{ role: 'user', content: 'hello' }] }),
+    });
+    assert.equal((await ask('mock-vision')).status, 404);
+    assert.equal((await ask('mock-chat')).status, 200);
+
+    // Every model again, for the other tests.
+    await page.getByRole('button', { name: 'Choose models' }).click();
+    dialog = page.getByRole('dialog', { name: /^Models for / });
+    await dialog.getByLabel(/^Every model/).check();
+    await dialog.getByRole('button', { name: 'Save' }).click();
+    await vision.getByText('allowed', { exact: true }).waitFor();
+    assert.equal((await ask('mock-vision')).status, 200);
+    await noErrorShown(page);
+    await page.done();
+  });
+
   test('the playground streams an answer from the mock provider', async () => {
     const page = await open();
     await signIn(page, TESTER);

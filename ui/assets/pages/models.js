@@ -1,5 +1,7 @@
-// Models: the catalogue with capabilities and prices. Owners and admins add,
-// edit, disable and enable entries; only owners delete one for good.
+// Models: the catalogue with capabilities and prices. The operator tenant's
+// owners and admins add, edit, disable and enable entries; only its owners
+// delete one for good. Every tenant's owners and admins choose which of the
+// catalogue's models their tenant may use (its allow-list).
 
 import { api, get } from '../api.js';
 import { h, badge, table, fmtNumber, fmtCredits, confirmDialog, formDialog, errorBox, okBox, show, numberOrNull } from '../dom.js';
@@ -71,8 +73,12 @@ function modelBody(values) {
 }
 
 export async function render(root, ctx) {
-  const { can } = ctx;
+  const { can, me } = ctx;
   const manage = can('models.manage');
+  const chooses = can('models.access');
+  const tenant = me.tenant;
+  const accessPath = `/api/v1/tenants/${encodeURIComponent(tenant.id)}/models`;
+  let access = { models: null, available: [] };
   const message = h('div', { class: 'messages' });
   const list = h('div', {});
 
@@ -93,7 +99,9 @@ export async function render(root, ctx) {
   }
 
   async function refresh() {
-    const { data } = await get('/api/v1/models');
+    const [{ data }, allowed] = await Promise.all([get('/api/v1/models'), get(accessPath)]);
+    access = allowed;
+    const usable = (m) => access.models === null || access.models.includes(m.id);
     const columns = [
       { label: 'Model', value: (m) => h('code', { class: 'model-id' }, m.id) },
       { label: 'Provider', value: (m) => `${m.provider} / ${m.upstream}` },
@@ -103,6 +111,7 @@ export async function render(root, ctx) {
       { label: 'Price', value: (m) => price(m.pricing) },
       { label: 'State', value: (m) => (m.enabled === false ? badge('disabled', 'revoked') : badge('enabled', 'active')) },
       { label: 'Source', value: (m) => m.source || '—' },
+      { label: `For ${tenant.name}`, value: (m) => (usable(m) ? badge('allowed', 'active') : badge('not allowed', 'revoked')) },
     ];
     if (manage) columns.push({ label: 'Actions', value: actions, class: 'actions-cell' });
     show(list, table(columns, data, { caption: 'Model catalogue', empty: 'The catalogue is empty.' }));
@@ -130,6 +139,19 @@ export async function render(root, ctx) {
     await refresh();
   }
 
+  async function choose() {
+    const every = access.models === null;
+    const fields = [
+      { name: 'every', label: 'Every model of the catalogue, including ones added later', type: 'checkbox', value: every },
+      { name: 'models', label: `Models ${tenant.name} may use (when not every model)`, type: 'checks', options: access.available, value: every ? access.available : access.models },
+    ];
+    const saved = await formDialog(`Models for ${tenant.name}`, fields, 'Save',
+      (values) => api('PUT', accessPath, { models: values.every ? null : values.models }));
+    if (!saved) return;
+    show(message, okBox(`The models ${tenant.name} may use are saved.`));
+    await refresh();
+  }
+
   async function remove(model) {
     const yes = await confirmDialog(`Delete ${model.id}?`, 'The entry leaves the catalogue for good; callers naming it get model_not_found. Disabling keeps it for later.', 'Delete model');
     if (!yes) return;
@@ -138,9 +160,10 @@ export async function render(root, ctx) {
     await refresh();
   }
 
-  if (manage) {
-    root.append(h('div', { class: 'toolbar' }, h('button', { type: 'button', class: 'primary', onclick: () => run('Adding a model', add) }, 'Add model')));
-  }
+  const tools = [];
+  if (manage) tools.push(h('button', { type: 'button', class: 'primary', onclick: () => run('Adding a model', add) }, 'Add model'));
+  if (chooses) tools.push(h('button', { type: 'button', class: 'secondary', onclick: () => run('Choosing the models', choose) }, 'Choose models'));
+  if (tools.length) root.append(h('div', { class: 'toolbar' }, tools));
   root.append(message, list);
   await refresh();
 }
