@@ -77,6 +77,9 @@ pub enum Command {
     },
     Backup {
         out: PathBuf,
+        /// Replace an existing file.
+        #[serde(default)]
+        force: bool,
     },
     AuditVerify,
     Usage {
@@ -143,7 +146,7 @@ impl Command {
             }
             Command::UsersDisable { who } => ("account.disable", who.clone()),
             Command::UsersEnable { who } => ("account.enable", who.clone()),
-            Command::Backup { out } => ("store.backup", out.display().to_string()),
+            Command::Backup { out, .. } => ("store.backup", out.display().to_string()),
             Command::TenantsList
             | Command::TenantsShow { .. }
             | Command::KeysList { .. }
@@ -261,9 +264,9 @@ async fn run(ctx: &Context, command: Command) -> Result<Value, StoreError> {
             Ok(report)
         }
         Command::AuditVerify => Ok(ctx.store.read(audit::verify)?.view()),
-        Command::Backup { out } => {
+        Command::Backup { out, force } => {
             let store = ctx.store.clone();
-            let summary = tokio::task::spawn_blocking(move || store.backup_to(&out))
+            let summary = tokio::task::spawn_blocking(move || store.backup_to(&out, force))
                 .await
                 .map_err(|e| StoreError::Database(e.to_string()))??;
             Ok(json!(summary))

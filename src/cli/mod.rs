@@ -82,10 +82,14 @@ pub enum Command {
         json: bool,
     },
     /// Write a consistent snapshot of the store to a file (works while serving).
+    /// The file must be outside the data directory.
     Backup {
-        /// Where to write the backup.
+        /// Where to write the backup: a file outside the data directory.
         #[arg(long, value_name = "FILE")]
         out: PathBuf,
+        /// Replace the file if it exists.
+        #[arg(long)]
+        force: bool,
     },
     /// Replace the store with a backup. The server must be stopped.
     Restore {
@@ -669,11 +673,11 @@ fn admin_command(command: &Command) -> Result<(Admin, bool), Failure> {
             *json,
         ),
         Command::Audit(AuditCommand::Verify { json }) => (Admin::AuditVerify, *json),
-        Command::Backup { out } => {
+        Command::Backup { out, force } => {
             // The server resolves the path in its own working directory.
             let out =
                 std::path::absolute(out).map_err(|e| Failure::usage(format!("--out: {e}")))?;
-            (Admin::Backup { out }, false)
+            (Admin::Backup { out, force: *force }, false)
         }
         Command::Serve(_)
         | Command::Init
