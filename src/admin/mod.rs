@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 
 use crate::auth::accounts::{self, Role};
 use crate::auth::keys::{IssuedKey, KeySettings, KeyUpdate, Keys};
+use crate::auth::throttle::SignInThrottle;
 use crate::catalogue::credits_to_micros;
 use crate::compliance::audit;
 use crate::store::{Store, StoreError};
@@ -75,6 +76,11 @@ pub enum Command {
     UsersEnable {
         who: String,
     },
+    /// Lifts the sign-in delays of one account (email or id), or of every
+    /// account and address.
+    UsersClearSignInThrottle {
+        who: Option<String>,
+    },
     Backup {
         out: PathBuf,
         /// Replace an existing file.
@@ -96,6 +102,9 @@ pub enum Command {
 pub struct Context {
     pub store: Arc<Store>,
     pub keys: Keys,
+    /// The server's sign-in throttle (an empty one when the CLI runs a
+    /// command itself: no server, no delays to lift).
+    pub sign_in_throttle: Arc<SignInThrottle>,
 }
 
 impl Context {
@@ -103,6 +112,7 @@ impl Context {
         Context {
             keys: Keys::new(store.clone()),
             store,
+            sign_in_throttle: Arc::default(),
         }
     }
 }
@@ -146,6 +156,10 @@ impl Command {
             }
             Command::UsersDisable { who } => ("account.disable", who.clone()),
             Command::UsersEnable { who } => ("account.enable", who.clone()),
+            Command::UsersClearSignInThrottle { who } => (
+                "account.clear_sign_in_throttle",
+                who.clone().unwrap_or_else(|| "*".into()),
+            ),
             Command::Backup { out, .. } => ("store.backup", out.display().to_string()),
             Command::TenantsList
             | Command::TenantsShow { .. }
@@ -233,6 +247,14 @@ async fn run(ctx: &Context, command: Command) -> Result<Value, StoreError> {
         })
         .await?
         .view()),
+        Command::UsersClearSignInThrottle { who } => {
+            let email = match who {
+                Some(who) => Some(ctx.store.read(|tx| accounts::find(tx, &who))?.email),
+                None => None,
+            };
+            let cleared = ctx.sign_in_throttle.clear(email.as_deref());
+            Ok(json!({ "account": email, "cleared": cleared }))
+        }
         Command::Usage {
             tenant,
             key,

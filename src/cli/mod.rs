@@ -319,6 +319,14 @@ pub enum UsersCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Lift the sign-in delays of an account at once (without an account:
+    /// of every account and source address). Needs the running server.
+    ClearSignInThrottle {
+        /// Email or id.
+        account: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -653,6 +661,12 @@ fn admin_command(command: &Command) -> Result<(Admin, bool), Failure> {
         ),
         Command::Users(UsersCommand::Enable { account, json }) => (
             Admin::UsersEnable {
+                who: account.clone(),
+            },
+            *json,
+        ),
+        Command::Users(UsersCommand::ClearSignInThrottle { account, json }) => (
+            Admin::UsersClearSignInThrottle {
                 who: account.clone(),
             },
             *json,
