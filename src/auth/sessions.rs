@@ -129,7 +129,9 @@ pub async fn login(
             )
             .await;
         }
-        tracing::info!(
+        // Debug only: refused attempts are free to send, a log line each
+        // would let them flood the log.
+        tracing::debug!(
             retry_after = throttled.retry_after,
             "a sign-in waits out its delay"
         );
