@@ -46,6 +46,8 @@ pub struct AppState {
     pub providers: crate::providers::Providers,
     pub classifier: Arc<crate::compliance::Classifier>,
     pub limiter: Arc<crate::billing::limits::RateLimiter>,
+    /// Failed sign-ins, per account and address (in memory).
+    pub sign_in_throttle: Arc<crate::auth::throttle::SignInThrottle>,
     pub metrics: Arc<crate::metrics::Metrics>,
     pub events: crate::events::Events,
     pub sampler: crate::compliance::incidents::Sampler,
@@ -94,6 +96,7 @@ impl AppState {
             classifier,
             sampler,
             limiter: Arc::default(),
+            sign_in_throttle: Arc::default(),
             metrics,
             events,
             store,

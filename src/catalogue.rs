@@ -88,7 +88,7 @@ impl Pricing {
     /// The pricing in credits, as the API and the CLI show it.
     pub fn view(&self) -> serde_json::Value {
         use serde_json::json;
-        let c = |micros: u64| micros_to_credits(micros as i64);
+        let c = |micros: u64| micros_to_credits(micros);
         match *self {
             Pricing::PerToken {
                 input_per_million,
@@ -119,6 +119,34 @@ impl Pricing {
                 json!({ "unit": "per_request", "per_request": c(per_request) })
             }
         }
+    }
+
+    /// Refuses a price whose charge for one request filling `context_window`
+    /// (that many tokens in and as many out) could not be recorded: such a
+    /// charge would have to be refused at every request. Other units are
+    /// priced by what the upstream reports, and an overflowing charge is
+    /// refused when it happens.
+    pub fn check_fits(&self, context_window: u32) -> Result<(), String> {
+        if let Pricing::PerToken {
+            input_per_million,
+            output_per_million,
+            cached_input_per_million,
+        } = *self
+        {
+            let window = u64::from(context_window);
+            let input = input_per_million.max(cached_input_per_million.unwrap_or(0));
+            let fits = charge_for(window, input, 1_000_000)
+                .zip(charge_for(window, output_per_million, 1_000_000))
+                .and_then(|(i, o)| add_charges(i, o));
+            if fits.is_none() {
+                return Err(format!(
+                    "a request filling the context window ({context_window} tokens in and out) \
+                     would cost more than the {} credits a wallet can hold; lower the price or the context window",
+                    MAX_CHARGE / 1_000_000
+                ));
+            }
+        }
+        Ok(())
     }
 
     pub fn unit(&self) -> &'static str {
@@ -233,9 +261,31 @@ pub fn credits_to_micros(credits: f64) -> Result<u64, String> {
     Ok(micros as u64)
 }
 
-/// Micro-credits to credits for display.
-pub fn micros_to_credits(micros: i64) -> f64 {
-    micros as f64 / 1_000_000.0
+/// Micro-credits to credits for display. Any integer amount converts
+/// directly, never through a cast that could wrap a large `u64` negative.
+pub fn micros_to_credits(micros: impl Into<i128>) -> f64 {
+    micros.into() as f64 / 1_000_000.0
+}
+
+/// The largest amount of micro-credits one charge, one key's consumption
+/// in a cycle, or a wallet may reach: what the `i64` wallet can hold. A
+/// charge beyond it is refused, never wrapped nor cut to fit.
+pub const MAX_CHARGE: u64 = i64::MAX as u64;
+
+/// `units` at `price` micro-credits per `per` units, to the nearest
+/// micro-credit; `None` when it exceeds [`MAX_CHARGE`].
+pub fn charge_for(units: u64, price: u64, per: u64) -> Option<u64> {
+    let per = u128::from(per.max(1));
+    let total = u128::from(units)
+        .checked_mul(u128::from(price))?
+        .checked_add(per / 2)?
+        / per;
+    u64::try_from(total).ok().filter(|c| *c <= MAX_CHARGE)
+}
+
+/// The sum of two charges, `None` beyond [`MAX_CHARGE`].
+pub fn add_charges(a: u64, b: u64) -> Option<u64> {
+    a.checked_add(b).filter(|c| *c <= MAX_CHARGE)
 }
 
 #[cfg(test)]
@@ -252,5 +302,36 @@ mod tests {
         assert!(credits_to_micros(f64::INFINITY).is_err());
         assert!(credits_to_micros(1e300).is_err());
         assert_eq!(micros_to_credits(2_500_000), 2.5);
+        // A u64 beyond i64 converts as it is, never wrapped negative.
+        assert!(micros_to_credits(u64::MAX) > 0.0);
+    }
+
+    #[test]
+    fn charges_are_checked_never_wrapped_nor_saturated() {
+        assert_eq!(charge_for(2500, 100, 1000), Some(250));
+        assert_eq!(charge_for(1, 500_000, 1_000_000), Some(1));
+        assert_eq!(charge_for(1, MAX_CHARGE, 1), Some(MAX_CHARGE));
+        assert_eq!(charge_for(2, MAX_CHARGE, 1), None);
+        assert_eq!(charge_for(u64::MAX, u64::MAX, 1), None);
+        assert_eq!(add_charges(MAX_CHARGE, 0), Some(MAX_CHARGE));
+        assert_eq!(add_charges(MAX_CHARGE, 1), None);
+        assert_eq!(add_charges(u64::MAX, 1), None);
+    }
+
+    #[test]
+    fn a_price_must_fit_its_context_window() {
+        let price = |input: u64| Pricing::PerToken {
+            input_per_million: input,
+            output_per_million: 1,
+            cached_input_per_million: None,
+        };
+        let absurd = 9_000_000_000_000 * 1_000_000;
+        assert!(price(absurd).check_fits(1000).is_ok());
+        assert!(price(absurd).check_fits(4_000_000_000).is_err());
+        assert!(price(3_000_000).check_fits(u32::MAX).is_ok());
+        let per_request = Pricing::PerRequest {
+            per_request: MAX_CHARGE,
+        };
+        assert!(per_request.check_fits(u32::MAX).is_ok());
     }
 }

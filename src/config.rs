@@ -713,6 +713,9 @@ fn parse(
             credits_to_micros(v).map_err(|e| bad(span.clone(), key(&format!("pricing.{field}")), e))
         };
         let pricing = m.pricing.into_inner().priced(price)?;
+        pricing
+            .check_fits(*m.context_window.get_ref())
+            .map_err(|e| bad(span.clone(), key("pricing"), e))?;
         models.push(ModelConfig {
             upstream: m.upstream.unwrap_or_else(|| id.clone()),
             id,

@@ -46,6 +46,7 @@ pub enum Code {
     RequestTimeout,
     UnsupportedMediaType,
     RateLimitExceeded,
+    TooManySignInAttempts,
     UpstreamUnprocessable,
     CapabilityUnsupported,
     AllProvidersFailed,
@@ -85,6 +86,7 @@ impl Code {
             Code::RequestTimeout => "request_timeout",
             Code::UnsupportedMediaType => "unsupported_media_type",
             Code::RateLimitExceeded => "rate_limit_exceeded",
+            Code::TooManySignInAttempts => "too_many_sign_in_attempts",
             Code::UpstreamUnprocessable => "unprocessable_request",
             Code::CapabilityUnsupported => "capability_unsupported",
             Code::AllProvidersFailed => "all_providers_failed",
@@ -118,7 +120,9 @@ impl Code {
             Code::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             Code::RequestTimeout => StatusCode::REQUEST_TIMEOUT,
             Code::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            Code::RateLimitExceeded | Code::MultimodalCapExceeded => StatusCode::TOO_MANY_REQUESTS,
+            Code::RateLimitExceeded | Code::MultimodalCapExceeded | Code::TooManySignInAttempts => {
+                StatusCode::TOO_MANY_REQUESTS
+            }
             Code::UpstreamUnprocessable | Code::CapabilityUnsupported => {
                 StatusCode::UNPROCESSABLE_ENTITY
             }

@@ -42,7 +42,7 @@ pub async fn serve(
     builder.http2().timer(TokioTimer::new());
     let graceful = GracefulShutdown::new();
     loop {
-        let (tcp, _) = tokio::select! {
+        let (tcp, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok(accepted) => accepted,
                 Err(e) => {
@@ -55,9 +55,16 @@ pub async fn serve(
             () = stop.cancelled() => break,
         };
         let _ = tcp.set_nodelay(true);
+        // The peer address, for the sign-in throttle.
         let service = app
             .clone()
-            .map_request(|request: Request<hyper::body::Incoming>| request.map(Body::new));
+            .map_request(move |request: Request<hyper::body::Incoming>| {
+                let mut request = request.map(Body::new);
+                request
+                    .extensions_mut()
+                    .insert(axum::extract::ConnectInfo(peer));
+                request
+            });
         let connection = builder
             .serve_connection_with_upgrades(TokioIo::new(tcp), TowerToHyperService::new(service))
             .into_owned();

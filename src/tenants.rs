@@ -152,14 +152,21 @@ impl Tenant {
         })
     }
 
-    /// The JSON view: never the secret, only its last four characters.
+    /// The JSON view: never the secret, only its last four characters, and
+    /// the webhook URLs with their credentials hidden (whole only in
+    /// [`Tenant::webhooks_view`], for `webhooks.manage`).
     pub fn view(&self) -> Value {
+        let urls: Vec<String> = self
+            .webhook_urls
+            .iter()
+            .map(|u| crate::redact::url(u))
+            .collect();
         json!({
             "id": self.id,
             "name": self.name,
             "tier": self.tier.as_str(),
             "walletBalance": micros_to_credits(self.wallet),
-            "webhookUrls": self.webhook_urls,
+            "webhookUrls": urls,
             "signingSecretHint": self.secret_hint(),
             "createdAt": format_rfc3339(self.created_at),
         })

@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 
 use crate::auth::accounts::{self, Role};
 use crate::auth::keys::{IssuedKey, KeySettings, KeyUpdate, Keys, Latitude};
+use crate::auth::throttle::SignInThrottle;
 use crate::catalogue::credits_to_micros;
 use crate::compliance::audit;
 use crate::store::{Store, StoreError};
@@ -75,8 +76,16 @@ pub enum Command {
     UsersEnable {
         who: String,
     },
+    /// Lifts the sign-in delays of one account (email or id), or of every
+    /// account and address.
+    UsersClearSignInThrottle {
+        who: Option<String>,
+    },
     Backup {
         out: PathBuf,
+        /// Replace an existing file.
+        #[serde(default)]
+        force: bool,
     },
     AuditVerify,
     Usage {
@@ -93,6 +102,9 @@ pub enum Command {
 pub struct Context {
     pub store: Arc<Store>,
     pub keys: Keys,
+    /// The server's sign-in throttle (an empty one when the CLI runs a
+    /// command itself: no server, no delays to lift).
+    pub sign_in_throttle: Arc<SignInThrottle>,
 }
 
 impl Context {
@@ -100,6 +112,7 @@ impl Context {
         Context {
             keys: Keys::new(store.clone()),
             store,
+            sign_in_throttle: Arc::default(),
         }
     }
 }
@@ -143,7 +156,11 @@ impl Command {
             }
             Command::UsersDisable { who } => ("account.disable", who.clone()),
             Command::UsersEnable { who } => ("account.enable", who.clone()),
-            Command::Backup { out } => ("store.backup", out.display().to_string()),
+            Command::UsersClearSignInThrottle { who } => (
+                "account.clear_sign_in_throttle",
+                who.clone().unwrap_or_else(|| "*".into()),
+            ),
+            Command::Backup { out, .. } => ("store.backup", out.display().to_string()),
             Command::TenantsList
             | Command::TenantsShow { .. }
             | Command::KeysList { .. }
@@ -232,6 +249,14 @@ async fn run(ctx: &Context, command: Command) -> Result<Value, StoreError> {
         })
         .await?
         .view()),
+        Command::UsersClearSignInThrottle { who } => {
+            let email = match who {
+                Some(who) => Some(ctx.store.read(|tx| accounts::find(tx, &who))?.email),
+                None => None,
+            };
+            let cleared = ctx.sign_in_throttle.clear(email.as_deref());
+            Ok(json!({ "account": email, "cleared": cleared }))
+        }
         Command::Usage {
             tenant,
             key,
@@ -263,9 +288,9 @@ async fn run(ctx: &Context, command: Command) -> Result<Value, StoreError> {
             Ok(report)
         }
         Command::AuditVerify => Ok(ctx.store.read(audit::verify)?.view()),
-        Command::Backup { out } => {
+        Command::Backup { out, force } => {
             let store = ctx.store.clone();
-            let summary = tokio::task::spawn_blocking(move || store.backup_to(&out))
+            let summary = tokio::task::spawn_blocking(move || store.backup_to(&out, force))
                 .await
                 .map_err(|e| StoreError::Database(e.to_string()))??;
             Ok(json!(summary))

@@ -86,6 +86,7 @@ pub fn serve(
     let context = Context {
         store: state.store.clone(),
         keys: state.keys.clone(),
+        sign_in_throttle: state.sign_in_throttle.clone(),
     };
     tokio::spawn(async move {
         let tracker = TaskTracker::new();

@@ -2,10 +2,12 @@
 //! Later capabilities add their routes here, each stating its permission
 //! in the handler's signature.
 
-use axum::Router;
-use axum::extract::State;
+use std::net::SocketAddr;
+
+use axum::extract::{ConnectInfo, State};
 use axum::http::StatusCode;
 use axum::routing::{get, post};
+use axum::{Extension, Router};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -34,10 +36,16 @@ struct LoginBody {
 
 async fn login(
     State(state): State<AppState>,
+    peer: Option<Extension<ConnectInfo<SocketAddr>>>,
     Json(body): Json<LoginBody>,
 ) -> Result<axum::Json<Value>, ApiError> {
     let ttl = i64::try_from(state.config.session_ttl.as_millis()).unwrap_or(i64::MAX);
-    let issued = sessions::login(&state.store, &body.email, &body.password, ttl).await?;
+    let attempt = sessions::Attempt {
+        email: &body.email,
+        password: &body.password,
+        address: peer.map(|Extension(ConnectInfo(addr))| addr.ip()),
+    };
+    let issued = sessions::login(&state.store, &state.sign_in_throttle, attempt, ttl).await?;
     tracing::info!(account = %issued.account.id, "signed in");
     Ok(axum::Json(json!({
         "token": issued.token,

@@ -20,7 +20,7 @@ use crate::api::json::{Json, nullable};
 use crate::app::AppState;
 use crate::auth::extract::{Require, perm};
 use crate::catalogue::Capability;
-use crate::catalogue::overlay::{Entry, ModelChange, PricingInput};
+use crate::catalogue::overlay::{Entry, ModelChange, PRICING_REFUSED, PricingInput};
 use crate::config::ModelConfig;
 use crate::error::ApiError;
 
@@ -37,6 +37,17 @@ fn pricing(input: &PricingInput) -> Result<crate::catalogue::Pricing, ApiError> 
     input
         .to_pricing()
         .map_err(|m| ApiError::invalid("pricing", m))
+}
+
+/// A refused edit; a price that cannot fit its context window names
+/// `pricing`, whichever of the two the edit changed.
+fn edit_error(e: crate::store::StoreError) -> ApiError {
+    match e {
+        crate::store::StoreError::Invalid(m) if m.starts_with(PRICING_REFUSED) => {
+            ApiError::invalid("pricing", m)
+        }
+        other => store_error(other),
+    }
 }
 
 /// `GET /api/v1/models`: every entry, enabled or not.
@@ -96,7 +107,7 @@ async fn create_model(
         .catalogue
         .add(&state.store, model)
         .await
-        .map_err(store_error)?;
+        .map_err(edit_error)?;
     tracing::info!(model = %entry.model.id, by = %required.0.account.id, "catalogue entry added");
     Ok((StatusCode::CREATED, axum::Json(entry.view())))
 }
@@ -145,7 +156,7 @@ async fn update_model(
         .catalogue
         .change(&state.store, &id, change)
         .await
-        .map_err(store_error)?;
+        .map_err(edit_error)?;
     tracing::info!(model = %id, by = %required.0.account.id, "catalogue entry changed");
     Ok(axum::Json(entry.view()))
 }

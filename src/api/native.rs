@@ -138,7 +138,7 @@ async fn run(state: &AppState, key: &ApiKey, headers: &HeaderMap, call: NativeCa
             let billing = [
                 (
                     "x-tollgate-cost",
-                    micros_to_credits(charged.cost as i64).to_string(),
+                    micros_to_credits(charged.cost).to_string(),
                 ),
                 (
                     "x-tollgate-balance-after",

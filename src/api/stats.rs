@@ -55,7 +55,8 @@ struct StatsQuery {
 struct Day {
     requests: u64,
     errors: u64,
-    credits: u64,
+    /// Wider than one charge: a sum of many cannot overflow it.
+    credits: i128,
     prompt_tokens: u64,
     completion_tokens: u64,
 }
@@ -65,7 +66,7 @@ impl Day {
         json!({
             "requests": self.requests,
             "errors": self.errors,
-            "credits": micros_to_credits(self.credits as i64),
+            "credits": micros_to_credits(self.credits),
             "promptTokens": self.prompt_tokens,
             "completionTokens": self.completion_tokens,
         })
@@ -75,7 +76,7 @@ impl Day {
 #[derive(Default)]
 struct Top {
     requests: u64,
-    credits: u64,
+    credits: i128,
 }
 
 /// The `n` largest by credits, then requests, then name.
@@ -145,14 +146,14 @@ async fn stats(
     for r in usage::records(&state.store, &scope).map_err(store_error)? {
         for day in [series.entry(day_of(r.at)).or_default(), &mut totals] {
             day.requests += 1;
-            day.credits += r.cost;
-            day.prompt_tokens += r.prompt_tokens;
-            day.completion_tokens += r.completion_tokens;
+            day.credits += i128::from(r.cost);
+            day.prompt_tokens = day.prompt_tokens.saturating_add(r.prompt_tokens);
+            day.completion_tokens = day.completion_tokens.saturating_add(r.completion_tokens);
         }
         for (group, name) in [(&mut models, &r.model), (&mut keys, &r.key_id)] {
             let slot = group.entry(name.clone()).or_default();
             slot.requests += 1;
-            slot.credits += r.cost;
+            slot.credits += i128::from(r.cost);
         }
     }
 
@@ -187,7 +188,7 @@ async fn stats(
                 "keyId": id,
                 "keyName": name,
                 "requests": t.requests,
-                "credits": micros_to_credits(t.credits as i64),
+                "credits": micros_to_credits(t.credits),
             })
         })
         .collect();
@@ -197,7 +198,7 @@ async fn stats(
             json!({
                 "model": model,
                 "requests": t.requests,
-                "credits": micros_to_credits(t.credits as i64),
+                "credits": micros_to_credits(t.credits),
             })
         })
         .collect();

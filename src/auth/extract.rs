@@ -200,6 +200,8 @@ async fn audited_act(
         serde_json::from_slice::<serde_json::Value>(&bytes)
             .map(|mut v| {
                 redact(&mut v, &account.tenant_id);
+                // Webhook URLs may carry their receiver's token.
+                crate::redact::urls_in(&mut v);
                 v
             })
             .unwrap_or(serde_json::Value::Null)

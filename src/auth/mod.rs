@@ -9,6 +9,7 @@ pub mod accounts;
 pub mod extract;
 pub mod keys;
 pub mod sessions;
+pub mod throttle;
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;

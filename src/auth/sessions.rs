@@ -3,11 +3,18 @@
 //! `POST /api/v1/auth/login` verifies the password and issues a token
 //! (`tgs_` and 32 random bytes); only its digest is stored, with an expiry.
 //! Logout deletes it; disabling an account deletes all of its sessions.
+//! Failed sign-ins are slowed down ([`super::throttle`]) and every failed
+//! or throttled one is written to the audit log, never with its password.
 
 use serde::{Deserialize, Serialize};
 
+use std::net::IpAddr;
+use std::time::Instant;
+
 use super::accounts::{self, ACCOUNT_TABLE, Account, Permission, Role};
+use super::throttle::SignInThrottle;
 use super::{random_token, sha256};
+use crate::compliance::audit::{self, Draft};
 use crate::error::{ApiError, Code};
 use crate::store::tables::SESSIONS;
 use crate::store::{Store, StoreError, Table};
@@ -75,10 +82,48 @@ pub fn warm_up() {
     std::sync::LazyLock::force(&DECOY_HASH);
 }
 
+/// A sign-in attempt: what was sent, and from where.
+pub struct Attempt<'a> {
+    pub email: &'a str,
+    pub password: &'a str,
+    /// The peer's address; `None` when the router is driven without a
+    /// connection (tests).
+    pub address: Option<IpAddr>,
+}
+
+/// The longest email kept in an audit entry of a failed sign-in.
+const MAX_AUDITED_EMAIL: usize = 254;
+
+/// Writes the audit entry of a failed or throttled sign-in: under the
+/// account's tenant when the email names one, else among the operator's
+/// entries (`-`, as the CLI's), so a tenant's auditors do not read the
+/// emails others tried.
+async fn audit_refusal(
+    store: &Store,
+    attempt: &Attempt<'_>,
+    account: Option<&Account>,
+    action: &str,
+    code: Code,
+    mut details: serde_json::Value,
+) {
+    let (tenant, actor) = match account {
+        Some(a) => (a.tenant_id.as_str(), format!("account:{}", a.id)),
+        None => ("-", "anonymous".to_owned()),
+    };
+    let email: String = attempt.email.chars().take(MAX_AUDITED_EMAIL).collect();
+    details["address"] = serde_json::json!(attempt.address.map(|a| a.to_string()));
+    let draft = Draft::new(tenant, actor, action, &email)
+        .outcome(code.as_str())
+        .details(details);
+    if let Err(e) = audit::record(store, draft).await {
+        tracing::error!(error = %e, "writing the audit entry of a failed sign-in failed");
+    }
+}
+
 pub async fn login(
     store: &Store,
-    email: &str,
-    password: &str,
+    throttle: &SignInThrottle,
+    attempt: Attempt<'_>,
     ttl_ms: i64,
 ) -> Result<Issued, ApiError> {
     let refused = || {
@@ -87,26 +132,76 @@ pub async fn login(
             "the email or the password is wrong",
         )
     };
+    let (email, address) = (attempt.email, attempt.address);
     let account = store
         .read(|tx| accounts::find_by_email(tx, email))
         .map_err(|e| ApiError::internal("reading an account", e))?;
+    // Before the password is verified: a waiting attempt costs nothing and
+    // learns nothing, not even whether its password was right.
+    if let Err(throttled) = throttle.check(email, address, Instant::now()) {
+        if let Some(unaudited) = throttled.audit {
+            let details = serde_json::json!({
+                "retryAfter": throttled.retry_after,
+                "refusedSinceLastEntry": unaudited,
+            });
+            let code = Code::TooManySignInAttempts;
+            audit_refusal(
+                store,
+                &attempt,
+                account.as_ref(),
+                "auth.sign_in_throttled",
+                code,
+                details,
+            )
+            .await;
+        }
+        // Debug only: refused attempts are free to send, a log line each
+        // would let them flood the log.
+        tracing::debug!(
+            retry_after = throttled.retry_after,
+            "a sign-in waits out its delay"
+        );
+        let mut error = ApiError::new(
+            Code::TooManySignInAttempts,
+            format!(
+                "too many failed sign-ins for this account or from this address; try again in {} s",
+                throttled.retry_after
+            ),
+        );
+        error.retry_after = Some(throttled.retry_after);
+        return Err(error);
+    }
     let hash = account
         .as_ref()
         .map_or_else(|| DECOY_HASH.clone(), |a| a.password_hash.clone());
-    let password = password.to_owned();
+    let password = attempt.password.to_owned();
     let matches = tokio::task::spawn_blocking(move || accounts::verify_password(&password, &hash))
         .await
         .map_err(|e| ApiError::internal("verifying a password", e))?;
-    let account = match account {
-        Some(account) if matches => account,
-        _ => return Err(refused()),
-    };
-    if account.disabled {
-        return Err(ApiError::new(
+    let failure = match &account {
+        Some(account) if matches && account.disabled => Some(ApiError::new(
             Code::AccountDisabled,
             "this account is disabled",
-        ));
+        )),
+        Some(_) if matches => None,
+        _ => Some(refused()),
+    };
+    if let Some(error) = failure {
+        throttle.failed(email, address, Instant::now());
+        let details = serde_json::json!({});
+        audit_refusal(
+            store,
+            &attempt,
+            account.as_ref(),
+            "auth.sign_in_failed",
+            error.code,
+            details,
+        )
+        .await;
+        return Err(error);
     }
+    let account = account.expect("a matched password has an account");
+    throttle.succeeded(email);
     let token = format!("{TOKEN_PREFIX}{}", random_token(32));
     let digest = sha256(token.as_bytes());
     let now = now_ms();

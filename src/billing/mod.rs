@@ -71,7 +71,7 @@ impl UsageRecord {
             "provider": self.provider,
             "promptTokens": self.prompt_tokens,
             "completionTokens": self.completion_tokens,
-            "cost": micros_to_credits(self.cost as i64),
+            "cost": micros_to_credits(self.cost),
             "latencyMs": self.latency_ms,
             "isFallback": self.is_fallback,
             "streamed": self.streamed,
@@ -176,7 +176,7 @@ fn apply(
         .ok_or_else(|| StoreError::NotFound(format!("no API key `{}`", record.key_id)))?;
     let now = record.at;
     roll_cycle(&mut key, now);
-    key.credits_consumed = key.credits_consumed.saturating_add(record.cost);
+    key.credits_consumed = consume(&key, record.cost)?;
     let mut fired = Vec::new();
     if let Some(limit) = key.credit_limit {
         for (percent, event) in THRESHOLDS {
@@ -193,8 +193,8 @@ fn apply(
                         "tenantId": key.tenant_id,
                         "percentage": percent,
                         "keyName": key.name,
-                        "consumed": micros_to_credits(key.credits_consumed as i64),
-                        "limit": micros_to_credits(limit as i64),
+                        "consumed": micros_to_credits(key.credits_consumed),
+                        "limit": micros_to_credits(limit),
                     })
                     .to_string(),
                 });
@@ -210,7 +210,7 @@ fn apply(
             continue;
         }
         roll_cycle(&mut partner, now);
-        partner.credits_consumed = partner.credits_consumed.saturating_add(record.cost);
+        partner.credits_consumed = consume(&partner, record.cost)?;
         for percent in &key.notified_thresholds {
             if !partner.notified_thresholds.contains(percent) {
                 partner.notified_thresholds.push(*percent);
@@ -225,18 +225,26 @@ fn apply(
     let mut tenant: Tenant = TENANT_TABLE
         .get(txn, record.tenant_id.as_bytes())?
         .ok_or_else(|| StoreError::NotFound(format!("no tenant `{}`", record.tenant_id)))?;
-    tenant.wallet = tenant
-        .wallet
-        .saturating_sub(i64::try_from(record.cost).unwrap_or(i64::MAX));
+    tenant.wallet = i64::try_from(record.cost)
+        .ok()
+        .and_then(|cost| tenant.wallet.checked_sub(cost))
+        .ok_or_else(|| {
+            overflow(format!(
+                "charging {} micro-credits to tenant `{}` (wallet {})",
+                record.cost, tenant.id, tenant.wallet
+            ))
+        })?;
     TENANT_TABLE.put(txn, tenant.id.as_bytes(), &tenant)?;
 
     USAGE_TABLE.put(txn, &record.row_key(), record)?;
     for event in &fired {
         record_event(txn, event)?;
     }
+    // Both at most MAX_CHARGE (`consume`, `credits_to_micros`): the
+    // difference fits.
     let key_remaining = key
         .credit_limit
-        .map(|limit| limit as i64 - key.credits_consumed as i64);
+        .map(|limit| (i128::from(limit) - i128::from(key.credits_consumed)) as i64);
     Ok((
         Charged {
             cost: record.cost,
@@ -246,6 +254,25 @@ fn apply(
         },
         written,
     ))
+}
+
+/// A charge that cannot be recorded: refused (the whole transaction with
+/// it), never wrapped nor cut to fit. The caller logs it.
+fn overflow(what: String) -> StoreError {
+    StoreError::Invalid(format!(
+        "refused: {what} would overflow the ledger (at most {} micro-credits)",
+        crate::catalogue::MAX_CHARGE
+    ))
+}
+
+/// The key's consumption once `cost` is added.
+fn consume(key: &ApiKey, cost: u64) -> Result<u64, StoreError> {
+    crate::catalogue::add_charges(key.credits_consumed, cost).ok_or_else(|| {
+        overflow(format!(
+            "adding {cost} micro-credits to key `{}` (consumed {})",
+            key.id, key.credits_consumed
+        ))
+    })
 }
 
 /// Starts a new cycle when the key's boundary has passed: consumption back

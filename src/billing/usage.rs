@@ -76,22 +76,24 @@ struct Sum {
     requests: u64,
     prompt_tokens: u64,
     completion_tokens: u64,
-    cost: u64,
+    /// Wider than one charge: a sum of many cannot overflow it.
+    cost: i128,
 }
 
 impl Sum {
     fn add(&mut self, r: &UsageRecord) {
         self.requests += 1;
-        self.prompt_tokens += r.prompt_tokens;
-        self.completion_tokens += r.completion_tokens;
-        self.cost += r.cost;
+        // Token counts come from upstreams: kept in range, never a panic.
+        self.prompt_tokens = self.prompt_tokens.saturating_add(r.prompt_tokens);
+        self.completion_tokens = self.completion_tokens.saturating_add(r.completion_tokens);
+        self.cost += i128::from(r.cost);
     }
     fn view(&self) -> Value {
         json!({
             "requests": self.requests,
             "promptTokens": self.prompt_tokens,
             "completionTokens": self.completion_tokens,
-            "cost": micros_to_credits(self.cost as i64),
+            "cost": micros_to_credits(self.cost),
         })
     }
 }
@@ -176,7 +178,7 @@ pub fn wallet_history(store: &Store, scope: &Scope) -> Result<Value, StoreError>
         row["type"] = json!("charges");
         row["tenantId"] = json!(tenant);
         row["day"] = json!(day);
-        row["amount"] = json!(-micros_to_credits(sum.cost as i64));
+        row["amount"] = json!(-micros_to_credits(sum.cost));
         entries.push((last, row));
     }
     entries.sort_by_key(|(at, _)| std::cmp::Reverse(*at));

@@ -272,6 +272,9 @@ pub struct ModelChange {
 /// The longest model id accepted from the dashboard.
 const MAX_ID_LEN: usize = 200;
 
+/// How a refusal of the pricing begins, so the API can name the field.
+pub const PRICING_REFUSED: &str = "`pricing`: ";
+
 /// The checks configuration loading makes, plus a printable id.
 fn validate(model: &ModelConfig, providers: &[ProviderConfig]) -> Result<(), StoreError> {
     let invalid = |m: String| Err(StoreError::Invalid(m));
@@ -308,6 +311,10 @@ fn validate(model: &ModelConfig, providers: &[ProviderConfig]) -> Result<(), Sto
     if model.max_output_tokens == Some(0) {
         return invalid("`maxOutputTokens` must be at least 1 token".into());
     }
+    model
+        .pricing
+        .check_fits(model.context_window)
+        .map_err(|m| StoreError::Invalid(format!("{PRICING_REFUSED}{m}")))?;
     Ok(())
 }
 

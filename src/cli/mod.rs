@@ -82,10 +82,14 @@ pub enum Command {
         json: bool,
     },
     /// Write a consistent snapshot of the store to a file (works while serving).
+    /// The file must be outside the data directory.
     Backup {
-        /// Where to write the backup.
+        /// Where to write the backup: a file outside the data directory.
         #[arg(long, value_name = "FILE")]
         out: PathBuf,
+        /// Replace the file if it exists.
+        #[arg(long)]
+        force: bool,
     },
     /// Replace the store with a backup. The server must be stopped.
     Restore {
@@ -312,6 +316,14 @@ pub enum UsersCommand {
     Enable {
         /// Email or id.
         account: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Lift the sign-in delays of an account at once (without an account:
+    /// of every account and source address). Needs the running server.
+    ClearSignInThrottle {
+        /// Email or id.
+        account: Option<String>,
         #[arg(long)]
         json: bool,
     },
@@ -653,6 +665,12 @@ fn admin_command(command: &Command) -> Result<(Admin, bool), Failure> {
             },
             *json,
         ),
+        Command::Users(UsersCommand::ClearSignInThrottle { account, json }) => (
+            Admin::UsersClearSignInThrottle {
+                who: account.clone(),
+            },
+            *json,
+        ),
         Command::Usage {
             tenant,
             key,
@@ -669,11 +687,11 @@ fn admin_command(command: &Command) -> Result<(Admin, bool), Failure> {
             *json,
         ),
         Command::Audit(AuditCommand::Verify { json }) => (Admin::AuditVerify, *json),
-        Command::Backup { out } => {
+        Command::Backup { out, force } => {
             // The server resolves the path in its own working directory.
             let out =
                 std::path::absolute(out).map_err(|e| Failure::usage(format!("--out: {e}")))?;
-            (Admin::Backup { out }, false)
+            (Admin::Backup { out, force: *force }, false)
         }
         Command::Serve(_)
         | Command::Init

@@ -68,7 +68,7 @@ impl Conversation {
             "riskLevel": self.level,
             "triggeredRules": self.rules,
             "model": self.model,
-            "cost": micros_to_credits(self.cost as i64),
+            "cost": micros_to_credits(self.cost),
             "erased": self.erased,
         });
         if with_bodies {

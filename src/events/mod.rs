@@ -82,7 +82,7 @@ impl Event {
                 "provider": record.provider,
                 "promptTokens": record.prompt_tokens,
                 "completionTokens": record.completion_tokens,
-                "cost": micros_to_credits(record.cost as i64),
+                "cost": micros_to_credits(record.cost),
                 "latencyMs": record.latency_ms,
                 "isFallback": record.is_fallback,
             }),

@@ -28,7 +28,7 @@ use super::{Attempt, Compliance, Extensions, Served};
 use crate::app::AppState;
 use crate::auth::keys::ApiKey;
 use crate::billing::Charged;
-use crate::catalogue::{Capability, Model, Pricing, ProviderKind, credits_to_micros};
+use crate::catalogue::{Capability, Model, Pricing, ProviderKind, charge_for, credits_to_micros};
 use crate::compliance::{Classification, registry};
 use crate::error::{ApiError, Code};
 use crate::events::Event;
@@ -491,6 +491,7 @@ async fn imaged(
 ) -> Result<MediaAnswer, ApiError> {
     let images = answer["data"].as_array().map_or(0, Vec::len) as u64;
     let (cost, source) = image_cost(&model.pricing, &answer, images);
+    let cost = cost.ok_or_else(|| extensions.overflowed(format_args!("{images} images")))?;
     let extensions = extensions.with_units(json!({ "images": images, "priceSource": source }));
     let output = if extensions.keeps_output() {
         revised_prompts(&answer)
@@ -505,18 +506,19 @@ async fn imaged(
     Ok(MediaAnswer::Json(answer))
 }
 
-/// The price of `images` images, and where the per-image price came from.
-pub fn image_cost(pricing: &Pricing, answer: &Value, images: u64) -> (u64, &'static str) {
+/// The price of `images` images (`None` when too large to record), and
+/// where the per-image price came from.
+pub fn image_cost(pricing: &Pricing, answer: &Value, images: u64) -> (Option<u64>, &'static str) {
     let usage = &answer["usage"];
     let credits = |v: &Value| v.as_f64().and_then(|c| credits_to_micros(c).ok());
     match *pricing {
         Pricing::PerImage { per_image } => {
             if let Some(each) = credits(&usage["cost_per_image"]) {
-                (each.saturating_mul(images), "upstream")
+                (charge_for(images, each, 1), "upstream")
             } else if let Some(total) = credits(&usage["cost"]) {
-                (total, "upstream")
+                (Some(total), "upstream")
             } else {
-                (per_image.saturating_mul(images), "catalogue")
+                (charge_for(images, per_image, 1), "catalogue")
             }
         }
         Pricing::PerToken { .. } => {
@@ -524,9 +526,9 @@ pub fn image_cost(pricing: &Pricing, answer: &Value, images: u64) -> (u64, &'sta
             let output = usage["output_tokens"].as_u64().unwrap_or(0);
             (super::cost(pricing, input, output), "tokens")
         }
-        Pricing::PerRequest { per_request } => (per_request, "catalogue"),
+        Pricing::PerRequest { per_request } => (Some(per_request), "catalogue"),
         Pricing::PerSecond { .. } | Pricing::PerMinute { .. } | Pricing::PerCharacter { .. } => {
-            (0, "not_applicable")
+            (Some(0), "not_applicable")
         }
     }
 }
@@ -555,6 +557,7 @@ async fn transcribed(
             let text = answer["text"].as_str().unwrap_or_default().to_owned();
             let duration = reported.map(|ms| (ms, Source::Upstream));
             let (cost, estimated, units) = transcript_cost(model, &answer, duration, file);
+            let cost = cost.ok_or_else(|| extensions.overflowed("a transcript"))?;
             let extensions = extensions.with_units(units);
             let mut answer = answer;
             if let Some(held) = hold(&extensions, &mut answer, cost, estimated, &text).await? {
@@ -591,6 +594,7 @@ async fn transcribed_text(
         unreachable!("called with text only");
     };
     let (cost, estimated, units) = transcript_cost(model, &Value::Null, duration, file);
+    let cost = cost.ok_or_else(|| extensions.overflowed("a transcript"))?;
     let extensions = extensions.with_units(units);
     let mut held = json!({ "text": body });
     if let Some(answer) = hold(&extensions, &mut held, cost, estimated, &body).await? {
@@ -608,13 +612,14 @@ async fn transcribed_text(
 
 /// The price of a transcript: by its duration (from the upstream, the
 /// cues, the WAV header, else the file's size), by tokens, or per request.
-/// Returns the cost, whether it was estimated, and the billed units.
+/// Returns the cost (`None` when too large to record), whether it was
+/// estimated, and the billed units.
 fn transcript_cost(
     model: &Model,
     answer: &Value,
     duration: Option<(u64, Source)>,
     file: Option<Bytes>,
-) -> (u64, bool, Value) {
+) -> (Option<u64>, bool, Value) {
     let pricing = model.pricing;
     if let Pricing::PerToken { .. } = pricing {
         let usage = &answer["usage"];
@@ -633,8 +638,10 @@ fn transcript_cost(
     let cost = match pricing {
         Pricing::PerSecond { per_second } => proportional(ms, per_second, 1000),
         Pricing::PerMinute { per_minute } => proportional(ms, per_minute, 60_000),
-        Pricing::PerRequest { per_request } => per_request,
-        Pricing::PerToken { .. } | Pricing::PerImage { .. } | Pricing::PerCharacter { .. } => 0,
+        Pricing::PerRequest { per_request } => Some(per_request),
+        Pricing::PerToken { .. } | Pricing::PerImage { .. } | Pricing::PerCharacter { .. } => {
+            Some(0)
+        }
     };
     (
         cost,
@@ -644,9 +651,8 @@ fn transcript_cost(
 }
 
 /// `ms` of a price per `per_ms` milliseconds, to the nearest micro-credit.
-fn proportional(ms: u64, price: u64, per_ms: u64) -> u64 {
-    let total = u128::from(ms) * u128::from(price);
-    u64::try_from((total + u128::from(per_ms) / 2) / u128::from(per_ms)).unwrap_or(u64::MAX)
+fn proportional(ms: u64, price: u64, per_ms: u64) -> Option<u64> {
+    charge_for(ms, price, per_ms)
 }
 
 /// Speech: charged (per input character, per request, or by estimated
@@ -661,7 +667,8 @@ async fn spoken(
     body: ByteStream,
 ) -> Result<MediaAnswer, ApiError> {
     let characters = input.chars().count() as u64;
-    let cost = speech_cost(&model.pricing, input);
+    let cost = speech_cost(&model.pricing, input)
+        .ok_or_else(|| extensions.overflowed(format_args!("{characters} characters of speech")))?;
     let extensions = extensions.with_units(json!({ "characters": characters }));
     let charged = extensions.charge_priced(cost, false, "", None).await?;
     let headers = billing_headers(&charged, risk);
@@ -678,7 +685,7 @@ async fn spoken(
     })
 }
 
-pub fn speech_cost(pricing: &Pricing, input: &str) -> u64 {
+pub fn speech_cost(pricing: &Pricing, input: &str) -> Option<u64> {
     match *pricing {
         Pricing::PerCharacter {
             per_million_characters,
@@ -687,9 +694,9 @@ pub fn speech_cost(pricing: &Pricing, input: &str) -> u64 {
             per_million_characters,
             1_000_000,
         ),
-        Pricing::PerRequest { per_request } => per_request,
+        Pricing::PerRequest { per_request } => Some(per_request),
         Pricing::PerToken { .. } => super::cost(pricing, super::tokens::estimate_text(input), 0),
-        Pricing::PerImage { .. } | Pricing::PerSecond { .. } | Pricing::PerMinute { .. } => 0,
+        Pricing::PerImage { .. } | Pricing::PerSecond { .. } | Pricing::PerMinute { .. } => Some(0),
     }
 }
 
@@ -715,7 +722,10 @@ async fn hold(
 fn billing_headers(charged: &Charged, risk: &Classification) -> Vec<(&'static str, String)> {
     let credits = |micros: i64| crate::catalogue::micros_to_credits(micros).to_string();
     let mut headers = vec![
-        ("x-tollgate-cost", credits(charged.cost as i64)),
+        (
+            "x-tollgate-cost",
+            crate::catalogue::micros_to_credits(charged.cost).to_string(),
+        ),
         ("x-tollgate-balance-after", credits(charged.balance_after)),
         ("x-tollgate-risk-level", risk.level.as_str().to_owned()),
     ];
@@ -733,22 +743,51 @@ mod tests {
     fn images_are_priced_from_the_upstream_report_else_the_catalogue() {
         let per_image = Pricing::PerImage { per_image: 40_000 };
         let plain = json!({ "data": [{}, {}] });
-        assert_eq!(image_cost(&per_image, &plain, 2), (80_000, "catalogue"));
+        assert_eq!(
+            image_cost(&per_image, &plain, 2),
+            (Some(80_000), "catalogue")
+        );
         let reported = json!({ "data": [{}, {}], "usage": { "cost_per_image": 0.05 } });
-        assert_eq!(image_cost(&per_image, &reported, 2), (100_000, "upstream"));
+        assert_eq!(
+            image_cost(&per_image, &reported, 2),
+            (Some(100_000), "upstream")
+        );
         let total = json!({ "data": [{}], "usage": { "cost": 0.07 } });
-        assert_eq!(image_cost(&per_image, &total, 1), (70_000, "upstream"));
+        assert_eq!(
+            image_cost(&per_image, &total, 1),
+            (Some(70_000), "upstream")
+        );
+    }
+
+    #[test]
+    fn an_overflowing_media_price_is_refused_not_saturated() {
+        let dear = Pricing::PerImage {
+            per_image: crate::catalogue::MAX_CHARGE,
+        };
+        assert_eq!(image_cost(&dear, &json!({}), 2), (None, "catalogue"));
+        // An upstream's report is checked the same way.
+        let reported = json!({ "usage": { "cost_per_image": 9.0e12 } });
+        let cheap = Pricing::PerImage { per_image: 1 };
+        assert_eq!(image_cost(&cheap, &reported, 2).0, None);
+        assert_eq!(proportional(u64::MAX, u64::MAX, 1000), None);
+        let per_char = Pricing::PerCharacter {
+            per_million_characters: crate::catalogue::MAX_CHARGE,
+        };
+        assert_eq!(speech_cost(&per_char, &"x".repeat(2_000_000)), None);
     }
 
     #[test]
     fn audio_is_priced_proportionally_to_the_micro_credit() {
-        assert_eq!(proportional(2500, 100, 1000), 250);
-        assert_eq!(proportional(30_000, 6000, 60_000), 3000);
-        assert_eq!(proportional(1, 1, 1000), 0);
+        assert_eq!(proportional(2500, 100, 1000), Some(250));
+        assert_eq!(proportional(30_000, 6000, 60_000), Some(3000));
+        assert_eq!(proportional(1, 1, 1000), Some(0));
         let per_char = Pricing::PerCharacter {
             per_million_characters: 15_000_000,
         };
-        assert_eq!(speech_cost(&per_char, "héllo"), 75);
-        assert_eq!(speech_cost(&Pricing::PerRequest { per_request: 9 }, "x"), 9);
+        assert_eq!(speech_cost(&per_char, "héllo"), Some(75));
+        assert_eq!(
+            speech_cost(&Pricing::PerRequest { per_request: 9 }, "x"),
+            Some(9)
+        );
     }
 }

@@ -602,7 +602,7 @@ impl Extensions {
             "provider": record.provider,
             "riskLevel": self.level.as_str(),
             "triggeredRules": self.rules,
-            "cost": micros_to_credits(record.cost as i64),
+            "cost": micros_to_credits(record.cost),
             "promptTokens": record.prompt_tokens,
             "completionTokens": record.completion_tokens,
             "isFallback": record.is_fallback,
@@ -686,17 +686,35 @@ impl Extensions {
         }
     }
 
-    /// The usage record for these token counts, priced.
-    fn record(&self, prompt_tokens: u64, completion_tokens: u64, estimated: bool) -> UsageRecord {
-        UsageRecord {
+    /// The refusal of this request's charge, too large to record.
+    pub fn overflowed(&self, what: impl std::fmt::Display) -> ApiError {
+        overflowed(&self.record.request_id, &self.record.model, what)
+    }
+
+    /// The usage record for these token counts, priced; refused when the
+    /// price overflows.
+    fn record(
+        &self,
+        prompt_tokens: u64,
+        completion_tokens: u64,
+        estimated: bool,
+    ) -> Result<UsageRecord, ApiError> {
+        let cost = cost(&self.pricing, prompt_tokens, completion_tokens).ok_or_else(|| {
+            overflowed(
+                &self.record.request_id,
+                &self.record.model,
+                format_args!("{prompt_tokens} + {completion_tokens} tokens"),
+            )
+        })?;
+        Ok(UsageRecord {
             prompt_tokens,
             completion_tokens,
-            cost: cost(&self.pricing, prompt_tokens, completion_tokens),
+            cost,
             latency_ms: self.started.elapsed().as_millis() as u64,
             estimated,
             at: now_ms(),
             ..self.record.clone()
-        }
+        })
     }
 
     /// Charges the request durably (group commit); returns once committed,
@@ -714,7 +732,7 @@ impl Extensions {
         output: &str,
         hold: Option<Hold>,
     ) -> Result<Charged, ApiError> {
-        let record = self.record(prompt_tokens, completion_tokens, estimated);
+        let record = self.record(prompt_tokens, completion_tokens, estimated)?;
         self.commit(record, completed, output, hold).await
     }
 
@@ -729,7 +747,7 @@ impl Extensions {
         output: &str,
         mut answer: Value,
     ) -> Result<Value, ApiError> {
-        let mut record = self.record(prompt_tokens, completion_tokens, estimated);
+        let mut record = self.record(prompt_tokens, completion_tokens, estimated)?;
         if let Some(cost) = priced {
             record.cost = cost;
         }
@@ -755,7 +773,7 @@ impl Extensions {
     ) -> Result<Charged, ApiError> {
         let record = UsageRecord {
             cost,
-            ..self.record(0, 0, estimated)
+            ..self.record(0, 0, estimated)?
         };
         self.commit(record, true, output, hold).await
     }
@@ -788,7 +806,10 @@ impl Extensions {
         estimated: bool,
         output: &str,
     ) {
-        let record = self.record(prompt_tokens, completion_tokens, estimated);
+        // Already logged by `record` when refused.
+        let Ok(record) = self.record(prompt_tokens, completion_tokens, estimated) else {
+            return;
+        };
         let also = self.compliance_writes(&record, output, false, None);
         let (store, keys) = (self.store.clone(), self.keys.clone());
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
@@ -856,7 +877,7 @@ fn answer_text(output: &str) -> String {
 
 fn billing_view(charged: &Charged, is_fallback: bool, started: Instant) -> Value {
     json!({
-        "cost": micros_to_credits(charged.cost as i64),
+        "cost": micros_to_credits(charged.cost),
         "balanceAfter": micros_to_credits(charged.balance_after),
         "keyRemaining": charged.key_remaining.map(micros_to_credits),
         "isFallback": is_fallback,
@@ -913,25 +934,46 @@ impl AfterCharge {
     }
 }
 
-/// The price of a request in micro-credits, rounded to the nearest one.
-pub fn cost(pricing: &Pricing, prompt_tokens: u64, completion_tokens: u64) -> u64 {
+/// The price of a request in micro-credits, rounded to the nearest one;
+/// `None` when it exceeds what the ledger can record (see [`overflowed`]).
+pub fn cost(pricing: &Pricing, prompt_tokens: u64, completion_tokens: u64) -> Option<u64> {
     match *pricing {
         Pricing::PerToken {
             input_per_million,
             output_per_million,
             ..
         } => {
-            let total = u128::from(prompt_tokens) * u128::from(input_per_million)
-                + u128::from(completion_tokens) * u128::from(output_per_million);
-            u64::try_from((total + 500_000) / 1_000_000).unwrap_or(u64::MAX)
+            // One rounding for the whole, as the sum of exact products.
+            let total = u128::from(prompt_tokens)
+                .checked_mul(u128::from(input_per_million))?
+                .checked_add(
+                    u128::from(completion_tokens).checked_mul(u128::from(output_per_million))?,
+                )?
+                .checked_add(500_000)?
+                / 1_000_000;
+            u64::try_from(total)
+                .ok()
+                .filter(|c| *c <= crate::catalogue::MAX_CHARGE)
         }
-        Pricing::PerRequest { per_request } => per_request,
+        Pricing::PerRequest { per_request } => Some(per_request),
         // Units of other modalities do not apply to a chat completion.
         Pricing::PerImage { .. }
         | Pricing::PerSecond { .. }
         | Pricing::PerMinute { .. }
-        | Pricing::PerCharacter { .. } => 0,
+        | Pricing::PerCharacter { .. } => Some(0),
     }
+}
+
+/// The refusal of a charge too large to record: logged (with what was
+/// priced), answered 500 `internal_error`. The answer is not delivered,
+/// since it cannot be billed; nothing is written.
+pub fn overflowed(request_id: &str, model: &str, what: impl std::fmt::Display) -> ApiError {
+    ApiError::internal(
+        "pricing the request",
+        format!(
+            "request {request_id}: the charge of {what} on model `{model}` would overflow the ledger; refused"
+        ),
+    )
 }
 
 fn explain(served: &Served) -> Value {
@@ -1026,4 +1068,30 @@ async fn finish(
         .await?;
     extensions.apply(&mut completion, &charged);
     Ok(ChatOutcome::Complete(completion))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_token_price_is_rounded_once_and_refused_when_it_overflows() {
+        let pricing = Pricing::PerToken {
+            input_per_million: 1_000_000,
+            output_per_million: 2_000_000,
+            cached_input_per_million: None,
+        };
+        assert_eq!(cost(&pricing, 10, 5), Some(20));
+        let dear = Pricing::PerToken {
+            input_per_million: crate::catalogue::MAX_CHARGE,
+            output_per_million: crate::catalogue::MAX_CHARGE,
+            cached_input_per_million: None,
+        };
+        assert_eq!(
+            cost(&dear, 1_000_000, 0),
+            Some(crate::catalogue::MAX_CHARGE)
+        );
+        assert_eq!(cost(&dear, 1_000_000, 1), None);
+        assert_eq!(cost(&dear, u64::MAX, u64::MAX), None);
+    }
 }

@@ -5,6 +5,13 @@
 //! is fsynced and renamed into place, so a backup file is either complete or
 //! absent. Copying the live file instead could tear a commit in half.
 //!
+//! The destination is checked first ([`destination`]): renaming a backup
+//! over the live store (or a link to it) would swap the file under the
+//! running server, which would go on writing to a file nobody can open
+//! again. So a destination that is, or resolves to, the store or anything in
+//! its data directory is refused, and an existing file is only replaced when
+//! forced.
+//!
 //! Restore refuses a backup from a newer schema, refuses to run while a
 //! server has the target open, and refuses to replace a store holding data
 //! unless forced. It replaces the file atomically (copy beside, fsync,
@@ -27,14 +34,128 @@ pub struct Summary {
     pub tables: Vec<(String, u64)>,
 }
 
+/// Where a backup of the store at `live` may be written: `out` resolved
+/// (relative paths, `..`, symlinks of the file and of its directories), so
+/// that the checks see the file that would really be replaced.
+///
+/// Refused: a destination inside the data directory (the store, its socket,
+/// anything the server may create there), a hard link to the store, a
+/// directory, and an existing file unless `force`.
+pub fn destination(out: &Path, live: &Path, force: bool) -> Result<PathBuf, StoreError> {
+    let invalid = |m: String| Err(StoreError::Invalid(m));
+    let name = match out.file_name() {
+        Some(name) if !out.as_os_str().to_string_lossy().ends_with('/') => name.to_owned(),
+        _ => {
+            return invalid(format!(
+                "--out {}: name a file, not a directory",
+                out.display()
+            ));
+        }
+    };
+    let parent = match out.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_owned(),
+        _ => PathBuf::from("."),
+    };
+    let parent = std::fs::canonicalize(&parent).map_err(|e| {
+        StoreError::Invalid(format!(
+            "--out {}: the directory {} cannot be used: {e}",
+            out.display(),
+            parent.display()
+        ))
+    })?;
+    let mut resolved = parent.join(&name);
+    // A symlink (or a `..` name) is followed to the file it names.
+    if std::fs::symlink_metadata(&resolved).is_ok() {
+        resolved = std::fs::canonicalize(&resolved)
+            .map_err(|e| StoreError::Invalid(format!("--out {}: {e}", out.display())))?;
+    }
+    let data_dir = live
+        .parent()
+        .map(std::fs::canonicalize)
+        .transpose()?
+        .unwrap_or_default();
+    if resolved.starts_with(&data_dir) {
+        return invalid(format!(
+            "--out {} is in the data directory {} (it would replace or sit beside the live store); \
+             write the backup somewhere else",
+            out.display(),
+            data_dir.display()
+        ));
+    }
+    match std::fs::metadata(&resolved) {
+        Ok(meta) if meta.is_dir() => invalid(format!(
+            "--out {} is a directory; name a file",
+            out.display()
+        )),
+        Ok(meta) => {
+            if same_file(&meta, live) {
+                return invalid(format!(
+                    "--out {} is a hard link to the live store in the data directory {}; \
+                     write the backup somewhere else",
+                    out.display(),
+                    data_dir.display()
+                ));
+            }
+            if !force {
+                return Err(StoreError::Conflict(format!(
+                    "--out {} already exists; pass --force to replace it",
+                    out.display()
+                )));
+            }
+            Ok(resolved)
+        }
+        Err(_) => Ok(resolved),
+    }
+}
+
+#[cfg(unix)]
+fn same_file(meta: &std::fs::Metadata, other: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(other).is_ok_and(|o| o.dev() == meta.dev() && o.ino() == meta.ino())
+}
+
+#[cfg(not(unix))]
+fn same_file(_: &std::fs::Metadata, _: &Path) -> bool {
+    false
+}
+
+/// Writes a snapshot of `db` to `out`, which [`destination`] resolved and
+/// checked: into a new file beside it (created, never opened through a
+/// planted link), fsynced, renamed over `out`, then the directory fsynced.
 pub fn snapshot(db: &Database, out: &Path) -> Result<Summary, StoreError> {
     let read = db.begin_read()?;
     let schema_version = migrate::read_version(&read)?.unwrap_or(SCHEMA_VERSION);
-    let tmp = sibling(out, "partial");
-    let _ = std::fs::remove_file(&tmp);
+    let tmp = sibling(out, &format!("partial-{}", crate::auth::random_token(6)));
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)?;
+    let written = copy_tables(&read, &tmp).and_then(|counts| {
+        // A backup holds hashes, digests and signing secrets: owner only.
+        super::restrict_to_owner(&tmp, 0o600)?;
+        sync_file(&tmp)?;
+        std::fs::rename(&tmp, out)?;
+        Ok(counts)
+    });
+    let counts = match written {
+        Ok(counts) => counts,
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(e);
+        }
+    };
+    sync_parent(out)?;
+    Ok(Summary {
+        path: out.to_owned(),
+        schema_version,
+        tables: counts,
+    })
+}
+
+fn copy_tables(read: &redb::ReadTransaction, tmp: &Path) -> Result<Vec<(String, u64)>, StoreError> {
     let mut counts = Vec::new();
     {
-        let target = Database::create(&tmp)?;
+        let target = Database::create(tmp)?;
         let write = target.begin_write()?;
         for def in ALL {
             let source = read.open_table(*def)?;
@@ -47,16 +168,7 @@ pub fn snapshot(db: &Database, out: &Path) -> Result<Summary, StoreError> {
         }
         write.commit()?;
     }
-    // A backup holds hashes, digests and signing secrets: owner only.
-    super::restrict_to_owner(&tmp, 0o600)?;
-    sync_file(&tmp)?;
-    std::fs::rename(&tmp, out)?;
-    sync_parent(out)?;
-    Ok(Summary {
-        path: out.to_owned(),
-        schema_version,
-        tables: counts,
-    })
+    Ok(counts)
 }
 
 /// Restores `from` as the store of `data_dir`. The server must be stopped.
@@ -164,6 +276,14 @@ fn sibling(path: &Path, tag: &str) -> PathBuf {
         .map(|n| n.to_os_string())
         .unwrap_or_default();
     name.push(format!(".{tag}-{}", std::process::id()));
+    // Hidden, so a glob over backups does not pick up one being written.
+    let name = if name.to_string_lossy().starts_with('.') {
+        name
+    } else {
+        let mut hidden = std::ffi::OsString::from(".");
+        hidden.push(name);
+        hidden
+    };
     path.with_file_name(name)
 }
 

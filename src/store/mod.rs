@@ -177,9 +177,11 @@ impl Store {
         self.writer.close();
     }
 
-    /// Copies a consistent snapshot to `out` (see [`backup`]).
-    pub fn backup_to(&self, out: &Path) -> Result<backup::Summary, StoreError> {
-        backup::snapshot(&self.db, out)
+    /// Copies a consistent snapshot to `out`, refusing a destination in the
+    /// data directory, and an existing file unless `force` (see [`backup`]).
+    pub fn backup_to(&self, out: &Path, force: bool) -> Result<backup::Summary, StoreError> {
+        let out = backup::destination(out, &self.path, force)?;
+        backup::snapshot(&self.db, &out)
     }
 }
 

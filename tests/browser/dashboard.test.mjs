@@ -13,6 +13,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 
@@ -350,6 +351,41 @@ describe('pages (keys, users, models, stats and playground endpoints)', () => {
     await page.getByRole('heading', { name: 'Risk classification' }).waitFor();
     await noErrorShown(page);
     await shoot(page, 'playground-answered-1280');
+    await page.done();
+  });
+
+  test('the usage CSV export neutralises every cell a spreadsheet would run as a formula', async () => {
+    const page = await open();
+    await signIn(page, OWNER);
+    // A key whose name is a formula that starts like a negative number.
+    const payload = "-2+3+cmd|' /C calc'!A0";
+    const value = await createKey(page, payload);
+    const answer = await fetch(`${BASE}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${value}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ model: 'mock-chat', messages: [{ role: 'user', content: 'a row for the CSV' }] }),
+    });
+    assert.equal(answer.status, 200);
+    await go(page, 'usage');
+    const exportButton = page.getByRole('button', { name: 'Export CSV' });
+    await exportButton.waitFor();
+    const downloading = page.waitForEvent('download');
+    await exportButton.click();
+    const download = await downloading;
+    const text = await readFile(await download.path(), 'utf8');
+    const line = text.split('\n').find((l) => l.includes('cmd|'));
+    assert.ok(line, `no row for the key in ${text}`);
+    assert.ok(line.includes(`,"'${payload.replaceAll('"', '""')}",`) || line.includes(`,'${payload},`), `not neutralised: ${line}`);
+
+    // Every dangerous first character (OWASP), numbers included.
+    const cells = await page.evaluate(async () => {
+      const { toCsv } = await import('/assets/pages/usage.js');
+      const names = new Map([['k', '@SUM(1+1)']]);
+      const row = { day: '=1+1', keyId: 'k', model: '+cmd', requests: -5, promptTokens: '\t=1', completionTokens: '\r=1', cost: '-0.5' };
+      return toCsv([row], names).split('\n')[1];
+    });
+    assert.equal(cells, `'=1+1,k,'@SUM(1+1),'+cmd,'-5,'\t=1,"'\r=1",'-0.5`);
+    await noErrorShown(page);
     await page.done();
   });
 

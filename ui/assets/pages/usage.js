@@ -31,9 +31,12 @@ const COUNTS = [
 
 function csvCell(value) {
   const text = value === null || value === undefined ? '' : String(value);
-  // A leading = + - @ would be a formula in a spreadsheet.
-  const safe = /^[=+\-@]/.test(text) && !/^-?\d/.test(text) ? `'${text}` : text;
-  return /[",\n]/.test(safe) ? `"${safe.replaceAll('"', '""')}"` : safe;
+  // OWASP's rule: a cell starting with = + - @, a tab or a carriage return
+  // could be run as a formula by a spreadsheet, so it gets a leading quote.
+  // Negative numbers too (`-2+3+cmd|...` starts like one); a usage CSV has
+  // none, its counts and costs are never below zero.
+  const safe = /^[=+\-@\t\r]/.test(text) ? `'${text}` : text;
+  return /[",\r\n]/.test(safe) ? `"${safe.replaceAll('"', '""')}"` : safe;
 }
 
 export function toCsv(rows, names) {
