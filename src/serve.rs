@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::body::{Body, HttpBody};
-use axum::extract::{Request, State};
+use axum::extract::{ConnectInfo, Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
@@ -42,7 +42,7 @@ pub async fn serve(
     builder.http2().timer(TokioTimer::new());
     let graceful = GracefulShutdown::new();
     loop {
-        let (tcp, _) = tokio::select! {
+        let (tcp, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok(accepted) => accepted,
                 Err(e) => {
@@ -57,7 +57,12 @@ pub async fn serve(
         let _ = tcp.set_nodelay(true);
         let service = app
             .clone()
-            .map_request(|request: Request<hyper::body::Incoming>| request.map(Body::new));
+            .map_request(move |request: Request<hyper::body::Incoming>| {
+                // The peer's address, for logs that name a request's source.
+                let mut request = request.map(Body::new);
+                request.extensions_mut().insert(ConnectInfo(peer));
+                request
+            });
         let connection = builder
             .serve_connection_with_upgrades(TokioIo::new(tcp), TowerToHyperService::new(service))
             .into_owned();
