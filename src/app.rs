@@ -51,6 +51,8 @@ pub struct AppState {
     pub metrics: Arc<crate::metrics::Metrics>,
     pub events: crate::events::Events,
     pub sampler: crate::compliance::incidents::Sampler,
+    /// Unauthenticated refusals, logged once per source and minute.
+    pub refusals: Arc<crate::auth::refusals::RefusalLog>,
     /// Unix seconds at start, for `created` fields of catalogue views.
     pub started_at: i64,
 }
@@ -95,6 +97,7 @@ impl AppState {
             providers: crate::providers::Providers::new(connect_timeout, allow_private_images),
             classifier,
             sampler,
+            refusals: Arc::default(),
             limiter: Arc::default(),
             sign_in_throttle: Arc::default(),
             metrics,
@@ -126,7 +129,9 @@ pub fn router(state: AppState) -> Router {
         .layer(middleware::from_fn(render_in_dialect))
         .layer(TraceLayer::new_for_http().make_span_with(|request: &Request| {
             let id = request.headers().get(&REQUEST_ID).and_then(|v| v.to_str().ok()).unwrap_or("");
-            tracing::info_span!("request", method = %request.method(), path = %request.uri().path(), request_id = %id)
+            // The path is cut short: every line logged in the span repeats it.
+            let path = crate::auth::refusals::bounded_path(request.uri().path());
+            tracing::info_span!("request", method = %request.method(), path = %path, request_id = %id)
         }))
         .layer(SetSensitiveRequestHeadersLayer::new([
             header::AUTHORIZATION,

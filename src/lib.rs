@@ -17,6 +17,7 @@ pub mod error;
 pub mod events;
 pub mod gateway;
 pub mod metrics;
+pub mod names;
 pub mod net_guard;
 pub mod providers;
 pub mod redact;

@@ -444,7 +444,7 @@ pub async fn scrape(State(state): State<AppState>, request: Request) -> Response
             .headers()
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "))
+            .and_then(crate::auth::extract::bearer_token)
             .unwrap_or("");
         let matches: bool = presented.as_bytes().ct_eq(token.expose().as_bytes()).into();
         if !matches {

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::body::{Body, HttpBody};
-use axum::extract::{Request, State};
+use axum::extract::{ConnectInfo, Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
@@ -55,14 +55,13 @@ pub async fn serve(
             () = stop.cancelled() => break,
         };
         let _ = tcp.set_nodelay(true);
-        // The peer address, for the sign-in throttle.
         let service = app
             .clone()
             .map_request(move |request: Request<hyper::body::Incoming>| {
+                // The peer's address: the sign-in throttle's source, and
+                // the source named in the log of refused requests.
                 let mut request = request.map(Body::new);
-                request
-                    .extensions_mut()
-                    .insert(axum::extract::ConnectInfo(peer));
+                request.extensions_mut().insert(ConnectInfo(peer));
                 request
             });
         let connection = builder

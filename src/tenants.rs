@@ -175,24 +175,45 @@ impl Tenant {
 
 fn validate_name(name: &str) -> Result<String, StoreError> {
     let name = name.trim();
-    if name.is_empty() || name.len() > 100 || name.chars().any(char::is_control) {
+    if name.is_empty() || name.len() > 100 || crate::names::has_hidden(name) {
         return Err(StoreError::Invalid(
-            "a tenant name must be 1 to 100 printable characters".into(),
+            "a tenant name must be 1 to 100 printable characters (no control, zero-width or bidirectional characters)".into(),
         ));
     }
     Ok(name.to_owned())
 }
 
 /// Inserts a tenant inside a write transaction, refusing a taken name.
+/// Names are unique regardless of case (`TENA` and `tenA` would be told
+/// apart by no one reading a list). Stores written before this rule may
+/// hold such pairs: they keep loading, each name resolving exactly, and
+/// only new names are checked.
 pub fn insert(txn: &redb::WriteTransaction, tenant: &Tenant) -> Result<(), StoreError> {
-    if tables::index_get(txn, TENANT_NAMES, tenant.name.as_bytes())?.is_some() {
+    if let Some(taken) = name_taken(txn, &tenant.name)? {
         return Err(StoreError::Conflict(format!(
-            "a tenant named `{}` already exists",
-            tenant.name
+            "a tenant named `{taken}` already exists (names are compared regardless of case)"
         )));
     }
     TENANT_TABLE.put(txn, tenant.id.as_bytes(), tenant)?;
     tables::index_put(txn, TENANT_NAMES, tenant.name.as_bytes(), &tenant.id)
+}
+
+/// The stored name equal to `name` regardless of case, if any. Tenants
+/// are few, so the name index is read whole.
+fn name_taken(txn: &redb::WriteTransaction, name: &str) -> Result<Option<String>, StoreError> {
+    if tables::index_get(txn, TENANT_NAMES, name.as_bytes())?.is_some() {
+        return Ok(Some(name.to_owned()));
+    }
+    let folded = name.to_lowercase();
+    let table = txn.open_table(TENANT_NAMES)?;
+    for row in redb::ReadableTable::iter(&table)? {
+        let (stored, _) = row?;
+        let stored = String::from_utf8_lossy(stored.value());
+        if stored.to_lowercase() == folded {
+            return Ok(Some(stored.into_owned()));
+        }
+    }
+    Ok(None)
 }
 
 pub async fn create(store: &Store, name: &str, tier: Tier) -> Result<Tenant, StoreError> {
@@ -484,4 +505,41 @@ pub mod legacy {
 
 pub fn list(store: &Store) -> Result<Vec<Tenant>, StoreError> {
     store.read(|tx| TENANT_TABLE.all(tx))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn names_differing_only_in_case_are_refused_but_stored_pairs_still_load() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        create(&store, "TENA", Tier::Paid).await.unwrap();
+        for name in ["tenA", "tena", " TENA "] {
+            let refused = create(&store, name, Tier::Paid).await.unwrap_err();
+            assert!(
+                matches!(refused, StoreError::Conflict(_)),
+                "{name}: {refused:?}"
+            );
+        }
+        // A pair written before the rule, as an older version could.
+        let legacy = Tenant::new("tenA", Tier::Free).unwrap();
+        let stored = legacy.clone();
+        store
+            .write(move |txn| {
+                TENANT_TABLE.put(txn, stored.id.as_bytes(), &stored)?;
+                tables::index_put(txn, TENANT_NAMES, stored.name.as_bytes(), &stored.id)
+            })
+            .await
+            .unwrap();
+        drop(store);
+        let store = Store::open(dir.path()).unwrap();
+        let names: Vec<String> = list(&store).unwrap().into_iter().map(|t| t.name).collect();
+        assert!(names.contains(&"TENA".to_owned()) && names.contains(&"tenA".to_owned()));
+        let found = store.read(|tx| resolve(tx, "tenA")).unwrap();
+        assert_eq!(found.id, legacy.id);
+        assert_eq!(store.read(|tx| resolve(tx, "TENA")).unwrap().name, "TENA");
+        assert!(create(&store, "TenA", Tier::Paid).await.is_err());
+    }
 }

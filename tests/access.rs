@@ -63,7 +63,7 @@ fn dashboard_table() -> Vec<Row> {
         row(M::GET, "/api/v1/usage", "/api/v1/usage", None, [200, 200, 200, 200, 403, 200, 403]),
         row(M::GET, "/api/v1/usage/records", "/api/v1/usage/records", None, [200, 200, 200, 200, 403, 200, 403]),
         // A key made by the CLI belongs to no account: a `user` sees only its own.
-        row(M::GET, "/api/v1/keys/{id}", "/api/v1/keys/{key}", None, [200, 200, 200, 200, 404, 404, 404]),
+        row(M::GET, "/api/v1/keys/{id}", "/api/v1/keys/{key}", None, [200, 200, 200, 200, 403, 404, 403]),
         row(M::POST, "/api/v1/tenants/{id}/credits", "/api/v1/tenants/default/credits", no_credits, [400, 400, 400, 403, 403, 403, 403]),
         row(M::GET, "/api/v1/billing/history", "/api/v1/billing/history", None, [200, 200, 200, 403, 403, 403, 403]),
         row(M::GET, "/api/v1/webhooks", "/api/v1/webhooks", None, [200, 200, 403, 403, 403, 403, 403]),
@@ -402,14 +402,12 @@ async fn tenant_b_can_neither_read_nor_change_tenant_a_keys_usage_wallet_or_webh
             ));
         }
     }
-    // Scoped reads show B's own (empty) data, never A's.
-    let records: Value = call(&server, Some(&b_auditor), Method::GET, &records_path, None)
-        .await
-        .json()
-        .await
-        .unwrap();
-    if !records["data"].as_array().is_some_and(Vec::is_empty) {
-        failures.push(format!("B reads A's usage records: {records}"));
+    // A's key is not B's to name: 404, as a key that does not exist.
+    let records = call(&server, Some(&b_auditor), Method::GET, &records_path, None).await;
+    let status = records.status().as_u16();
+    let records: Value = records.json().await.unwrap();
+    if status != 404 || records["error"]["code"] != "not_found" {
+        failures.push(format!("B reads A's usage records: {status} {records}"));
     }
     let usage: Value = call(
         &server,

@@ -231,6 +231,7 @@ async fn malformed_requests_get_400_naming_the_field() {
     let response = client()
         .post(server.url("/v1/chat/completions"))
         .bearer_auth(&key)
+        .header("content-type", "application/json")
         .body("{\"model\": ")
         .send()
         .await

@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 
 use crate::api::json::{Json, Query};
 use crate::app::AppState;
-use crate::auth::accounts::Permission;
+use crate::auth::accounts::{Permission, Role};
 use crate::auth::extract::{Require, Signed, perm};
 use crate::auth::keys::ApiKey;
 use crate::auth::sessions::CurrentAccount;
@@ -135,6 +135,8 @@ fn usage_scope(
         Some(own)
     };
     if let Some(key) = &query.key_id {
+        // A key the caller may not see is 404, as on `GET /keys/{id}`.
+        visible_key(state, current, key)?;
         match &mut key_ids {
             Some(own) => own.retain(|k| k == key),
             None => key_ids = Some(vec![key.clone()]),
@@ -188,12 +190,36 @@ async fn show_key(
     Signed(current): Signed,
     Path(id): Path<String>,
 ) -> Result<axum::Json<Value>, ApiError> {
-    let not_found = || ApiError::not_found(format!("no API key `{id}`"));
-    let key = state.keys.get(&id).map_err(|_| not_found())?;
-    if !key_visible(&current, &key) {
-        return Err(not_found());
+    let account = &current.account;
+    // A role that may see no key at all is refused before the lookup, so
+    // its answer is the same whether the key exists or not.
+    if !may_see_keys(account.role) {
+        return Err(ApiError::new(
+            Code::Forbidden,
+            format!("the role `{}` cannot read API keys", account.role.as_str()),
+        ));
     }
-    Ok(axum::Json(key.view(now_ms())))
+    Ok(axum::Json(
+        visible_key(&state, &current, &id)?.view(now_ms()),
+    ))
+}
+
+/// Whether a role may see any key (its own, its tenant's or all).
+fn may_see_keys(role: Role) -> bool {
+    role.can(Permission::ManageAllKeys)
+        || role.can(Permission::ViewAllUsage)
+        || role.can(Permission::ManageOwnKeys)
+}
+
+/// The key `id` if the caller may see it. A key outside the caller's
+/// scope answers exactly as a key that does not exist: 404.
+fn visible_key(state: &AppState, current: &CurrentAccount, id: &str) -> Result<ApiKey, ApiError> {
+    state
+        .keys
+        .get(id)
+        .ok()
+        .filter(|key| key_visible(current, key))
+        .ok_or_else(|| ApiError::not_found(format!("no API key `{id}`")))
 }
 
 /// Whether an account may see a key: the operator's owners and admins

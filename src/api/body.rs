@@ -1,5 +1,7 @@
 //! A raw request body whose rejections are [`ApiError`]s (the body limit
-//! above all), for routes that parse the bytes themselves.
+//! above all), for routes that parse the bytes themselves: the multipart
+//! routes. A JSON body is read with [`crate::api::json::JsonBody`], which
+//! adds the checks every JSON endpoint owes.
 
 use axum::extract::{FromRequest, Request};
 use axum::http::StatusCode;

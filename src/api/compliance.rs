@@ -8,7 +8,7 @@
 
 use axum::Router;
 use axum::extract::{Path, State};
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::IntoResponse;
 use axum::routing::{get, post};
 use base64::Engine;
@@ -435,7 +435,8 @@ struct DecisionBody {
 }
 
 /// A decision's body is optional: none means no note.
-fn decision_body(bytes: &[u8]) -> Result<DecisionBody, ApiError> {
+fn decision_body(headers: &HeaderMap, bytes: &[u8]) -> Result<DecisionBody, ApiError> {
+    crate::api::json::optional_body(headers, bytes)?;
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Ok(DecisionBody::default());
     }
@@ -473,9 +474,10 @@ async fn approve_review(
     State(state): State<AppState>,
     required: Require<perm::ReviewItems>,
     Path(id): Path<String>,
+    headers: HeaderMap,
     body: axum::body::Bytes,
 ) -> Result<axum::Json<Value>, ApiError> {
-    let body = decision_body(&body)?;
+    let body = decision_body(&headers, &body)?;
     let decision = reviews::Decision::Approve { edit: body.content };
     decide(&state, &required.0, &id, decision, body.note).await
 }
@@ -484,9 +486,10 @@ async fn reject_review(
     State(state): State<AppState>,
     required: Require<perm::ReviewItems>,
     Path(id): Path<String>,
+    headers: HeaderMap,
     body: axum::body::Bytes,
 ) -> Result<axum::Json<Value>, ApiError> {
-    let body = decision_body(&body)?;
+    let body = decision_body(&headers, &body)?;
     if body.content.is_some() {
         return Err(ApiError::invalid(
             "content",

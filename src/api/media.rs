@@ -17,6 +17,7 @@ use bytes::Bytes;
 use serde_json::{Map, Value, json};
 
 use crate::api::body::Body;
+use crate::api::json::JsonBody;
 use crate::api::v1::with_rate_limit;
 use crate::app::AppState;
 use crate::auth::extract::InferenceKey;
@@ -45,6 +46,21 @@ const SERVICE_FIELDS: [&str; 4] = [
 const IMAGE_FORMATS: [&str; 2] = ["url", "b64_json"];
 const TRANSCRIPT_FORMATS: [&str; 5] = ["json", "text", "srt", "verbose_json", "vtt"];
 const SPEECH_FORMATS: [&str; 6] = ["mp3", "opus", "aac", "flac", "wav", "pcm"];
+/// The fields of a transcription form (OpenAI's), besides ours. Any other
+/// part is refused: it would be forwarded unchecked, and a second file
+/// could be transcribed while the first one is billed.
+const TRANSCRIPTION_FIELDS: [&str; 10] = [
+    "file",
+    "model",
+    "language",
+    "prompt",
+    "response_format",
+    "temperature",
+    "timestamp_granularities[]",
+    "timestamp_granularities",
+    "chunking_strategy",
+    "include[]",
+];
 const MAX_IMAGES: u64 = 10;
 const MAX_SIDE: u32 = 16_384;
 
@@ -53,7 +69,7 @@ async fn create_image(
     State(state): State<AppState>,
     InferenceKey(key): InferenceKey,
     headers: HeaderMap,
-    body: Body,
+    body: JsonBody,
 ) -> Response {
     handle(&state, &key, &headers, || parse_generation(&body.0)).await
 }
@@ -86,7 +102,7 @@ async fn create_speech(
     State(state): State<AppState>,
     InferenceKey(key): InferenceKey,
     headers: HeaderMap,
-    body: Body,
+    body: JsonBody,
 ) -> Response {
     handle(&state, &key, &headers, || parse_speech(&body.0)).await
 }
@@ -292,7 +308,12 @@ fn parse_edit(headers: &HeaderMap, bytes: &Bytes) -> Result<MediaRequest, ApiErr
         return Err(ApiError::invalid("mask", "`mask` must be a file part"));
     }
     if let Some(n) = field(&parts, "n")? {
-        count(Some(&json!(n.trim().parse::<u64>().ok())), "n")?;
+        // Text that is no whole number stays text, which `count` refuses.
+        let n = n
+            .trim()
+            .parse::<u64>()
+            .map_or_else(|_| json!(n), |n| json!(n));
+        count(Some(&n), "n")?;
     }
     if let Some(size) = field(&parts, "size")? {
         size_of(Some(size), "size")?;
@@ -313,6 +334,26 @@ fn parse_transcription(headers: &HeaderMap, bytes: &Bytes) -> Result<MediaReques
     let mut parts = parts(headers, bytes)?;
     let service = service_fields_form(&mut parts)?;
     no_chain(parts.iter().any(|p| p.name == "models"))?;
+    if let Some(unknown) = parts
+        .iter()
+        .find(|p| !TRANSCRIPTION_FIELDS.contains(&p.name.as_str()))
+    {
+        let name: String = unknown.name.chars().take(100).collect();
+        return Err(ApiError::invalid(
+            name.clone(),
+            format!(
+                "`{name}` is not a field of a transcription request; send {}",
+                TRANSCRIPTION_FIELDS.join(", ")
+            ),
+        ));
+    }
+    let files = parts.iter().filter(|p| p.filename.is_some()).count();
+    if files > 1 {
+        return Err(ApiError::invalid(
+            "file",
+            format!("send one audio file per transcription; this body has {files} file parts"),
+        ));
+    }
     let model = required_field(&parts, "model")?;
     if !parts.iter().any(|p| p.name == "file" && is_file(p)) {
         return Err(ApiError::invalid(

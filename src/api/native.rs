@@ -16,7 +16,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use serde_json::Value;
 
-use crate::api::body::Body;
+use crate::api::json::JsonBody;
 use crate::api::v1::with_rate_limit;
 use crate::app::AppState;
 use crate::auth::extract::InferenceKey;
@@ -42,7 +42,7 @@ async fn create_message(
     State(state): State<AppState>,
     InferenceKey(key): InferenceKey,
     headers: HeaderMap,
-    body: Body,
+    body: JsonBody,
 ) -> Response {
     with_rate_limit(&state, &key, async {
         let forwarded = ANTHROPIC_HEADERS
@@ -74,7 +74,7 @@ async fn generate_content(
     Path(model_action): Path<String>,
     RawQuery(query): RawQuery,
     headers: HeaderMap,
-    body: Body,
+    body: JsonBody,
 ) -> Response {
     with_rate_limit(&state, &key, async {
         let Some((model, action)) = model_action.rsplit_once(':') else {

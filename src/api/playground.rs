@@ -17,7 +17,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 
 use crate::api::billing::store_error;
-use crate::api::body::Body;
+use crate::api::json::JsonBody;
 use crate::app::AppState;
 use crate::auth::accounts::Account;
 use crate::auth::extract::{Require, perm, record_entry, refusal};
@@ -41,7 +41,7 @@ async fn playground_chat(
     State(state): State<AppState>,
     required: Require<perm::UsePlayground>,
     headers: HeaderMap,
-    body: Body,
+    body: JsonBody,
 ) -> Response {
     let key = match playground_key(&state, &required.0.account).await {
         Ok(key) => key,

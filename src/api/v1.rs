@@ -7,7 +7,7 @@ use axum::http::{HeaderMap, HeaderName, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 
-use crate::api::body::Body;
+use crate::api::json::JsonBody;
 use crate::auth::keys::ApiKey;
 use crate::billing::limits::RateDecision;
 use crate::compliance::reviews;
@@ -68,7 +68,7 @@ async fn create_chat_completion(
     State(state): State<AppState>,
     InferenceKey(key): InferenceKey,
     headers: HeaderMap,
-    body: Body,
+    body: JsonBody,
 ) -> Response {
     answer_chat(&state, &key, &headers, &body.0).await
 }

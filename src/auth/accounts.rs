@@ -240,7 +240,9 @@ impl Account {
 pub fn normalize_email(email: &str) -> Result<String, String> {
     let email = email.trim().to_lowercase();
     let valid = email.len() <= 254
-        && !email.chars().any(|c| c.is_whitespace() || c.is_control())
+        && !email
+            .chars()
+            .any(|c| c.is_whitespace() || crate::names::is_hidden(c))
         && email.split_once('@').is_some_and(|(local, domain)| {
             !local.is_empty()
                 && !domain.contains('@')

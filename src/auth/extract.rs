@@ -8,9 +8,10 @@
 //! handler states what it needs in its signature.
 
 use std::marker::PhantomData;
+use std::net::SocketAddr;
 use std::sync::Arc;
 
-use axum::extract::{FromRequestParts, Request, State};
+use axum::extract::{ConnectInfo, FromRequestParts, Request, State};
 use axum::http::HeaderMap;
 use axum::http::request::Parts;
 use axum::middleware::Next;
@@ -18,6 +19,7 @@ use axum::response::{IntoResponse, Response};
 
 use super::accounts::Permission;
 use super::keys::ApiKey;
+use super::refusals;
 use super::sessions::{self, CurrentAccount};
 use crate::app::AppState;
 use crate::compliance::audit::{self, Draft};
@@ -43,14 +45,8 @@ pub struct InferenceKey(pub Arc<ApiKey>);
 
 /// The key value from whichever of the three accepted headers carries it.
 pub fn presented_key(headers: &HeaderMap) -> Option<&str> {
-    if let Some(value) = headers.get("authorization").and_then(|v| v.to_str().ok()) {
-        let value = value.trim();
-        if let Some(token) = value
-            .strip_prefix("Bearer ")
-            .or_else(|| value.strip_prefix("bearer "))
-        {
-            return Some(token.trim());
-        }
+    if let Some(token) = bearer(headers) {
+        return Some(token);
     }
     ["x-api-key", "x-goog-api-key"]
         .into_iter()
@@ -71,12 +67,20 @@ pub fn query_key(uri: &axum::http::Uri) -> Option<String> {
         .filter(|value| !value.is_empty())
 }
 
-fn bearer(headers: &HeaderMap) -> Option<&str> {
-    let value = headers.get("authorization")?.to_str().ok()?.trim();
-    value
-        .strip_prefix("Bearer ")
-        .or_else(|| value.strip_prefix("bearer "))
-        .map(str::trim)
+/// The credentials of an `Authorization: Bearer <token>` header. The
+/// scheme is matched without regard to case (RFC 7235: `BEARER` is
+/// `Bearer`); another scheme is no bearer token.
+pub fn bearer(headers: &HeaderMap) -> Option<&str> {
+    bearer_token(headers.get("authorization")?.to_str().ok()?)
+}
+
+/// The token of a `Bearer <token>` header value.
+pub fn bearer_token(value: &str) -> Option<&str> {
+    let (scheme, token) = value.trim().split_once([' ', '\t'])?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then(|| token.trim())
+        .filter(|token| !token.is_empty())
 }
 
 pub async fn authenticate(
@@ -93,15 +97,22 @@ pub async fn authenticate(
         let presented = presented_key(request.headers())
             .map(str::to_owned)
             .or_else(|| query_key(request.uri()));
+        let source = request
+            .extensions()
+            .get::<ConnectInfo<SocketAddr>>()
+            .map(|info| info.0.ip());
         let Some(presented) = presented else {
-            return ApiError::new(
+            let error = ApiError::new(
                 Code::MissingApiKey,
                 "no API key: send it as `Authorization: Bearer <key>`, `X-Api-Key` or `x-goog-api-key`",
-            )
-            .into_response();
+            );
+            state
+                .refusals
+                .refused(source, path, error.code.as_str(), now);
+            return error.into_response();
         };
         let path = path.to_owned();
-        match state.keys.authenticate(&presented, now) {
+        match state.keys.identify(&presented, now) {
             Ok(key) => {
                 request.extensions_mut().insert(InferenceKey(key.clone()));
                 let response = next.run(request).await;
@@ -112,12 +123,21 @@ pub async fn authenticate(
                 }
                 response
             }
-            Err(error) => {
+            Err((Some(key), error)) => {
+                // A known key refused (revoked, expired, over budget): its
+                // tenant's to see, like any refusal of a key.
                 let response = error.into_response();
-                // An unknown key has no tenant: the entry is the operator's.
-                let draft = refusal("-", "key:unknown".into(), &path, &response);
+                let draft = refusal(&key.tenant_id, format!("key:{}", key.id), &path, &response);
                 record_entry(&state, draft).await;
                 response
+            }
+            Err((None, error)) => {
+                // Not audited: anyone can send any value, as fast as they
+                // like (refusals.rs).
+                state
+                    .refusals
+                    .refused(source, &path, error.code.as_str(), now);
+                error.into_response()
             }
         }
     } else {
@@ -143,16 +163,24 @@ pub async fn authenticate(
     }
 }
 
-/// The audit entry of a refused inference request.
+/// The audit entry of a refused inference request of a known key. The
+/// path is cut to [`refusals::MAX_LOGGED_PATH`] bytes (its full length is
+/// kept), so an entry stays small whatever the caller sends.
 pub(crate) fn refusal(tenant_id: &str, actor: String, path: &str, response: &Response) -> Draft {
     let status = response.status().as_u16();
     let code = response
         .extensions()
         .get::<ApiError>()
         .map_or_else(|| status.to_string(), |e| e.code.as_str().to_owned());
-    Draft::new(tenant_id, actor, "inference.refused", path)
+    let target = refusals::bounded_path(path);
+    let details = if target.len() < path.len() {
+        serde_json::json!({ "status": status, "pathBytes": path.len() })
+    } else {
+        serde_json::json!({ "status": status })
+    };
+    Draft::new(tenant_id, actor, "inference.refused", target)
         .outcome(&code)
-        .details(serde_json::json!({ "status": status }))
+        .details(details)
 }
 
 pub(crate) async fn record_entry(state: &AppState, draft: Draft) {
@@ -377,6 +405,22 @@ mod tests {
             assert_eq!(presented_key(&headers), Some("kp_live_x"), "{name}");
         }
         assert_eq!(presented_key(&HeaderMap::new()), None);
+    }
+
+    #[test]
+    fn the_bearer_scheme_is_matched_without_regard_to_case() {
+        for value in [
+            "Bearer t",
+            "bearer t",
+            "BEARER t",
+            "bEaReR   t ",
+            " Bearer\tt",
+        ] {
+            assert_eq!(bearer_token(value), Some("t"), "{value:?}");
+        }
+        for value in ["Basic t", "Bearer", "Bearer ", "Bearert", "t"] {
+            assert_eq!(bearer_token(value), None, "{value:?}");
+        }
     }
 
     #[test]

@@ -367,9 +367,9 @@ impl Latitude {
 
 fn validate_key_name(name: &str) -> Result<String, StoreError> {
     let name = name.trim();
-    if name.is_empty() || name.len() > 100 || name.chars().any(char::is_control) {
+    if name.is_empty() || name.len() > 100 || crate::names::has_hidden(name) {
         return Err(StoreError::Invalid(
-            "a key name must be 1 to 100 printable characters".into(),
+            "a key name must be 1 to 100 printable characters (no control, zero-width or bidirectional characters)".into(),
         ));
     }
     Ok(name.to_owned())
@@ -407,8 +407,19 @@ impl Keys {
 
     /// Authenticates a presented key value as of `now`.
     pub fn authenticate(&self, presented: &str, now: i64) -> Result<Arc<ApiKey>, ApiError> {
+        self.identify(presented, now).map_err(|(_, error)| error)
+    }
+
+    /// Authenticates like [`Keys::authenticate`]; a refusal names the key
+    /// when it is a known one (revoked, expired, over budget), so the
+    /// refusal can be audited for its tenant. An unknown value names none.
+    pub fn identify(
+        &self,
+        presented: &str,
+        now: i64,
+    ) -> Result<Arc<ApiKey>, (Option<Arc<ApiKey>>, ApiError)> {
         let unknown = || ApiError::new(Code::InvalidApiKey, "the API key is not valid");
-        let digest = digest_of(presented).ok_or_else(unknown)?;
+        let digest = digest_of(presented).ok_or_else(|| (None, unknown()))?;
         let cached = self
             .cache
             .read()
@@ -424,10 +435,10 @@ impl Keys {
                         Some(id) => KEY_TABLE.get(tx, id.as_bytes()),
                         None => Ok(None),
                     })
-                    .map_err(|e| ApiError::internal("reading an API key", e))?;
+                    .map_err(|e| (None, ApiError::internal("reading an API key", e)))?;
                 // Unknown digests are not cached: a flood of random keys must
                 // not grow memory.
-                let key = Arc::new(found.ok_or_else(unknown)?);
+                let key = Arc::new(found.ok_or_else(|| (None, unknown()))?);
                 self.cache
                     .write()
                     .expect("key cache lock")
@@ -435,21 +446,22 @@ impl Keys {
                 key
             }
         };
-        match key.state(now) {
-            KeyState::Active => Ok(key),
-            KeyState::Revoked => Err(ApiError::new(
+        let refusal = match key.state(now) {
+            KeyState::Active => return Ok(key),
+            KeyState::Revoked => ApiError::new(
                 Code::RevokedApiKey,
                 "the API key has been revoked; create a new key",
-            )),
-            KeyState::Expired => Err(ApiError::new(
+            ),
+            KeyState::Expired => ApiError::new(
                 Code::KeyExpired,
                 "the API key has expired and cannot be re-enabled; create a new key",
-            )),
-            KeyState::OverBudget => Err(ApiError::new(
+            ),
+            KeyState::OverBudget => ApiError::new(
                 Code::BudgetExceeded,
                 "the API key has reached its credit limit for this cycle",
-            )),
-        }
+            ),
+        };
+        Err((Some(key), refusal))
     }
 
     /// Replaces the cached record. Writers that change an existing key (the

@@ -8,6 +8,7 @@
 pub mod accounts;
 pub mod extract;
 pub mod keys;
+pub mod refusals;
 pub mod sessions;
 pub mod throttle;
 

@@ -182,8 +182,8 @@ pub enum TenantsCommand {
     /// Add credits to a tenant's wallet.
     Topup {
         tenant: String,
-        /// Credits to add.
-        #[arg(long)]
+        /// Credits to add (a finite number above 0).
+        #[arg(long, value_parser = parse_credits, allow_hyphen_values = true)]
         credits: f64,
         #[arg(long)]
         json: bool,
@@ -201,7 +201,7 @@ pub enum KeysCommand {
         #[arg(long)]
         name: String,
         /// Spend cap in credits per reset interval (none: no cap).
-        #[arg(long)]
+        #[arg(long, value_parser = parse_credits, allow_hyphen_values = true)]
         credit_limit: Option<f64>,
         /// When consumption returns to zero: never, daily, weekly, monthly.
         #[arg(long, default_value = "never")]
@@ -497,6 +497,18 @@ pub async fn run(cli: Cli) -> Result<(), Failure> {
     }
 }
 
+/// An amount of credits on the command line: a finite number, 0 or more.
+/// `NaN` and `inf` parse as `f64` but are no amount, and would reach the
+/// server as JSON `null`.
+fn parse_credits(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(amount) if amount.is_finite() && amount >= 0.0 => Ok(amount),
+        _ => Err(format!(
+            "`{text}` is not an amount of credits: give a finite number, 0 or more (such as 25 or 2.5)"
+        )),
+    }
+}
+
 /// Translates a CLI command into an admin command (and its `--json`).
 fn admin_command(command: &Command) -> Result<(Admin, bool), Failure> {
     let credits = |v: f64| credits_to_micros(v).map_err(Failure::usage);
@@ -577,12 +589,8 @@ fn admin_command(command: &Command) -> Result<(Admin, bool), Failure> {
             let update = KeyUpdate {
                 name: name.clone(),
                 credit_limit: patch(credit_limit.as_deref(), |v| {
-                    v.parse::<f64>()
-                        .map_err(|_| {
-                            Failure::usage(format!(
-                                "--credit-limit: `{v}` is not a number or `none`"
-                            ))
-                        })
+                    parse_credits(v)
+                        .map_err(|m| Failure::usage(format!("--credit-limit: {m}, or `none`")))
                         .and_then(credits)
                 })?,
                 reset_interval: *reset,

@@ -38,28 +38,44 @@ impl Source {
     }
 }
 
-/// A WAV file's duration in milliseconds, from its `fmt ` byte rate and
-/// its `data` size (cut to the bytes present, for streamed WAVs whose
-/// header says 0xFFFFFFFF).
+/// A WAV file's duration in milliseconds, as a decoder plays it: the
+/// `data` size (cut to the bytes present, for streamed WAVs whose header
+/// says 0xFFFFFFFF) over the rate its samples are read at, sample rate
+/// times channels times bytes per sample. The header's own `byte rate`
+/// field is not read: a decoder ignores it, so a file could claim a rate
+/// 60 times too high and be billed for a sixtieth of what is heard.
+/// Only uncompressed formats (PCM, float, A-law, mu-law, and the
+/// extensible header) have a length in their header; others give `None`.
 pub fn wav_duration_ms(file: &[u8]) -> Option<u64> {
     if file.len() < 12 || &file[..4] != b"RIFF" || &file[8..12] != b"WAVE" {
         return None;
     }
+    let u16_at = |at: usize| -> Option<u16> {
+        file.get(at..at + 2)
+            .map(|b| u16::from_le_bytes([b[0], b[1]]))
+    };
     let u32_at = |at: usize| -> Option<u32> {
         file.get(at..at + 4)
             .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
     };
     let mut at = 12;
-    let mut byte_rate = None;
+    let mut rate = None;
     while at + 8 <= file.len() {
         let id = &file[at..at + 4];
         let size = u32_at(at + 4)? as usize;
         let body = at + 8;
         match id {
-            b"fmt " => byte_rate = u32_at(body + 8).filter(|&r| r > 0),
+            b"fmt " => {
+                rate = decoded_byte_rate(
+                    u16_at(body)?,
+                    u16_at(body + 2)?,
+                    u32_at(body + 4)?,
+                    u16_at(body + 14)?,
+                )
+            }
             b"data" => {
                 let present = (file.len() - body).min(size) as u64;
-                return byte_rate.map(|rate| present * 1000 / u64::from(rate));
+                return rate.map(|rate| present * 1000 / rate);
             }
             _ => {}
         }
@@ -67,6 +83,25 @@ pub fn wav_duration_ms(file: &[u8]) -> Option<u64> {
         at = body.checked_add(size)?.checked_add(size % 2)?;
     }
     None
+}
+
+/// Bytes per second of uncompressed samples, from a `fmt ` chunk's format
+/// tag, channels, sample rate and bits per sample.
+fn decoded_byte_rate(format: u16, channels: u16, sample_rate: u32, bits: u16) -> Option<u64> {
+    const PCM: u16 = 1;
+    const FLOAT: u16 = 3;
+    const ALAW: u16 = 6;
+    const MULAW: u16 = 7;
+    const EXTENSIBLE: u16 = 0xFFFE;
+    if !matches!(format, PCM | FLOAT | ALAW | MULAW | EXTENSIBLE)
+        || channels == 0
+        || sample_rate == 0
+        || bits == 0
+    {
+        return None;
+    }
+    let bytes_per_sample = u64::from(bits).div_ceil(8);
+    Some(u64::from(sample_rate) * u64::from(channels) * bytes_per_sample)
 }
 
 /// The length the upstream reported: `usage.seconds` (OpenAI's duration
@@ -141,6 +176,22 @@ mod tests {
         assert_eq!(wav_duration_ms(&cut), Some(1000));
         assert_eq!(wav_duration_ms(b"ID3\x03 not a wav"), None);
         assert_eq!(wav_duration_ms(b"RIFF\0\0\0\0WAVE"), None);
+    }
+
+    #[test]
+    fn a_wav_is_timed_by_its_samples_not_its_claimed_byte_rate() {
+        let mut lying = silent_wav(60_000);
+        // The header's byte rate (offset 28) says 60 times the real one.
+        lying[28..32].copy_from_slice(&(16_000u32 * 60).to_le_bytes());
+        assert_eq!(wav_duration_ms(&lying), Some(60_000));
+        // A compressed format has no length in its header.
+        let mut compressed = silent_wav(1000);
+        compressed[20..22].copy_from_slice(&0x55u16.to_le_bytes());
+        assert_eq!(wav_duration_ms(&compressed), None);
+        // No channels: nothing to decode.
+        let mut empty = silent_wav(1000);
+        empty[22..24].copy_from_slice(&0u16.to_le_bytes());
+        assert_eq!(wav_duration_ms(&empty), None);
     }
 
     #[test]
