@@ -566,9 +566,11 @@ async fn usage_of_a_key_outside_the_callers_scope_is_404_like_a_missing_key() {
     let server = TestServer::start();
     let other = server.cli(&["tenants", "create", "--name", "other"]);
     assert!(other.status.success(), "{}", stderr(&other));
-    let (other_key, _) = server.create_key(&["--tenant", "other"]);
-    let (own_key, _) = server.create_key(&[]);
-    let admin = account(&server, "default", "admin@default.test", "admin").await;
+    // The admin of a tenant that is not the operator: the operator's own
+    // admins reach every tenant (security.md, "The operator").
+    let (other_key, _) = server.create_key(&[]);
+    let (own_key, _) = server.create_key(&["--tenant", "other"]);
+    let admin = account(&server, "other", "admin@other.test", "admin").await;
     for route in ["/api/v1/usage", "/api/v1/usage/records"] {
         let mut answers = Vec::new();
         for id in [other_key.as_str(), "key_missing"] {
