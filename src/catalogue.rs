@@ -8,6 +8,7 @@
 //! that every `match` over them is exhaustive.
 
 pub mod overlay;
+pub mod upstream_name;
 
 use std::collections::HashMap;
 use std::sync::Arc;
