@@ -691,12 +691,16 @@ fn parse(
         };
         // The name reaches the upstream's URL or body: see
         // `catalogue::upstream_name`. Absent, it is the id.
-        let (upstream, upstream_span) = match m.upstream {
-            Some(u) => (u.get_ref().clone(), u.span()),
-            None => (id.clone(), m.id.span()),
+        let (upstream, upstream_span, defaulted) = match m.upstream {
+            Some(u) => (u.get_ref().clone(), u.span(), ""),
+            None => (
+                id.clone(),
+                m.id.span(),
+                " (`upstream` is not set, so the id is used: set it to the provider's name)",
+            ),
         };
         upstream_name::check(&upstream, kind)
-            .map_err(|why| bad(upstream_span, key("upstream"), why))?;
+            .map_err(|why| bad(upstream_span, key("upstream"), format!("{why}{defaulted}")))?;
         if m.input.get_ref().is_empty() {
             return Err(bad(
                 m.input.span(),
