@@ -9,6 +9,7 @@
 
 pub mod access;
 pub mod overlay;
+pub mod upstream_name;
 
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -21,7 +21,7 @@ use serde::Deserialize;
 use toml::Spanned;
 use url::Url;
 
-use crate::catalogue::{Capability, Pricing, ProviderKind, credits_to_micros};
+use crate::catalogue::{Capability, Pricing, ProviderKind, credits_to_micros, upstream_name};
 use crate::compliance::Classifier;
 
 /// The embedded demo configuration: the built-in mock provider and demo
@@ -185,6 +185,8 @@ pub struct ProviderConfig {
 pub struct ModelConfig {
     pub id: String,
     pub provider: String,
+    /// The provider's name for the model, sent in the request body or (for
+    /// Gemini) as one URL path segment; see `catalogue::upstream_name`.
     pub upstream: String,
     pub input: Vec<Capability>,
     pub output: Vec<Capability>,
@@ -270,7 +272,7 @@ struct RawProvider {
 struct RawModel {
     id: Spanned<String>,
     provider: Spanned<String>,
-    upstream: Option<String>,
+    upstream: Option<Spanned<String>>,
     input: Spanned<Vec<Capability>>,
     output: Spanned<Vec<Capability>>,
     context_window: Spanned<u32>,
@@ -676,7 +678,7 @@ fn parse(
             return Err(bad(m.id.span(), key("id"), why));
         }
         let provider = m.provider.get_ref().clone();
-        if !provider_ids.contains(&provider) {
+        let Some(kind) = providers.iter().find(|p| p.id == provider).map(|p| p.kind) else {
             let known: Vec<_> = providers.iter().map(|p| p.id.as_str()).collect();
             return Err(bad(
                 m.provider.span(),
@@ -686,7 +688,19 @@ fn parse(
                     known.join(", ")
                 ),
             ));
-        }
+        };
+        // The name reaches the upstream's URL or body: see
+        // `catalogue::upstream_name`. Absent, it is the id.
+        let (upstream, upstream_span, defaulted) = match m.upstream {
+            Some(u) => (u.get_ref().clone(), u.span(), ""),
+            None => (
+                id.clone(),
+                m.id.span(),
+                " (`upstream` is not set, so the id is used: set it to the provider's name)",
+            ),
+        };
+        upstream_name::check(&upstream, kind)
+            .map_err(|why| bad(upstream_span, key("upstream"), format!("{why}{defaulted}")))?;
         if m.input.get_ref().is_empty() {
             return Err(bad(
                 m.input.span(),
@@ -717,7 +731,7 @@ fn parse(
             .check_fits(*m.context_window.get_ref())
             .map_err(|e| bad(span.clone(), key("pricing"), e))?;
         models.push(ModelConfig {
-            upstream: m.upstream.unwrap_or_else(|| id.clone()),
+            upstream,
             id,
             provider,
             input: m.input.into_inner(),

@@ -50,6 +50,16 @@ fn edit_error(e: crate::store::StoreError) -> ApiError {
     }
 }
 
+/// Refuses, naming the field, an upstream name that could rewrite the
+/// upstream's URL (`catalogue::upstream_name`). The catalogue checks it
+/// again when it stores the entry; this check is here for the `param`.
+fn check_upstream(state: &AppState, provider: &str, upstream: &str) -> Result<(), ApiError> {
+    match state.catalogue.upstream_refusal(provider, upstream) {
+        Some(why) => Err(ApiError::invalid("upstream", format!("`upstream`: {why}"))),
+        None => Ok(()),
+    }
+}
+
 /// `GET /api/v1/models`: every entry, enabled or not.
 async fn list_models(
     State(state): State<AppState>,
@@ -103,6 +113,7 @@ async fn create_model(
         max_output_tokens: body.max_output_tokens,
         pricing: pricing(&body.pricing)?,
     };
+    check_upstream(&state, &model.provider, &model.upstream)?;
     let entry = state
         .catalogue
         .add(&state.store, model)
@@ -141,6 +152,15 @@ async fn update_model(
             "id",
             "a model's id cannot change; add a new model instead",
         ));
+    }
+    if body.provider.is_some() || body.upstream.is_some() {
+        // The name as it would be served: a new provider may refuse the
+        // current name (a `/` is fine in an OpenAI body, not in Gemini's path).
+        if let Some(entry) = state.catalogue.snapshot().entry(&id) {
+            let provider = body.provider.as_deref().unwrap_or(&entry.model.provider);
+            let upstream = body.upstream.as_deref().unwrap_or(&entry.model.upstream);
+            check_upstream(&state, provider, upstream)?;
+        }
     }
     let change = ModelChange {
         provider: body.provider,

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::access::ModelAccess;
-use super::{Capability, Catalogue, Model, Pricing, credits_to_micros};
+use super::{Capability, Catalogue, Model, Pricing, credits_to_micros, upstream_name};
 use crate::config::{Config, ModelConfig, ProviderConfig};
 use crate::store::tables::MODEL_OVERRIDES;
 use crate::store::{Store, StoreError, Table};
@@ -288,16 +288,19 @@ fn validate(model: &ModelConfig, providers: &[ProviderConfig]) -> Result<(), Sto
             "a model id must be 1 to {MAX_ID_LEN} printable characters without spaces"
         ));
     }
-    if !providers.iter().any(|p| p.id == model.provider) {
+    let Some(provider) = providers.iter().find(|p| p.id == model.provider) else {
         let known: Vec<&str> = providers.iter().map(|p| p.id.as_str()).collect();
         return invalid(format!(
             "unknown provider `{}` (configured: {})",
             model.provider,
             known.join(", ")
         ));
-    }
+    };
     if model.upstream.trim().is_empty() {
         return invalid("`upstream` must not be empty".into());
+    }
+    if let Err(why) = upstream_name::check(&model.upstream, provider.kind) {
+        return invalid(format!("`upstream`: {why}"));
     }
     if model.input.is_empty() {
         return invalid("a model must accept at least one capability".into());
@@ -468,11 +471,28 @@ impl LiveCatalogue {
             }
             known
         });
+        // Rows stored before upstream names were checked: listed, so an
+        // admin can fix them, but not served.
+        for entry in entries.iter_mut().filter(|e| e.enabled) {
+            if let Some(why) = self.upstream_refusal(&entry.model.provider, &entry.model.upstream) {
+                tracing::warn!(model = %entry.model.id, %why,
+                    "a stored catalogue entry has an upstream name that is now refused; not serving it");
+                entry.enabled = false;
+            }
+        }
         let served = Catalogue::from_definitions(
             &self.providers,
             entries.iter().filter(|e| e.enabled).map(|e| &e.model),
         );
         Listing { entries, served }
+    }
+
+    /// Why `upstream` cannot name a model of the provider `provider`, if
+    /// the provider is known and the name is refused
+    /// ([`upstream_name::check`]).
+    pub fn upstream_refusal(&self, provider: &str, upstream: &str) -> Option<String> {
+        let kind = self.providers.iter().find(|p| p.id == provider)?.kind;
+        upstream_name::check(upstream, kind).err()
     }
 
     /// Adds a model that is not listed yet (a configuration entry deleted
@@ -686,5 +706,45 @@ mod tests {
             Err(StoreError::NotFound(_))
         ));
         assert_eq!(served_ids(&live), edited);
+    }
+
+    #[tokio::test]
+    async fn a_stored_entry_whose_upstream_name_is_now_refused_is_listed_but_not_served() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let mut config = demo_config();
+        let mut gemini = config.providers[0].clone();
+        gemini.id = "google".into();
+        gemini.kind = super::super::ProviderKind::Gemini;
+        gemini.base_url = Some(
+            "https://generativelanguage.googleapis.com/v1beta"
+                .parse()
+                .unwrap(),
+        );
+        config.providers.push(gemini);
+        // Written by a version that did not check names.
+        let mut model = config.models[0].clone();
+        model.id = "sneaky".into();
+        model.provider = "google".into();
+        model.upstream = "x/../../other".into();
+        let row = Row::Defined(StoredModel::new(&model, true));
+        store
+            .write(move |txn| OVERRIDE_TABLE.put(txn, b"sneaky", &row))
+            .await
+            .unwrap();
+
+        let live = LiveCatalogue::load(&config, &store).unwrap();
+        assert!(live.get("sneaky").is_none(), "served a refused name");
+        let listed = live.snapshot().entry("sneaky").cloned().unwrap();
+        assert!(!listed.enabled);
+
+        // An admin fixes it, and it is served again.
+        let fixed = ModelChange {
+            upstream: Some("gemini-2.0-flash".into()),
+            enabled: Some(true),
+            ..ModelChange::default()
+        };
+        live.change(&store, "sneaky", fixed).await.unwrap();
+        assert_eq!(live.get("sneaky").unwrap().upstream, "gemini-2.0-flash");
     }
 }

@@ -6,10 +6,10 @@
 //! dispatcher reads each event's targets from the store when it takes the
 //! event, so a URL change or a rotated secret applies to the next event at
 //! once. Each delivery is one POST with a 5 second timeout and is never
-//! retried. Redirects are not followed, and tenant URLs resolve only to
-//! public addresses unless the operator allows private ones (see
-//! [`crate::net_guard`]). Logs name a URL's origin only: the path and query
-//! of a webhook URL often carry a token.
+//! retried. Redirects are not followed, and tenant URLs connect only to
+//! public addresses (never through a proxy) unless the operator allows
+//! private ones (see [`crate::net_guard`]). Logs name a URL's origin only:
+//! the path and query of a webhook URL often carry a token.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -96,8 +96,8 @@ impl Events {
             store,
             operator_urls: config.webhook_urls.clone(),
             allow_private: config.webhook_allow_private_targets,
-            tenant_client: client(!config.webhook_allow_private_targets),
-            operator_client: client(false),
+            tenant_client: tenant_client(config.webhook_allow_private_targets),
+            operator_client: operator_client(),
             slots: Arc::new(Semaphore::new(config.webhook_concurrency)),
             events: handle.clone(),
         };
@@ -170,16 +170,27 @@ impl Events {
     }
 }
 
-fn client(guarded: bool) -> reqwest::Client {
+/// The client for tenant URLs: connects only to public addresses unless
+/// the operator allows private ones, and never through a proxy.
+fn tenant_client(allow_private: bool) -> reqwest::Client {
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let mut builder = reqwest::Client::builder()
+    net_guard::direct_client(allow_private)
+        .timeout(DELIVERY_TIMEOUT)
+        .pool_idle_timeout(Duration::from_secs(30))
+        .build()
+        .expect("building the webhook HTTP client")
+}
+
+/// The client for the operator's own URLs, which are trusted: any
+/// address, and the environment's proxy if there is one.
+fn operator_client() -> reqwest::Client {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .timeout(DELIVERY_TIMEOUT)
-        .pool_idle_timeout(Duration::from_secs(30));
-    if guarded {
-        builder = builder.dns_resolver(Arc::new(net_guard::GuardedResolver));
-    }
-    builder.build().expect("building the webhook HTTP client")
+        .pool_idle_timeout(Duration::from_secs(30))
+        .build()
+        .expect("building the webhook HTTP client")
 }
 
 struct Dispatcher {

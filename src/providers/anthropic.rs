@@ -41,10 +41,10 @@ pub async fn chat(
         .base_url
         .as_ref()
         .ok_or_else(|| UpstreamError::new(Failure::Unsupported, "the provider has no base_url"))?;
-    let url = format!("{}/messages", base.as_str().trim_end_matches('/'));
+    let url = http::endpoint(base, &["messages"]);
     let request = to_messages(&body, model.max_output_tokens, stream)?;
     let mut builder = http_client
-        .post(&url)
+        .post(url)
         .header("anthropic-version", API_VERSION)
         .json(&request);
     if let Some(key) = &provider.api_key {

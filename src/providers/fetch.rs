@@ -2,7 +2,8 @@
 //!
 //! Only http(s); private, loopback and link-local targets refused unless
 //! the operator allows them (the same rules as webhook URLs, checked on the
-//! URL and again on every resolved address); no redirects; a size limit
+//! URL and again on every resolved address, see [`net_guard`]); no
+//! redirects and no proxy; a size limit
 //! and a timeout; and the answer's `Content-Type` must be an image type
 //! the providers read. A refused fetch is the caller's mistake: a final
 //! 400, no fallback.
@@ -34,14 +35,12 @@ pub struct ImageFetcher {
 
 impl ImageFetcher {
     pub fn new(allow_private: bool, max_bytes: usize, timeout: Duration) -> ImageFetcher {
-        let mut builder = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .timeout(timeout);
-        if !allow_private {
-            builder = builder.dns_resolver(std::sync::Arc::new(net_guard::GuardedResolver));
-        }
+        let client = net_guard::direct_client(allow_private)
+            .timeout(timeout)
+            .build()
+            .expect("building the image fetch client");
         ImageFetcher {
-            client: builder.build().expect("building the image fetch client"),
+            client,
             allow_private,
             max_bytes,
         }

@@ -40,18 +40,10 @@ pub async fn chat(
         .as_ref()
         .ok_or_else(|| UpstreamError::new(Failure::Unsupported, "the provider has no base_url"))?;
     let name = body["model"].as_str().unwrap_or_default().to_owned();
-    let action = if stream {
-        "streamGenerateContent?alt=sse"
-    } else {
-        "generateContent"
-    };
-    let url = format!(
-        "{}/models/{name}:{action}",
-        base.as_str().trim_end_matches('/')
-    );
+    let url = endpoint(base, &model.upstream, stream);
     let images = fetch_images(fetcher, &body).await?;
     let request = to_generate_content(&body, &images)?;
-    let mut builder = http_client.post(&url).json(&request);
+    let mut builder = http_client.post(url).json(&request);
     if let Some(key) = &provider.api_key {
         builder = builder.header("x-goog-api-key", key.expose());
     }
@@ -64,6 +56,22 @@ pub async fn chat(
     }
     let answer = http::read_json(sent).await?;
     Ok(Reply::Complete(from_response(&answer, &name)?))
+}
+
+/// `{base}/models/{upstream}:generateContent`, or
+/// `:streamGenerateContent?alt=sse`: the name is one encoded path segment
+/// (see [`http::endpoint`]), whatever it holds.
+pub fn endpoint(base: &url::Url, upstream: &str, stream: bool) -> url::Url {
+    let action = if stream {
+        "streamGenerateContent"
+    } else {
+        "generateContent"
+    };
+    let mut url = http::endpoint(base, &["models", &format!("{upstream}:{action}")]);
+    if stream {
+        url.set_query(Some("alt=sse"));
+    }
+    url
 }
 
 /// Fetches every http(s) image of the conversation: Gemini takes bytes.

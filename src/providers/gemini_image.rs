@@ -55,12 +55,8 @@ pub async fn generate(
         .base_url
         .as_ref()
         .ok_or_else(|| UpstreamError::new(Failure::Unsupported, "the provider has no base_url"))?;
-    let url = format!(
-        "{}/models/{}:generateContent",
-        base.as_str().trim_end_matches('/'),
-        model.upstream
-    );
-    let mut request = client.post(&url).json(&to_generate_content(body));
+    let url = super::gemini::endpoint(base, &model.upstream, false);
+    let mut request = client.post(url).json(&to_generate_content(body));
     if let Some(key) = &provider.api_key {
         request = request.header("x-goog-api-key", key.expose());
     }

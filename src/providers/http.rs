@@ -1,6 +1,7 @@
-//! What every HTTP provider shares: sending within the first-byte timeout,
-//! classifying failures, reading bounded bodies, and error messages that
-//! never carry a URL (a `?key=` must never reach a message or a log).
+//! What every HTTP provider shares: endpoint URLs built from encoded path
+//! segments, sending within the first-byte timeout, classifying failures,
+//! reading bounded bodies, and error messages that never carry a URL (a
+//! `?key=` must never reach a message or a log).
 
 use std::time::{Duration, Instant};
 
@@ -21,6 +22,24 @@ const MIN_BODY_TIME: Duration = Duration::from_secs(30);
 pub struct Sent {
     pub response: reqwest::Response,
     pub deadline: Instant,
+}
+
+/// The URL of an upstream endpoint: `base` with `segments` appended, each
+/// one path segment whatever it holds. A model name is part of a segment
+/// (Gemini's `{name}:generateContent`), and a `/`, `\`, `?`, `#` or `%` in
+/// it must not reach another path segment, a query or a fragment: the
+/// `url` crate percent-encodes each of them in a pushed segment.
+pub fn endpoint(base: &Url, segments: &[&str]) -> Url {
+    // A segment that is exactly `.` or `..` would be dropped (no URL can
+    // carry it); no caller builds one, a name always comes with `:{action}`.
+    debug_assert!(!segments.iter().any(|s| matches!(*s, "." | "..")));
+    let mut url = base.clone();
+    url.path_segments_mut()
+        // Configuration loading accepts only http(s) URLs with a host.
+        .expect("an http(s) base URL has path segments")
+        .pop_if_empty()
+        .extend(segments);
+    url
 }
 
 /// Sends `request` within the provider's first-byte timeout. A non-2xx
@@ -142,4 +161,49 @@ pub async fn read_text(sent: Sent) -> Result<String, UpstreamError> {
     read_limited(sent.response, MAX_ANSWER, sent.deadline)
         .await
         .map_err(|e| UpstreamError::new(Failure::Garbage, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_endpoint_keeps_each_segment_one_segment() {
+        let base = Url::parse("https://generativelanguage.googleapis.com/v1beta/").unwrap();
+        let cases = [
+            (
+                "gemini-ok:generateContent",
+                "/v1beta/models/gemini-ok:generateContent",
+            ),
+            (
+                "x/../../other:generateContent",
+                "/v1beta/models/x%2F..%2F..%2Fother:generateContent",
+            ),
+            (
+                "x\\..\\y:generateContent",
+                "/v1beta/models/x%5C..%5Cy:generateContent",
+            ),
+            (
+                "a?key=1#f:generateContent",
+                "/v1beta/models/a%3Fkey=1%23f:generateContent",
+            ),
+            ("a%2F..%2Fb", "/v1beta/models/a%252F..%252Fb"),
+            ("..:generateContent", "/v1beta/models/..:generateContent"),
+            // URL parsing drops tabs and newlines (one more reason such
+            // names are refused where they are written).
+            ("a b\n", "/v1beta/models/a%20b"),
+        ];
+        for (name, path) in cases {
+            let url = endpoint(&base, &["models", name]);
+            assert_eq!(url.path(), path, "{name:?}");
+            assert_eq!(url.query(), None, "{name:?}");
+            assert_eq!(url.fragment(), None, "{name:?}");
+            assert_eq!(url.host_str(), base.host_str());
+        }
+        let bare = Url::parse("http://127.0.0.1:8000").unwrap();
+        assert_eq!(
+            endpoint(&bare, &["chat", "completions"]).as_str(),
+            "http://127.0.0.1:8000/chat/completions"
+        );
+    }
 }

@@ -102,8 +102,8 @@ async fn openai(
         .base_url
         .as_ref()
         .ok_or_else(|| UpstreamError::new(Failure::Unsupported, "the provider has no base_url"))?;
-    let url = format!("{}/{}", base.as_str().trim_end_matches('/'), call.path());
-    let mut request = client.post(&url);
+    let segments: Vec<&str> = call.path().split('/').collect();
+    let mut request = client.post(http::endpoint(base, &segments));
     if let Some(key) = &provider.api_key {
         request = request.bearer_auth(key.expose());
     }

@@ -20,11 +20,11 @@ pub async fn chat(
         .base_url
         .as_ref()
         .ok_or_else(|| UpstreamError::new(Failure::Unsupported, "the provider has no base_url"))?;
-    let url = format!("{}/chat/completions", base.as_str().trim_end_matches('/'));
+    let url = super::http::endpoint(base, &["chat", "completions"]);
     if stream {
         body["stream"] = json!(true);
     }
-    let mut request = http.post(&url).json(&body);
+    let mut request = http.post(url).json(&body);
     if let Some(key) = &provider.api_key {
         request = request.bearer_auth(key.expose());
     }

@@ -35,7 +35,7 @@ use crate::catalogue::overlay::TenantCatalogue;
 use crate::compliance::{Level, registry};
 use crate::error::{ApiError, Code};
 use crate::events::Event;
-use crate::providers::http::without_url;
+use crate::providers::http::{endpoint, without_url};
 use wire::{Meter, Wire};
 
 /// Error bodies of the upstream are relayed up to this size.
@@ -344,11 +344,10 @@ async fn send(state: &AppState, call: &NativeCall) -> Result<Sent, Failed> {
     let Some(base) = provider.base_url.as_ref() else {
         return Err(Failed::Broken("the provider has no base_url".into()));
     };
-    let base = base.as_str().trim_end_matches('/');
     let http = state.providers.http();
     let mut request = match call.wire {
         Wire::Anthropic => {
-            let mut request = http.post(format!("{base}/messages"));
+            let mut request = http.post(endpoint(base, &["messages"]));
             if !call.headers.iter().any(|(n, _)| *n == "anthropic-version") {
                 request = request.header("anthropic-version", DEFAULT_ANTHROPIC_VERSION);
             }
@@ -358,12 +357,8 @@ async fn send(state: &AppState, call: &NativeCall) -> Result<Sent, Failed> {
             request
         }
         Wire::Gemini => {
-            let action = if call.stream {
-                "streamGenerateContent?alt=sse"
-            } else {
-                "generateContent"
-            };
-            let mut request = http.post(format!("{base}/models/{}:{action}", call.model.upstream));
+            let url = crate::providers::gemini::endpoint(base, &call.model.upstream, call.stream);
+            let mut request = http.post(url);
             if let Some(key) = &provider.api_key {
                 request = request.header("x-goog-api-key", key.expose());
             }
