@@ -486,8 +486,13 @@ async fn the_url_list_is_replaced_idempotently_and_private_targets_are_refused_b
             .unwrap();
         assert_eq!(error_code(rotate, 403).await, "forbidden", "{role}");
     }
-    // An admin manages its own tenant only.
+    // The operator's admin reaches every tenant (an unknown one is 404);
+    // another tenant's admin manages its own tenant only.
     let other = put_urls(&server, &admin, Some("elsewhere"), json!([])).await;
+    assert_eq!(error_code(other, 404).await, "not_found");
+    server.cli_json(&["tenants", "create", "--name", "elsewhere", "--tier", "paid"]);
+    let stranger = account(&server, "elsewhere", "admin@elsewhere.test", "admin").await;
+    let other = put_urls(&server, &stranger, Some("default"), json!([])).await;
     assert_eq!(error_code(other, 403).await, "forbidden");
     let unsigned = client()
         .get(server.url("/api/v1/webhooks"))
