@@ -24,24 +24,6 @@ const CONFIG: &str = "[[providers]]\nid = \"mock\"\nkind = \"mock\"\n\
     [[models]]\nid = \"echo\"\nprovider = \"mock\"\nupstream = \"echo\"\ninput = [\"TEXT\"]\noutput = [\"TEXT\"]\n\
     context_window = 8192\npricing = { unit = \"per_token\", input_per_million = 1.0, output_per_million = 2.0 }\n";
 
-/// Raises the soft open-file limit to the hard one; returns the limit.
-fn raise_open_files() -> u64 {
-    let mut limit = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: plain system calls on a local struct.
-    unsafe {
-        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) != 0 {
-            return 0;
-        }
-        limit.rlim_cur = limit.rlim_max;
-        libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
-        libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit);
-    }
-    limit.rlim_cur
-}
-
 /// The server's resident memory in kB (`VmRSS` of `/proc/<pid>/status`).
 fn rss_kb(server: &TestServer) -> u64 {
     let pid = server.child.as_ref().expect("running").id();
@@ -111,7 +93,7 @@ async fn read_response(stream: &mut BufReader<TcpStream>) -> std::io::Result<u16
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_thousand_connections_are_all_served_and_memory_returns_to_idle() {
-    let limit = raise_open_files();
+    let limit = common::raise_open_files();
     println!("open-file limit: {limit}");
     assert!(
         limit >= (CONNECTIONS + 200) as u64,

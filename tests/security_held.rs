@@ -84,31 +84,12 @@ async fn ambiguous_request_lengths_are_refused_and_nothing_is_smuggled() {
     assert_eq!(health.status(), 200);
 }
 
-/// Raises the soft open-file limit to the hard one (inherited by the
-/// server process started after it).
-fn raise_open_files() -> u64 {
-    let mut limit = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: plain libc calls on a stack value.
-    unsafe {
-        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) != 0 {
-            return 0;
-        }
-        limit.rlim_cur = limit.rlim_max;
-        libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
-        libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit);
-    }
-    limit.rlim_cur
-}
-
 /// 2,000 connections that send nothing do not stop the server from
 /// answering everyone else.
 #[tokio::test]
 async fn two_thousand_idle_connections_do_not_starve_the_server() {
     const IDLE: usize = 2_000;
-    let limit = raise_open_files();
+    let limit = common::raise_open_files();
     assert!(
         limit >= (IDLE as u64) * 2 + 200,
         "the open-file limit ({limit}) is too low for {IDLE} connections; raise `ulimit -Hn`"

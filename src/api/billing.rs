@@ -213,7 +213,11 @@ fn may_see_keys(role: Role) -> bool {
 
 /// The key `id` if the caller may see it. A key outside the caller's
 /// scope answers exactly as a key that does not exist: 404.
-fn visible_key(state: &AppState, current: &CurrentAccount, id: &str) -> Result<ApiKey, ApiError> {
+pub(crate) fn visible_key(
+    state: &AppState,
+    current: &CurrentAccount,
+    id: &str,
+) -> Result<ApiKey, ApiError> {
     state
         .keys
         .get(id)

@@ -17,13 +17,13 @@ use axum::routing::{get, patch, post};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::api::billing::{key_visible, store_error, tenant_scope};
+use crate::api::billing::{key_visible, store_error, tenant_scope, visible_key};
 use crate::api::json::{Json, Query, nullable};
 use crate::app::AppState;
 use crate::auth::accounts::{self, Account, Permission};
 use crate::auth::extract::Signed;
 use crate::auth::keys::{
-    ApiKey, IssuedKey, KeySettings, KeyState, KeyUpdate, Latitude, Patch, ResetInterval,
+    IssuedKey, KeySettings, KeyState, KeyUpdate, Latitude, Patch, ResetInterval,
 };
 use crate::auth::sessions::CurrentAccount;
 use crate::catalogue::credits_to_micros;
@@ -74,17 +74,6 @@ impl<S: Send + Sync> FromRequestParts<S> for KeyManager {
         }
         Ok(KeyManager(current))
     }
-}
-
-/// The key `id` if the caller may change it; 404 when it is outside the
-/// caller's scope.
-fn key_to_manage(state: &AppState, current: &CurrentAccount, id: &str) -> Result<ApiKey, ApiError> {
-    state
-        .keys
-        .get(id)
-        .ok()
-        .filter(|key| key_visible(current, key))
-        .ok_or_else(|| ApiError::not_found(format!("no API key `{id}`")))
 }
 
 fn parse_state(text: &str) -> Result<KeyState, ApiError> {
@@ -251,7 +240,7 @@ async fn update_key(
     Path(id): Path<String>,
     Json(body): Json<KeyPatchBody>,
 ) -> Result<axum::Json<Value>, ApiError> {
-    let key = key_to_manage(&state, &current, &id)?;
+    let key = visible_key(&state, &current, &id)?;
     let update = KeyUpdate {
         name: body.key_name,
         credit_limit: patch_of(body.credit_limit, |c| credits("creditLimit", c))?,
@@ -275,7 +264,7 @@ async fn rotate_key(
     KeyManager(current): KeyManager,
     Path(id): Path<String>,
 ) -> Result<(StatusCode, axum::Json<Value>), ApiError> {
-    let key = key_to_manage(&state, &current, &id)?;
+    let key = visible_key(&state, &current, &id)?;
     let issued = state.keys.rotate(&key.id).await.map_err(store_error)?;
     tracing::info!(old = %key.id, new = %issued.key.id, "API key rotated");
     Ok((StatusCode::CREATED, axum::Json(issued_view(&issued))))
@@ -287,7 +276,7 @@ async fn revoke_key(
     KeyManager(current): KeyManager,
     Path(id): Path<String>,
 ) -> Result<axum::Json<Value>, ApiError> {
-    let key = key_to_manage(&state, &current, &id)?;
+    let key = visible_key(&state, &current, &id)?;
     if key.revoked_at.is_some() {
         return Err(ApiError::new(
             Code::Conflict,

@@ -364,3 +364,22 @@ pub fn file_contains(path: &Path, needle: &[u8]) -> bool {
     let bytes = std::fs::read(path).expect("reading file");
     bytes.windows(needle.len()).any(|w| w == needle)
 }
+
+/// Raises the soft open-file limit to the hard one and returns it; a
+/// server started afterwards inherits it (tests with thousands of sockets).
+pub fn raise_open_files() -> u64 {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: plain system calls on a local struct.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) != 0 {
+            return 0;
+        }
+        limit.rlim_cur = limit.rlim_max;
+        libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
+        libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit);
+    }
+    limit.rlim_cur
+}
