@@ -61,6 +61,14 @@ fn config(upstream: &str) -> String {
         "[\"TEXT\"]",
         "{ unit = \"per_minute\", per_minute = 0.006 }",
     ));
+    // An OpenAI-compatible server that reports no duration at all.
+    out.push_str(&model(
+        "whisper-quiet",
+        "up",
+        "[\"AUDIO\"]",
+        "[\"TEXT\"]",
+        "{ unit = \"per_minute\", per_minute = 0.006 }",
+    ));
     out.push_str(&model(
         "tts",
         "up",
@@ -424,6 +432,38 @@ async fn transcriptions_are_billed_by_the_duration_the_upstream_or_the_file_repo
     let response = post_form(&server, &key, "/v1/audio/transcriptions", form).await;
     assert_eq!(error_code(response, 422).await, "capability_unsupported");
     assert_eq!(upstream.recorded.count(), 3);
+}
+
+/// An MPEG-1 layer III stream of `frames` frames (128 kbit/s, 44.1 kHz):
+/// 26.122 ms each.
+fn mp3(frames: usize) -> Vec<u8> {
+    let mut frame = vec![0xFF, 0xFB, 0x90, 0x00];
+    frame.resize(417, 0);
+    let mut out = b"ID3\x04\x00\x00\x00\x00\x00\x00".to_vec();
+    out.extend((0..frames).flat_map(|_| frame.clone()));
+    out
+}
+
+/// When the upstream reports no duration, a compressed file is billed for
+/// the audio it holds (its MP3 frames), not estimated from its size: a
+/// low-bitrate file cannot buy long audio for the price of its bytes.
+#[tokio::test]
+async fn an_mp3_is_billed_by_its_frames_when_the_upstream_reports_no_length() {
+    let (upstream, server) = setup().await;
+    let (key_id, key) = server.create_key(&[]);
+    // 2,297 frames: 60.003 s, 0.006 credits at 0.006 per minute.
+    let form = transcription_form("whisper-quiet", mp3(2297), "talk.mp3", None);
+    let response = post_form(&server, &key, "/v1/audio/transcriptions", form).await;
+    assert_eq!(response.status(), 200);
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(
+        upstream.recorded.last().1["response_format"],
+        "verbose_json"
+    );
+    assert_eq!(micros(&body["billing"]["cost"]), 6000);
+    let records = usage_records(&server, &key_id).await;
+    assert_eq!(records.len(), 1);
+    assert_eq!(records[0]["estimated"], false, "{}", records[0]);
 }
 
 #[tokio::test]

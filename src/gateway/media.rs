@@ -633,7 +633,7 @@ fn transcript_cost(
     }
     let file = file.unwrap_or_default();
     let (ms, source) = duration
-        .or_else(|| audio::wav_duration_ms(&file).map(|ms| (ms, Source::WavHeader)))
+        .or_else(|| audio::file_duration_ms(&file))
         .unwrap_or_else(|| (audio::estimate_ms(file.len()), Source::SizeEstimate));
     let cost = match pricing {
         Pricing::PerSecond { per_second } => proportional(ms, per_second, 1000),

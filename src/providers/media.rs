@@ -249,7 +249,8 @@ fn transcript(parts: &[FormPart]) -> MediaReply {
     let file = parts.iter().find(|p| p.name == "file");
     let len = file.map_or(0, |f| f.data.len());
     let ms = file
-        .and_then(|f| audio::wav_duration_ms(&f.data))
+        .and_then(|f| audio::file_duration_ms(&f.data))
+        .map(|(ms, _)| ms)
         .unwrap_or_else(|| audio::estimate_ms(len));
     let text = format!("mock transcript of {len} bytes of audio");
     let format = parts

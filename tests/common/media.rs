@@ -9,7 +9,7 @@
 //! | images | `img` | `n` images (URLs, or base64 when asked) |
 //! | images | `img-cost` | the same, reporting `usage.cost_per_image` 0.05 |
 //! | any | `status-NNN` | HTTP NNN with an OpenAI error body |
-//! | transcriptions | any | `json`: text only; `verbose_json`: `duration` 42.5; `text`; `srt` ending at 7 s |
+//! | transcriptions | any | `json`: text only; `verbose_json`: `duration` 42.5 (none for a model ending in `-quiet`); `text`; `srt` ending at 7 s |
 //! | speech | any | 3 chunks of "audio" bytes, `audio/mpeg` |
 #![allow(dead_code)]
 
@@ -141,6 +141,10 @@ async fn form_route(
         return axum::Json(images(n, true)).into_response();
     }
     match form["response_format"].as_str().unwrap_or("json") {
+        // Some OpenAI-compatible servers give no duration.
+        "verbose_json" if model.ends_with("-quiet") => {
+            axum::Json(json!({ "task": "transcribe", "text": TRANSCRIPT })).into_response()
+        }
         "verbose_json" => axum::Json(json!({
             "task": "transcribe", "language": "english", "duration": 42.5, "text": TRANSCRIPT,
             "segments": [{ "id": 0, "start": 0.0, "end": 42.5, "text": TRANSCRIPT }],

@@ -2,13 +2,18 @@
 //! per minute: from the upstream's report when it gives one, else from the
 //! file itself.
 //!
-//! The file is read only where its format says its length exactly (a WAV
-//! header). Compressed formats would need a decoder; for them the gateway
-//! asks the upstream for `verbose_json` (see `gateway::media`), and only
-//! when nothing at all reports a length is it estimated from the file's
-//! size at 128 kbit/s, and the record marked estimated.
+//! The file is read where its format gives its length as a decoder plays
+//! it: a WAV's samples, an MP3's frames, an Ogg stream's last granule
+//! ([`compressed`]). For other compressed formats the gateway asks the
+//! upstream for `verbose_json` (see `gateway::media`), and only when
+//! nothing at all reports a length is it estimated from the file's size at
+//! 128 kbit/s, and the record marked estimated.
+
+mod compressed;
 
 use serde_json::Value;
+
+pub use compressed::{mp3_duration_ms, ogg_duration_ms};
 
 /// Bytes per second assumed for audio whose length nothing reports
 /// (128 kbit/s, a common MP3 rate).
@@ -23,6 +28,10 @@ pub enum Source {
     Cues,
     /// The WAV header of the uploaded file.
     WavHeader,
+    /// The MP3 frames of the uploaded file, counted.
+    Mp3Frames,
+    /// The last granule position of the uploaded Ogg stream.
+    OggGranule,
     /// The file's size at 128 kbit/s.
     SizeEstimate,
 }
@@ -33,6 +42,8 @@ impl Source {
             Source::Upstream => "upstream",
             Source::Cues => "cues",
             Source::WavHeader => "wav_header",
+            Source::Mp3Frames => "mp3_frames",
+            Source::OggGranule => "ogg_granule",
             Source::SizeEstimate => "size_estimate",
         }
     }
@@ -135,6 +146,15 @@ fn timestamp_ms(stamp: &str) -> Option<u64> {
         seconds = seconds.checked_mul(60)?.checked_add(field.parse().ok()?)?;
     }
     seconds.checked_mul(1000)?.checked_add(millis)
+}
+
+/// The uploaded file's length as its format gives it (WAV, MP3, Ogg), or
+/// `None` for a format whose length only a decoder could tell.
+pub fn file_duration_ms(file: &[u8]) -> Option<(u64, Source)> {
+    wav_duration_ms(file)
+        .map(|ms| (ms, Source::WavHeader))
+        .or_else(|| ogg_duration_ms(file).map(|ms| (ms, Source::OggGranule)))
+        .or_else(|| mp3_duration_ms(file).map(|ms| (ms, Source::Mp3Frames)))
 }
 
 /// The file's length estimated from its size.
