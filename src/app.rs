@@ -46,6 +46,10 @@ pub struct AppState {
     pub providers: crate::providers::Providers,
     pub classifier: Arc<crate::compliance::Classifier>,
     pub limiter: Arc<crate::billing::limits::RateLimiter>,
+    /// Models' own request and token limits, across all keys.
+    pub model_limits: Arc<crate::billing::limits::ModelLimits>,
+    /// Deployment health and load, for choosing a model's deployment.
+    pub router: Arc<crate::routing::Router>,
     pub metrics: Arc<crate::metrics::Metrics>,
     pub events: crate::events::Events,
     pub sampler: crate::compliance::incidents::Sampler,
@@ -94,6 +98,8 @@ impl AppState {
             classifier,
             sampler,
             limiter: Arc::default(),
+            model_limits: Arc::default(),
+            router: Arc::default(),
             metrics,
             events,
             store,

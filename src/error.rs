@@ -46,6 +46,8 @@ pub enum Code {
     RequestTimeout,
     UnsupportedMediaType,
     RateLimitExceeded,
+    TokenRateLimitExceeded,
+    ModelRateLimitExceeded,
     UpstreamUnprocessable,
     CapabilityUnsupported,
     AllProvidersFailed,
@@ -85,6 +87,8 @@ impl Code {
             Code::RequestTimeout => "request_timeout",
             Code::UnsupportedMediaType => "unsupported_media_type",
             Code::RateLimitExceeded => "rate_limit_exceeded",
+            Code::TokenRateLimitExceeded => "token_rate_limit_exceeded",
+            Code::ModelRateLimitExceeded => "model_rate_limit_exceeded",
             Code::UpstreamUnprocessable => "unprocessable_request",
             Code::CapabilityUnsupported => "capability_unsupported",
             Code::AllProvidersFailed => "all_providers_failed",
@@ -118,7 +122,10 @@ impl Code {
             Code::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             Code::RequestTimeout => StatusCode::REQUEST_TIMEOUT,
             Code::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            Code::RateLimitExceeded | Code::MultimodalCapExceeded => StatusCode::TOO_MANY_REQUESTS,
+            Code::RateLimitExceeded
+            | Code::TokenRateLimitExceeded
+            | Code::ModelRateLimitExceeded
+            | Code::MultimodalCapExceeded => StatusCode::TOO_MANY_REQUESTS,
             Code::UpstreamUnprocessable | Code::CapabilityUnsupported => {
                 StatusCode::UNPROCESSABLE_ENTITY
             }

@@ -19,6 +19,7 @@ pub mod gateway;
 pub mod metrics;
 pub mod net_guard;
 pub mod providers;
+pub mod routing;
 pub mod serve;
 pub mod setup;
 pub mod store;

@@ -91,6 +91,7 @@ async fn create_model(
         context_window: body.context_window,
         max_output_tokens: body.max_output_tokens,
         pricing: pricing(&body.pricing)?,
+        routing: Default::default(),
     };
     let entry = state
         .catalogue

@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 
 use super::access::ModelAccess;
 use super::{Capability, Catalogue, Model, Pricing, credits_to_micros};
-use crate::config::{Config, ModelConfig, ProviderConfig};
+use crate::config::{Config, ModelConfig, ModelRouting, ProviderConfig};
 use crate::store::tables::MODEL_OVERRIDES;
 use crate::store::{Store, StoreError, Table};
 use crate::time_util::now_ms;
@@ -55,6 +55,14 @@ impl Entry {
             "id": m.id,
             "provider": m.provider,
             "upstream": m.upstream,
+            "deployments": m.deployments().iter().map(|d| json!({
+                "provider": d.provider,
+                "upstream": d.upstream,
+                "weight": d.weight,
+            })).collect::<Vec<_>>(),
+            "strategy": m.routing.strategy.as_str(),
+            "rpmLimit": m.routing.rpm_limit,
+            "tpmLimit": m.routing.tpm_limit,
             "inputCapabilities": m.input,
             "outputCapabilities": m.output,
             "contextWindow": m.context_window,
@@ -179,6 +187,7 @@ impl StoredModel {
             context_window: self.context_window,
             max_output_tokens: self.max_output_tokens,
             pricing: self.pricing.into(),
+            routing: ModelRouting::default(),
         }
     }
 }
@@ -430,8 +439,13 @@ impl LiveCatalogue {
             });
             match row {
                 Some(Row::Removed { .. }) => {}
+                // The dashboard does not edit routing yet: the file's
+                // further deployments, strategy and limits stay.
                 Some(Row::Defined(m)) => entries.push(Entry {
-                    model: m.definition(),
+                    model: ModelConfig {
+                        routing: model.routing.clone(),
+                        ..m.definition()
+                    },
                     enabled: m.enabled,
                     source: Source::Config,
                 }),

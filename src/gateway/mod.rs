@@ -37,20 +37,26 @@ use crate::error::{ApiError, Code};
 use crate::events::{Event, Events};
 use crate::metrics::{Metrics, StreamGuard};
 use crate::providers::{ChunkStream, Failure, Reply, UpstreamError};
+use crate::routing;
 use crate::store::Store;
 use crate::tenants;
 use crate::tenants::{CompliancePolicy, ReviewMode, Tier};
 use crate::time_util::now_ms;
 use request::ChatRequest;
 
-/// One try of one model of the chain.
-#[derive(Debug, Clone, Serialize)]
+/// One try of one deployment of one model of the chain (its retries
+/// included: `status` is the last one's).
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct Attempt {
     pub model: String,
     pub provider: String,
+    /// `provider/upstream`; empty when no deployment was tried.
+    pub deployment: String,
     pub status: String,
     #[serde(rename = "latencyMs")]
     pub latency_ms: u64,
+    /// Retries of this deployment before it was given up.
+    pub retries: u32,
     #[serde(skip)]
     pub message: String,
 }
@@ -84,6 +90,11 @@ pub struct Served {
     pub prompt_estimate: u64,
     pub truncation: Option<truncate::Receipt>,
     pub compliance: Arc<Compliance>,
+    /// Retries of the deployment that served, before it did.
+    pub retries: u32,
+    /// Counts the serving deployment busy while the answer (a stream)
+    /// lasts.
+    pub in_flight: Option<Arc<routing::InFlight>>,
 }
 
 /// What the compliance records of a request need, from the gate to the
@@ -175,93 +186,100 @@ pub async fn chat_completions(
     };
     let mut attempts: Vec<Attempt> = Vec::new();
     let mut known = 0;
+    let mut limited: Option<ApiError> = None;
     for name in &request.chain {
         let Some(model) = state.catalogue.get_for(&key.tenant_id, name) else {
             attempts.push(Attempt {
                 model: name.clone(),
-                provider: String::new(),
                 status: "unknown_model".into(),
-                latency_ms: 0,
                 message: format!("`{name}` is not in the catalogue"),
+                ..Attempt::default()
             });
             continue;
         };
         known += 1;
-        if let Some(registered) = &registered
-            && !registered.iter().any(|e| e.name == model.provider.id)
-        {
-            attempts.push(Attempt {
-                model: name.clone(),
-                provider: model.provider.id.clone(),
-                status: "not_in_registry".into(),
-                latency_ms: 0,
-                message: format!(
-                    "the provider `{}` is not in the sub-processor registry, and the tenant policy routes only to registered ones",
-                    model.provider.id
-                ),
-            });
-            continue;
-        }
         let (body, replaced_parts, truncation) = prepare(&request, &model);
         let prompt_estimate = tokens::estimate_messages(&body["messages"]);
-        let attempt_started = Instant::now();
-        let outcome = match state.providers.chat(&model, body, request.stream).await {
-            Ok(Reply::Complete(completion)) => Ok(Reply::Complete(completion)),
-            Ok(Reply::Stream(chunks)) => first_chunk(chunks, &model).await,
-            Err(e) => Err(e),
-        };
-        let elapsed = attempt_started.elapsed();
-        let latency_ms = elapsed.as_millis() as u64;
-        let outcome_label = match &outcome {
-            Ok(_) => "ok".to_owned(),
-            Err(e) => e.status_label(),
-        };
-        state
-            .metrics
-            .upstream(&model.provider.id, &outcome_label, elapsed);
-        let served = |attempts: Vec<Attempt>| Served {
-            request_id: request_id.to_owned(),
-            key_id: key.id.clone(),
-            tenant_id: key.tenant_id.clone(),
-            model: model.clone(),
-            requested: name.clone(),
-            chain: request.chain.clone(),
-            attempts,
-            started,
-            risk: risk.clone(),
-            replaced_parts,
-            prompt_estimate,
-            truncation: truncation.clone(),
-            compliance: compliance.clone(),
-        };
-        match outcome {
-            Ok(Reply::Complete(completion)) => {
-                let served = served(attempts);
-                return finish(state, completion, &served).await;
-            }
-            Ok(Reply::Stream(chunks)) => {
-                state.metrics.first_token(name, started.elapsed());
-                let served = served(attempts);
-                let extensions = Extensions::new(state, &served, true);
-                return Ok(ChatOutcome::Stream {
-                    body: stream::relay(chunks, served, extensions),
-                    model: name.clone(),
-                });
-            }
-            Err(error) => {
-                tracing::info!(model = %name, provider = %model.provider.id, status = %error.status_label(), "upstream attempt failed");
+        let reserve = prompt_estimate + completion_allowance(&body, &model);
+        let reservation = match state.model_limits.admit(
+            &model.id,
+            model.rpm_limit,
+            model.tpm_limit,
+            reserve,
+            now_ms(),
+        ) {
+            Ok(reservation) => reservation,
+            Err(refusal) => {
                 attempts.push(Attempt {
                     model: name.clone(),
-                    provider: model.provider.id.clone(),
-                    status: error.status_label(),
-                    latency_ms,
-                    message: error.message.clone(),
+                    status: "model_rate_limited".into(),
+                    message: refusal.message.clone(),
+                    ..Attempt::default()
                 });
-                if !error.retryable() {
-                    return Err(relay_refusal(&model, &error));
-                }
+                let mut error = ApiError::new(Code::ModelRateLimitExceeded, refusal.message);
+                error.retry_after = Some(refusal.retry_after_seconds as u64);
+                limited.get_or_insert(error);
+                continue;
             }
+        };
+        let walk = Walk {
+            state,
+            tenant_id: &key.tenant_id,
+            model: &model,
+            name,
+            registered: registered.as_deref(),
+            stream: request.stream,
+        };
+        match walk.run(body, &mut attempts).await {
+            Walked::Served {
+                reply,
+                view,
+                retries,
+                in_flight,
+            } => {
+                let served = Served {
+                    request_id: request_id.to_owned(),
+                    key_id: key.id.clone(),
+                    tenant_id: key.tenant_id.clone(),
+                    model: view,
+                    requested: name.clone(),
+                    chain: request.chain.clone(),
+                    attempts,
+                    started,
+                    risk: risk.clone(),
+                    replaced_parts,
+                    prompt_estimate,
+                    truncation: truncation.clone(),
+                    compliance: compliance.clone(),
+                    retries,
+                    in_flight: Some(Arc::new(in_flight)),
+                };
+                return match reply {
+                    Reply::Complete(completion) => {
+                        finish(state, completion, &served, reservation).await
+                    }
+                    Reply::Stream(chunks) => {
+                        state.metrics.first_token(name, started.elapsed());
+                        let extensions =
+                            Extensions::new(state, &served, true).with_reservation(reservation);
+                        Ok(ChatOutcome::Stream {
+                            body: stream::relay(chunks, served, extensions),
+                            model: name.clone(),
+                        })
+                    }
+                };
+            }
+            Walked::Refused(error) => return Err(error),
+            Walked::Failed => {}
         }
+    }
+    if let Some(error) = limited
+        && attempts
+            .iter()
+            .all(|a| a.status == "model_rate_limited" || a.status == "unknown_model")
+    {
+        // Nothing failed upstream: every model was at its own limit.
+        return Err(error);
     }
     debug_assert!(known > 0, "checked before the walk");
     let summary: Vec<String> = attempts
@@ -280,6 +298,172 @@ pub async fn chat_completions(
         Code::AllProvidersFailed,
         format!("every model of the chain failed: {}", summary.join("; ")),
     ))
+}
+
+/// One model's deployments walked for one request: each in the router's
+/// order, each retried on a retryable failure within the policy of its
+/// provider and the model's `request_timeout`.
+struct Walk<'a> {
+    state: &'a AppState,
+    /// Whose request it is (the cooldown event goes to that tenant).
+    tenant_id: &'a str,
+    model: &'a Arc<Model>,
+    /// The name the caller used.
+    name: &'a str,
+    registered: Option<&'a [registry::SubProcessor]>,
+    stream: bool,
+}
+
+/// How a walk ended.
+enum Walked {
+    Served {
+        reply: Reply,
+        /// The model as the deployment that served it.
+        view: Arc<Model>,
+        retries: u32,
+        in_flight: routing::InFlight,
+    },
+    /// A final refusal: no other deployment or model is tried.
+    Refused(ApiError),
+    /// Every deployment failed (recorded in the attempts): the next model
+    /// of the chain may serve.
+    Failed,
+}
+
+impl Walk<'_> {
+    async fn run(&self, body: Value, attempts: &mut Vec<Attempt>) -> Walked {
+        let (state, model, name) = (self.state, self.model, self.name);
+        let (order, forced) = state
+            .router
+            .order(model, Instant::now(), &mut routing::random_unit);
+        let deadline = Instant::now() + model.request_timeout;
+        for index in order {
+            let view = Arc::new(model.on(index));
+            let deployment = model.deployments[index].label();
+            let attempt =
+                |status: String, latency_ms: u64, retries: u32, message: String| Attempt {
+                    model: name.to_owned(),
+                    provider: view.provider.id.clone(),
+                    deployment: deployment.clone(),
+                    status,
+                    latency_ms,
+                    retries,
+                    message,
+                };
+            if let Some(registered) = self.registered
+                && !registered.iter().any(|e| e.name == view.provider.id)
+            {
+                attempts.push(attempt(
+                    "not_in_registry".into(),
+                    0,
+                    0,
+                    format!(
+                        "the provider `{}` is not in the sub-processor registry, and the tenant policy routes only to registered ones",
+                        view.provider.id
+                    ),
+                ));
+                continue;
+            }
+            let policy = view.provider.retry;
+            let mut body = body.clone();
+            body["model"] = Value::String(view.upstream.clone());
+            let mut retries = 0;
+            loop {
+                // Another request probes this resting deployment.
+                let Some(in_flight) = state.router.begin(model, index, Instant::now(), forced)
+                else {
+                    break;
+                };
+                let attempt_started = Instant::now();
+                let call = async {
+                    match state.providers.chat(&view, body.clone(), self.stream).await {
+                        Ok(Reply::Stream(chunks)) => first_chunk(chunks, &view).await,
+                        other => other,
+                    }
+                };
+                // A retry may not run past the request's retry budget.
+                let outcome = if retries == 0 {
+                    call.await
+                } else {
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    tokio::time::timeout(left, call).await.unwrap_or_else(|_| {
+                        Err(UpstreamError::new(
+                            Failure::Timeout,
+                            "no answer before the request's request_timeout_ms",
+                        ))
+                    })
+                };
+                let elapsed = attempt_started.elapsed();
+                let label = match &outcome {
+                    Ok(_) => "ok".to_owned(),
+                    Err(e) => e.status_label(),
+                };
+                state.metrics.upstream(&view.provider.id, &label, elapsed);
+                let error = match outcome {
+                    Ok(reply) => {
+                        state.router.success(in_flight.key(), elapsed);
+                        return Walked::Served {
+                            reply,
+                            view,
+                            retries,
+                            in_flight,
+                        };
+                    }
+                    Err(error) => error,
+                };
+                drop(in_flight);
+                tracing::info!(model = %name, deployment = %deployment, retries, status = %error.status_label(), "upstream attempt failed");
+                let mut resting = false;
+                if error.retries_same_deployment()
+                    && let Some(cooled) =
+                        state
+                            .router
+                            .failure(model, index, view.provider.cooldown, Instant::now())
+                {
+                    resting = true;
+                    tracing::warn!(model = %cooled.model, deployment = %cooled.deployment, failures = cooled.failures, seconds = cooled.seconds, "deployment cooling down");
+                    state.metrics.cooldown(&cooled.model, &cooled.deployment);
+                    state
+                        .events
+                        .publish(Event::deployment_cooldown(self.tenant_id, &cooled));
+                }
+                if !error.retryable() {
+                    attempts.push(attempt(
+                        error.status_label(),
+                        elapsed.as_millis() as u64,
+                        retries,
+                        error.message.clone(),
+                    ));
+                    return Walked::Refused(relay_refusal(&view, &error));
+                }
+                let wait =
+                    (error.retries_same_deployment() && !resting && retries < policy.max_retries)
+                        .then(|| {
+                            routing::backoff(
+                                policy,
+                                retries + 1,
+                                error.retry_after,
+                                routing::random_unit(),
+                            )
+                        })
+                        .flatten()
+                        .filter(|wait| Instant::now() + *wait < deadline);
+                let Some(wait) = wait else {
+                    attempts.push(attempt(
+                        error.status_label(),
+                        elapsed.as_millis() as u64,
+                        retries,
+                        error.message.clone(),
+                    ));
+                    break;
+                };
+                retries += 1;
+                state.metrics.retry(&view.provider.id);
+                tokio::time::sleep(wait).await;
+            }
+        }
+        Walked::Failed
+    }
 }
 
 /// The tenant's wallet: empty refuses the request, except for enterprise
@@ -452,6 +636,18 @@ fn prepare(request: &ChatRequest, model: &Model) -> (Value, usize, Option<trunca
     (body, replaced, truncation)
 }
 
+/// The completion tokens a request may use, reserved against a model's
+/// token limit with its prompt: its `max_tokens` (or
+/// `max_completion_tokens`), else the model's `max_output_tokens`, else
+/// none (the prompt alone is reserved).
+fn completion_allowance(body: &Value, model: &Model) -> u64 {
+    body["max_tokens"]
+        .as_u64()
+        .or_else(|| body["max_completion_tokens"].as_u64())
+        .or(model.max_output_tokens.map(u64::from))
+        .unwrap_or(0)
+}
+
 /// Waits for a stream's first chunk within the provider's first-byte
 /// timeout: a stream that fails before it is a failed attempt.
 async fn first_chunk(mut chunks: ChunkStream, model: &Model) -> Result<Reply, UpstreamError> {
@@ -500,9 +696,12 @@ pub struct Extensions {
     keys: Keys,
     events: Events,
     metrics: Arc<Metrics>,
-    /// For `fallback.triggered`: the chain, the attempts that failed.
+    /// For `fallback.triggered`: the chain, the attempts that failed, the
+    /// deployment that served and its retries.
     chain: Vec<String>,
     attempts: Vec<Attempt>,
+    deployment: String,
+    retries: u32,
     /// Holds `tollgate_streams_in_flight` up while a stream lives.
     _stream: Option<StreamGuard>,
     /// The usage record, completed with tokens and cost when charged.
@@ -515,6 +714,11 @@ pub struct Extensions {
     /// What a media request was billed for (`{"images": 2}`), kept in its
     /// audit entry.
     units: Option<Value>,
+    /// Tokens reserved against the model's limit, settled by the charge.
+    reservation: Option<limits::Reservation>,
+    /// The serving deployment's in-flight count, held while the answer
+    /// lives.
+    _in_flight: Option<Arc<routing::InFlight>>,
 }
 
 /// A held answer: the review it becomes, and the completion (every
@@ -539,6 +743,8 @@ impl Extensions {
             metrics: state.metrics.clone(),
             chain: served.chain.clone(),
             attempts: served.attempts.clone(),
+            deployment: format!("{}/{}", served.model.provider.id, served.model.upstream),
+            retries: served.retries,
             _stream: streamed.then(|| state.metrics.stream_open()),
             record: UsageRecord {
                 request_id: served.request_id.clone(),
@@ -561,7 +767,15 @@ impl Extensions {
             reason: served.risk.reason(),
             sampler: state.sampler.clone(),
             units: None,
+            reservation: None,
+            _in_flight: served.in_flight.clone(),
         }
+    }
+
+    /// The model-limit reservation the charge settles.
+    pub fn with_reservation(mut self, reservation: Option<limits::Reservation>) -> Extensions {
+        self.reservation = reservation;
+        self
     }
 
     /// The units a media request is billed for, shown in its audit entry.
@@ -715,7 +929,14 @@ impl Extensions {
         hold: Option<Hold>,
     ) -> Result<Charged, ApiError> {
         let record = self.record(prompt_tokens, completion_tokens, estimated);
+        self.settle(prompt_tokens + completion_tokens);
         self.commit(record, completed, output, hold).await
+    }
+
+    fn settle(&self, tokens: u64) {
+        if let Some(reservation) = &self.reservation {
+            reservation.settle(tokens);
+        }
     }
 
     /// Charges a held answer and files it for review in the charge's own
@@ -730,6 +951,7 @@ impl Extensions {
         mut answer: Value,
     ) -> Result<Value, ApiError> {
         let mut record = self.record(prompt_tokens, completion_tokens, estimated);
+        self.settle(prompt_tokens + completion_tokens);
         if let Some(cost) = priced {
             record.cost = cost;
         }
@@ -789,6 +1011,7 @@ impl Extensions {
         output: &str,
     ) {
         let record = self.record(prompt_tokens, completion_tokens, estimated);
+        self.settle(prompt_tokens + completion_tokens);
         let also = self.compliance_writes(&record, output, false, None);
         let (store, keys) = (self.store.clone(), self.keys.clone());
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
@@ -800,6 +1023,8 @@ impl Extensions {
             metrics: self.metrics.clone(),
             chain: self.chain.clone(),
             attempts: self.attempts.clone(),
+            deployment: self.deployment.clone(),
+            retries: self.retries,
         };
         runtime.spawn(async move {
             let request_id = record.request_id.clone();
@@ -818,6 +1043,8 @@ impl Extensions {
             metrics: self.metrics.clone(),
             chain: self.chain.clone(),
             attempts: self.attempts.clone(),
+            deployment: self.deployment.clone(),
+            retries: self.retries,
         }
         .run(record, charged, completed);
     }
@@ -870,6 +1097,9 @@ struct AfterCharge {
     metrics: Arc<Metrics>,
     chain: Vec<String>,
     attempts: Vec<Attempt>,
+    /// The deployment that served, and its retries before it did.
+    deployment: String,
+    retries: u32,
 }
 
 impl AfterCharge {
@@ -889,8 +1119,10 @@ impl AfterCharge {
             walked.push(Attempt {
                 model: record.model.clone(),
                 provider: record.provider.clone(),
+                deployment: self.deployment,
                 status: "ok".into(),
                 latency_ms: record.latency_ms,
+                retries: self.retries,
                 message: String::new(),
             });
             self.events.publish(Event::fallback_triggered(
@@ -936,11 +1168,12 @@ pub fn cost(pricing: &Pricing, prompt_tokens: u64, completion_tokens: u64) -> u6
 
 fn explain(served: &Served) -> Value {
     let provider = &served.model.provider.id;
+    let deployment = format!("{provider}/{}", served.model.upstream);
     let (reason, mut sentence) = if served.attempts.is_empty() {
         (
             "primary".to_owned(),
             format!(
-                "`{}` (provider `{provider}`) was the first model of the chain and served the request.",
+                "`{}` (provider `{provider}`, deployment `{deployment}`) was the first model of the chain and served the request.",
                 served.requested
             ),
         )
@@ -948,17 +1181,30 @@ fn explain(served: &Served) -> Value {
         let failed: Vec<String> = served
             .attempts
             .iter()
-            .map(|a| format!("`{}` ({})", a.model, a.status))
+            .map(|a| {
+                if a.deployment.is_empty() {
+                    format!("`{}` ({})", a.model, a.status)
+                } else {
+                    format!("`{}` on `{}` ({})", a.model, a.deployment, a.status)
+                }
+            })
             .collect();
         (
             format!("fallback after {} failed attempt(s)", served.attempts.len()),
             format!(
-                "{} failed, so `{}` (provider `{provider}`) served the request.",
+                "{} failed, so `{}` (provider `{provider}`, deployment `{deployment}`) served the request.",
                 failed.join(", "),
                 served.requested
             ),
         )
     };
+    if served.retries > 0 {
+        sentence.push_str(&format!(
+            " It answered after {} retr{} of that deployment.",
+            served.retries,
+            if served.retries == 1 { "y" } else { "ies" }
+        ));
+    }
     if served.replaced_parts > 0 {
         sentence.push_str(&format!(
             " {} attachment(s) the model cannot take were replaced by a note.",
@@ -969,6 +1215,9 @@ fn explain(served: &Served) -> Value {
         "model_selection_reason": reason,
         "human_readable": sentence,
         "attempts": served.attempts,
+        "deployment": deployment,
+        "strategy": served.model.strategy.as_str(),
+        "retries": served.retries,
     })
 }
 
@@ -979,6 +1228,7 @@ async fn finish(
     state: &AppState,
     mut completion: Value,
     served: &Served,
+    reservation: Option<limits::Reservation>,
 ) -> Result<ChatOutcome, ApiError> {
     completion["model"] = Value::String(served.requested.clone());
     let usage = &completion["usage"];
@@ -1003,7 +1253,7 @@ async fn finish(
             "total_tokens": prompt + completion_tokens,
         });
     }
-    let extensions = Extensions::new(state, served, false);
+    let extensions = Extensions::new(state, served, false).with_reservation(reservation);
     let output = if extensions.keeps_output() {
         completion.to_string()
     } else {
