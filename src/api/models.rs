@@ -33,6 +33,23 @@ pub fn routes() -> Router<AppState> {
         )
 }
 
+/// An entry's view with each deployment's health (`healthy`, `cooldown`
+/// or `probing`; a disabled model's deployments are `healthy`: nothing
+/// routes to them).
+fn with_health(state: &AppState, entry: &Entry) -> Value {
+    let mut view = entry.view();
+    let health = match state.catalogue.get(&entry.model.id) {
+        Some(model) => state.router.health([&model]),
+        None => Vec::new(),
+    };
+    if let Some(deployments) = view["deployments"].as_array_mut() {
+        for (i, d) in deployments.iter_mut().enumerate() {
+            d["health"] = json!(health.get(i).map_or("healthy", |h| h.state.as_str()));
+        }
+    }
+    view
+}
+
 fn pricing(input: &PricingInput) -> Result<crate::catalogue::Pricing, ApiError> {
     input
         .to_pricing()
@@ -45,7 +62,11 @@ async fn list_models(
     _: Require<perm::ViewModels>,
 ) -> axum::Json<Value> {
     let listing = state.catalogue.snapshot();
-    let data: Vec<Value> = listing.entries.iter().map(Entry::view).collect();
+    let data: Vec<Value> = listing
+        .entries
+        .iter()
+        .map(|e| with_health(&state, e))
+        .collect();
     axum::Json(json!({ "data": data }))
 }
 
@@ -59,7 +80,7 @@ async fn show_model(
     let entry = listing
         .entry(&id)
         .ok_or_else(|| ApiError::not_found(format!("no model `{id}` in the catalogue")))?;
-    Ok(axum::Json(entry.view()))
+    Ok(axum::Json(with_health(&state, &entry)))
 }
 
 #[derive(Deserialize)]
@@ -99,7 +120,7 @@ async fn create_model(
         .await
         .map_err(store_error)?;
     tracing::info!(model = %entry.model.id, by = %required.0.account.id, "catalogue entry added");
-    Ok((StatusCode::CREATED, axum::Json(entry.view())))
+    Ok((StatusCode::CREATED, axum::Json(with_health(&state, &entry))))
 }
 
 #[derive(Deserialize)]
@@ -148,7 +169,7 @@ async fn update_model(
         .await
         .map_err(store_error)?;
     tracing::info!(model = %id, by = %required.0.account.id, "catalogue entry changed");
-    Ok(axum::Json(entry.view()))
+    Ok(axum::Json(with_health(&state, &entry)))
 }
 
 /// `DELETE /api/v1/models/{id}`: removes the entry (a configuration entry
