@@ -80,7 +80,7 @@ async fn show_model(
     let entry = listing
         .entry(&id)
         .ok_or_else(|| ApiError::not_found(format!("no model `{id}` in the catalogue")))?;
-    Ok(axum::Json(with_health(&state, &entry)))
+    Ok(axum::Json(with_health(&state, entry)))
 }
 
 #[derive(Deserialize)]
