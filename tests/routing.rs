@@ -452,3 +452,43 @@ async fn the_model_view_lists_deployments_and_their_health() {
     assert_eq!(view["tpmLimit"], 1000);
     let _ = client();
 }
+
+#[tokio::test]
+async fn refusals_of_a_known_key_carry_the_request_rate_headers() {
+    let upstream = Scripted::start().await;
+    let (server, _key) = start(
+        &config(
+            &upstream.base_url,
+            "",
+            &model("m", "provider = \"pa\"\nupstream = \"u\""),
+        ),
+        &[],
+    );
+    let headers_of = |response: &reqwest::Response| {
+        ["limit", "remaining", "reset"].map(|h| {
+            response
+                .headers()
+                .get(format!("x-ratelimit-{h}-requests"))
+                .map(|v| v.to_str().unwrap().to_owned())
+        })
+    };
+    // Over its credit limit (one answer costs 20 micro-credits): 402.
+    let (_, capped) = server.create_key(&["--rate-limit", "7", "--credit-limit", "0.00001"]);
+    let served = chat_post(&server, &capped, &hello(json!("m"))).await;
+    assert_eq!(served.status(), 200);
+    assert_eq!(headers_of(&served)[1].as_deref(), Some("6"));
+    let refused = chat_post(&server, &capped, &hello(json!("m"))).await;
+    let [limit, remaining, reset] = headers_of(&refused);
+    assert_eq!(limit.as_deref(), Some("7"));
+    assert_eq!(remaining.as_deref(), Some("6"), "a refusal is not counted");
+    assert!(reset.is_some());
+    assert_eq!(error_code(refused, 402).await, "budget_exceeded");
+
+    // Revoked: 403, with the headers.
+    let (id, revoked) = server.create_key(&["--rate-limit", "9"]);
+    server.cli_json(&["keys", "revoke", &id]);
+    let refused = chat_post(&server, &revoked, &hello(json!("m"))).await;
+    assert_eq!(headers_of(&refused)[0].as_deref(), Some("9"));
+    assert_eq!(error_code(refused, 403).await, "invalid_api_key");
+    assert_eq!(upstream.script.count("u"), 1);
+}

@@ -113,7 +113,19 @@ pub async fn authenticate(
                 response
             }
             Err(error) => {
-                let response = error.into_response();
+                let mut response = error.into_response();
+                // A known key refused (revoked, expired, over its credit
+                // limit) still gets its request-rate headers, uncounted.
+                if let Ok(key) = state.keys.find(&presented) {
+                    let allowance = key.rotated_from.as_deref().unwrap_or(&key.id);
+                    let limit = key.rate_limit.unwrap_or(state.config.default_rate_limit);
+                    let rate = state.limiter.peek(allowance, limit, now);
+                    for (name, value) in rate.headers() {
+                        if let Ok(value) = axum::http::HeaderValue::from_str(&value) {
+                            response.headers_mut().insert(name, value);
+                        }
+                    }
+                }
                 // An unknown key has no tenant: the entry is the operator's.
                 let draft = refusal("-", "key:unknown".into(), &path, &response);
                 record_entry(&state, draft).await;

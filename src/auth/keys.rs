@@ -407,6 +407,27 @@ impl Keys {
 
     /// Authenticates a presented key value as of `now`.
     pub fn authenticate(&self, presented: &str, now: i64) -> Result<Arc<ApiKey>, ApiError> {
+        let key = self.find(presented)?;
+        match key.state(now) {
+            KeyState::Active => Ok(key),
+            KeyState::Revoked => Err(ApiError::new(
+                Code::RevokedApiKey,
+                "the API key has been revoked; create a new key",
+            )),
+            KeyState::Expired => Err(ApiError::new(
+                Code::KeyExpired,
+                "the API key has expired and cannot be re-enabled; create a new key",
+            )),
+            KeyState::OverBudget => Err(ApiError::new(
+                Code::BudgetExceeded,
+                "the API key has reached its credit limit for this cycle",
+            )),
+        }
+    }
+
+    /// The record of a presented key, whatever its state (a refusal of a
+    /// known key still carries its rate-limit headers).
+    pub fn find(&self, presented: &str) -> Result<Arc<ApiKey>, ApiError> {
         let unknown = || ApiError::new(Code::InvalidApiKey, "the API key is not valid");
         let digest = digest_of(presented).ok_or_else(unknown)?;
         let cached = self
@@ -435,21 +456,7 @@ impl Keys {
                 key
             }
         };
-        match key.state(now) {
-            KeyState::Active => Ok(key),
-            KeyState::Revoked => Err(ApiError::new(
-                Code::RevokedApiKey,
-                "the API key has been revoked; create a new key",
-            )),
-            KeyState::Expired => Err(ApiError::new(
-                Code::KeyExpired,
-                "the API key has expired and cannot be re-enabled; create a new key",
-            )),
-            KeyState::OverBudget => Err(ApiError::new(
-                Code::BudgetExceeded,
-                "the API key has reached its credit limit for this cycle",
-            )),
-        }
+        Ok(key)
     }
 
     /// Replaces the cached record. Writers that change an existing key (the

@@ -302,6 +302,32 @@ impl ModelLimits {
     }
 }
 
+impl RateLimiter {
+    /// What the headers say for `allowance` now, without counting a
+    /// request (for refusals that happen before the limit is checked).
+    pub fn peek(&self, allowance: &str, limit: u32, now: i64) -> RateDecision {
+        let map = self.shards[shard_of(allowance)]
+            .lock()
+            .expect("rate limiter lock");
+        let live: Vec<i64> = map
+            .get(allowance)
+            .map(|times| {
+                times
+                    .iter()
+                    .copied()
+                    .filter(|t| now - t < WINDOW_MS)
+                    .collect()
+            })
+            .unwrap_or_default();
+        RateDecision {
+            allowed: live.len() < limit as usize,
+            limit,
+            remaining: limit.saturating_sub(live.len() as u32),
+            reset_ms: live.first().map_or(0, |oldest| oldest + WINDOW_MS - now),
+        }
+    }
+}
+
 fn shard_of(allowance: &str) -> usize {
     allowance
         .bytes()
