@@ -46,6 +46,8 @@ pub struct AppState {
     pub providers: crate::providers::Providers,
     pub classifier: Arc<crate::compliance::Classifier>,
     pub limiter: Arc<crate::billing::limits::RateLimiter>,
+    /// Keys' tokens per minute (`tpmLimit`), per allowance.
+    pub key_tokens: Arc<crate::billing::limits::TokenLimiter>,
     /// Models' own request and token limits, across all keys.
     pub model_limits: Arc<crate::billing::limits::ModelLimits>,
     /// Deployment health and load, for choosing a model's deployment.
@@ -98,6 +100,7 @@ impl AppState {
             classifier,
             sampler,
             limiter: Arc::default(),
+            key_tokens: Arc::default(),
             model_limits: Arc::default(),
             router: Arc::default(),
             metrics,

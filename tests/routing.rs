@@ -492,3 +492,283 @@ async fn refusals_of_a_known_key_carry_the_request_rate_headers() {
     assert_eq!(error_code(refused, 403).await, "invalid_api_key");
     assert_eq!(upstream.script.count("u"), 1);
 }
+
+/// The `x-ratelimit-*-tokens` headers of an answer.
+fn token_headers(response: &reqwest::Response) -> [Option<String>; 3] {
+    ["limit", "remaining", "reset"].map(|h| {
+        response
+            .headers()
+            .get(format!("x-ratelimit-{h}-tokens"))
+            .map(|v| v.to_str().unwrap().to_owned())
+    })
+}
+
+#[tokio::test]
+async fn a_key_token_limit_is_reserved_reconciled_and_shown_on_every_answer() {
+    let upstream = Scripted::start().await;
+    let (server, plain) = start(
+        &config(
+            &upstream.base_url,
+            "",
+            &model("m", "provider = \"pa\"\nupstream = \"u\""),
+        ),
+        &[],
+    );
+    let (id, key) = server.create_key(&["--rate-limit", "1000", "--tpm-limit", "40"]);
+    assert_eq!(server.cli_json(&["keys", "show", &id])["tpmLimit"], 40);
+    // Estimated 11 + max_tokens 5 = 16 reserved; the usage is 15.
+    let body = json!({ "model": "m", "max_tokens": 5,
+        "messages": [{ "role": "user", "content": "please say hello to me now" }] });
+    let first = chat_post(&server, &key, &body).await;
+    assert_eq!(first.status(), 200);
+    let [limit, remaining, reset] = token_headers(&first);
+    assert_eq!(limit.as_deref(), Some("40"));
+    assert_eq!(remaining.as_deref(), Some("25"), "reconciled to the usage");
+    assert!(reset.unwrap().ends_with('s'));
+    assert!(first.headers().get("x-ratelimit-limit-requests").is_some());
+    let second = chat_post(&server, &key, &body).await;
+    assert_eq!(second.status(), 200);
+    assert_eq!(token_headers(&second)[1].as_deref(), Some("10"));
+    // 10 left, 16 asked: refused before any upstream call.
+    let refused = chat_post(&server, &key, &body).await;
+    assert_eq!(token_headers(&refused)[1].as_deref(), Some("10"));
+    assert!(refused.headers().get("retry-after").is_some());
+    assert!(
+        refused
+            .headers()
+            .get("x-ratelimit-remaining-requests")
+            .is_some()
+    );
+    assert_eq!(error_code(refused, 429).await, "token_rate_limit_exceeded");
+    assert_eq!(upstream.script.count("u"), 2);
+    // A key without tpmLimit has no token headers.
+    let other = chat_post(&server, &plain, &body).await;
+    assert_eq!(other.status(), 200);
+    assert_eq!(token_headers(&other), [None, None, None]);
+    let metrics = scrape_metrics(&server).await;
+    assert_eq!(
+        sample(
+            &metrics,
+            "tollgate_refusals_total{reason=\"token_rate_limit\"}"
+        ),
+        Some(1.0)
+    );
+
+    // Lifted by the operator: served again.
+    server.cli_json(&["keys", "update", &id, "--tpm-limit", "none"]);
+    let lifted = chat_post(&server, &key, &body).await;
+    assert_eq!(lifted.status(), 200);
+    assert_eq!(token_headers(&lifted), [None, None, None]);
+}
+
+#[tokio::test]
+async fn a_key_token_limit_stays_exact_within_one_request_under_100_concurrent_requests() {
+    let upstream = Scripted::start().await;
+    let (server, _) = start(
+        &config(
+            &upstream.base_url,
+            "",
+            &model("m", "provider = \"pa\"\nupstream = \"u\""),
+        ),
+        &[],
+    );
+    let limit = 300;
+    let (_, key) = server.create_key(&["--rate-limit", "1000", "--tpm-limit", &limit.to_string()]);
+    let server = std::sync::Arc::new(server);
+    let mut tasks = Vec::new();
+    for _ in 0..100 {
+        let (server, key) = (server.clone(), key.clone());
+        tasks.push(tokio::spawn(async move {
+            let body = json!({ "model": "m", "max_tokens": 5,
+                "messages": [{ "role": "user", "content": "please say hello to me now" }] });
+            let response = chat_post(&server, &key, &body).await;
+            assert!(
+                token_headers(&response)[0].is_some(),
+                "token headers on every answer"
+            );
+            match response.status().as_u16() {
+                200 => true,
+                _ => {
+                    assert_eq!(error_code(response, 429).await, "token_rate_limit_exceeded");
+                    false
+                }
+            }
+        }));
+    }
+    let mut served = 0;
+    for task in tasks {
+        served += usize::from(task.await.unwrap());
+    }
+    assert!(served >= 1);
+    assert!(
+        served * 15 <= limit + 15,
+        "{served} requests of 15 tokens passed a key limit of {limit}"
+    );
+    assert_eq!(upstream.script.count("u"), served);
+}
+
+#[tokio::test]
+async fn the_dashboard_sets_tpm_limit_and_refuses_bad_values() {
+    let upstream = Scripted::start().await;
+    let (server, _) = start(
+        &config(
+            &upstream.base_url,
+            "",
+            &model("m", "provider = \"pa\"\nupstream = \"u\""),
+        ),
+        &[],
+    );
+    let token = common::login(&server).await;
+    let post = |body: Value| {
+        client()
+            .post(server.url("/api/v1/keys"))
+            .bearer_auth(&token)
+            .json(&body)
+            .send()
+    };
+    let created: Value = post(json!({ "keyName": "t", "tpmLimit": 1000 }))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(created["key"]["tpmLimit"], 1000, "{created}");
+    let id = created["key"]["id"].as_str().unwrap().to_owned();
+    for bad in [json!(0), json!(-1), json!("many"), json!(1.5)] {
+        let response = post(json!({ "keyName": "t", "tpmLimit": bad }))
+            .await
+            .unwrap();
+        assert_eq!(error_code(response, 400).await, "invalid_request", "{bad}");
+    }
+    let patch = |body: Value| {
+        client()
+            .patch(server.url(&format!("/api/v1/keys/{id}")))
+            .bearer_auth(&token)
+            .json(&body)
+            .send()
+    };
+    let changed: Value = patch(json!({ "tpmLimit": 500 }))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(changed["tpmLimit"], 500);
+    let response = patch(json!({ "tpmLimit": 0 })).await.unwrap();
+    assert_eq!(error_code(response, 400).await, "invalid_request");
+    let cleared: Value = patch(json!({ "tpmLimit": null }))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(cleared["tpmLimit"], Value::Null);
+}
+
+/// A store as schema 4 wrote it (keys without `tpm_limit`) is migrated
+/// when opened: every key keeps its settings and works, with no token
+/// limit.
+#[tokio::test]
+async fn a_schema_4_store_is_migrated_to_keys_with_a_token_limit() {
+    use tollgate::auth::keys::{ApiKey, ResetInterval};
+    use tollgate::store::codec;
+
+    #[derive(serde::Serialize)]
+    struct ApiKeyV4 {
+        id: String,
+        tenant_id: String,
+        owner_account_id: Option<String>,
+        name: String,
+        digest: [u8; 32],
+        hint: String,
+        credit_limit: Option<u64>,
+        credits_consumed: u64,
+        reset_interval: ResetInterval,
+        cycle_start: i64,
+        rate_limit: Option<u32>,
+        expires_at: Option<i64>,
+        allow_high_risk: bool,
+        notified_thresholds: Vec<u8>,
+        created_at: i64,
+        revoked_at: Option<i64>,
+        rotated_from: Option<String>,
+    }
+
+    let upstream = Scripted::start().await;
+    let (mut server, key) = start(
+        &config(
+            &upstream.base_url,
+            "",
+            &model("m", "provider = \"pa\"\nupstream = \"u\""),
+        ),
+        &[],
+    );
+    server.terminate();
+    let data_file = server.data_dir().join("tollgate.redb");
+    {
+        let db = redb::Database::open(&data_file).unwrap();
+        let txn = db.begin_write().unwrap();
+        {
+            let mut table = txn.open_table(tollgate::store::tables::API_KEYS).unwrap();
+            let rows: Vec<(Vec<u8>, ApiKey)> = redb::ReadableTable::iter(&table)
+                .unwrap()
+                .map(|row| {
+                    let (k, v) = row.unwrap();
+                    (k.value().to_vec(), codec::decode(v.value()).unwrap())
+                })
+                .collect();
+            assert!(!rows.is_empty());
+            for (id, k) in rows {
+                let old = ApiKeyV4 {
+                    id: k.id,
+                    tenant_id: k.tenant_id,
+                    owner_account_id: k.owner_account_id,
+                    name: k.name,
+                    digest: k.digest,
+                    hint: k.hint,
+                    credit_limit: k.credit_limit,
+                    credits_consumed: k.credits_consumed,
+                    reset_interval: k.reset_interval,
+                    cycle_start: k.cycle_start,
+                    rate_limit: k.rate_limit,
+                    expires_at: k.expires_at,
+                    allow_high_risk: k.allow_high_risk,
+                    notified_thresholds: k.notified_thresholds,
+                    created_at: k.created_at,
+                    revoked_at: k.revoked_at,
+                    rotated_from: k.rotated_from,
+                };
+                table
+                    .insert(id.as_slice(), codec::encode(&old).as_slice())
+                    .unwrap();
+            }
+            let mut meta = txn.open_table(tollgate::store::tables::META).unwrap();
+            meta.insert(
+                tollgate::store::tables::META_SCHEMA_VERSION,
+                4u32.to_be_bytes().as_slice(),
+            )
+            .unwrap();
+        }
+        txn.commit().unwrap();
+    }
+    server.launch().unwrap();
+    let response = chat_post(&server, &key, &hello(json!("m"))).await;
+    assert_eq!(response.status(), 200, "the key works after the migration");
+    assert_eq!(token_headers(&response), [None, None, None]);
+    let keys = server.cli_json(&["keys", "list"]);
+    for k in keys.as_array().or(keys["data"].as_array()).unwrap() {
+        assert_eq!(k["tpmLimit"], Value::Null);
+        assert_eq!(k["rateLimit"], 10000);
+    }
+    server.terminate();
+    let db = redb::Database::open(&data_file).unwrap();
+    let txn = redb::ReadableDatabase::begin_read(&db).unwrap();
+    let meta = txn.open_table(tollgate::store::tables::META).unwrap();
+    assert_eq!(
+        meta.get(tollgate::store::tables::META_SCHEMA_VERSION)
+            .unwrap()
+            .unwrap()
+            .value(),
+        5u32.to_be_bytes()
+    );
+}

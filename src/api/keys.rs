@@ -158,6 +158,8 @@ struct NewKeyBody {
     credit_limit: Option<f64>,
     reset_interval: Option<ResetInterval>,
     rate_limit: Option<u32>,
+    /// Tokens per minute (prompt + completion).
+    tpm_limit: Option<u64>,
     /// RFC 3339.
     expires_at: Option<String>,
     #[serde(default)]
@@ -207,6 +209,7 @@ async fn create_key(
             .transpose()?,
         allow_high_risk: body.allow_high_risk,
         owner_account_id: Some(owner),
+        tpm_limit: body.tpm_limit,
     };
     let issued = state
         .keys
@@ -227,6 +230,8 @@ struct KeyPatchBody {
     #[serde(default, deserialize_with = "nullable")]
     rate_limit: Option<Option<u32>>,
     #[serde(default, deserialize_with = "nullable")]
+    tpm_limit: Option<Option<u64>>,
+    #[serde(default, deserialize_with = "nullable")]
     expires_at: Option<Option<String>>,
     allow_high_risk: Option<bool>,
 }
@@ -243,8 +248,8 @@ fn patch_of<T, U>(
     })
 }
 
-/// `PATCH /api/v1/keys/{id}`: caps, reset interval, rate limit, expiry,
-/// name and `allowHighRisk`.
+/// `PATCH /api/v1/keys/{id}`: caps, reset interval, rate and token
+/// limits, expiry, name and `allowHighRisk`.
 async fn update_key(
     State(state): State<AppState>,
     KeyManager(current): KeyManager,
@@ -259,6 +264,7 @@ async fn update_key(
         rate_limit: patch_of(body.rate_limit, Ok)?,
         expires_at: patch_of(body.expires_at, |t| instant("expiresAt", &t))?,
         allow_high_risk: body.allow_high_risk,
+        tpm_limit: patch_of(body.tpm_limit, Ok)?,
     };
     let key = state
         .keys

@@ -119,8 +119,11 @@ pub async fn authenticate(
                 if let Ok(key) = state.keys.find(&presented) {
                     let allowance = key.rotated_from.as_deref().unwrap_or(&key.id);
                     let limit = key.rate_limit.unwrap_or(state.config.default_rate_limit);
-                    let rate = state.limiter.peek(allowance, limit, now);
-                    for (name, value) in rate.headers() {
+                    let mut headers = state.limiter.peek(allowance, limit, now).headers().to_vec();
+                    if let Some(tpm) = key.tpm_limit {
+                        headers.extend(state.key_tokens.peek(allowance, tpm, now).headers());
+                    }
+                    for (name, value) in headers {
                         if let Ok(value) = axum::http::HeaderValue::from_str(&value) {
                             response.headers_mut().insert(name, value);
                         }

@@ -201,6 +201,27 @@ impl TokenLimiter {
         }
     }
 
+    /// [`TokenLimiter::reserve`] as a [`Reservation`] that settles (or,
+    /// dropped, releases) itself; the refusal's decision otherwise.
+    pub fn hold(
+        self: &Arc<Self>,
+        scope: &str,
+        limit: u64,
+        tokens: u64,
+        now: i64,
+    ) -> Result<Reservation, TokenDecision> {
+        let (decision, id) = self.reserve(scope, limit, tokens, now);
+        if !decision.allowed {
+            return Err(decision);
+        }
+        Ok(Reservation {
+            tokens: self.clone(),
+            scope: scope.to_owned(),
+            id,
+            settled: AtomicBool::new(false),
+        })
+    }
+
     /// What the headers say now, without counting anything.
     pub fn peek(&self, scope: &str, limit: u64, now: i64) -> TokenDecision {
         let mut map = self.shards[shard_of(scope)]
@@ -284,21 +305,15 @@ impl ModelLimits {
         let Some(limit) = tpm_limit else {
             return Ok(None);
         };
-        let (decision, id) = self.tokens.reserve(model, limit, reserve, now);
-        if !decision.allowed {
-            return Err(ModelRefusal {
+        match self.tokens.hold(model, limit, reserve, now) {
+            Ok(reservation) => Ok(Some(reservation)),
+            Err(decision) => Err(ModelRefusal {
                 message: format!(
                     "the model `{model}` is limited to {limit} tokens per minute across all keys; this request reserves {reserve}"
                 ),
                 retry_after_seconds: decision.retry_after_seconds(),
-            });
+            }),
         }
-        Ok(Some(Reservation {
-            tokens: self.tokens.clone(),
-            scope: model.to_owned(),
-            id,
-            settled: AtomicBool::new(false),
-        }))
     }
 }
 

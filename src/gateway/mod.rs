@@ -174,6 +174,7 @@ pub async fn chat_completions(
         request.body.remove("stream_options");
     }
     take_tier_caps(state, &tenant, &request).await?;
+    let key_reservation = reserve_key_tokens(state, key, &request)?;
     let registered = if tenant.policy.enforce_registry {
         Some(
             state
@@ -254,14 +255,16 @@ pub async fn chat_completions(
                     retries,
                     in_flight: Some(Arc::new(in_flight)),
                 };
+                let reservations: Vec<limits::Reservation> =
+                    reservation.into_iter().chain(key_reservation).collect();
                 return match reply {
                     Reply::Complete(completion) => {
-                        finish(state, completion, &served, reservation).await
+                        finish(state, completion, &served, reservations).await
                     }
                     Reply::Stream(chunks) => {
                         state.metrics.first_token(name, started.elapsed());
                         let extensions =
-                            Extensions::new(state, &served, true).with_reservation(reservation);
+                            Extensions::new(state, &served, true).with_reservations(reservations);
                         Ok(ChatOutcome::Stream {
                             body: stream::relay(chunks, served, extensions),
                             model: name.clone(),
@@ -463,6 +466,41 @@ impl Walk<'_> {
             }
         }
         Walked::Failed
+    }
+}
+
+/// Reserves the request's tokens against the key's `tpmLimit`: the prompt
+/// as estimated plus the completion it allows itself (`max_tokens`). The
+/// charge replaces the reservation by the upstream's usage.
+fn reserve_key_tokens(
+    state: &AppState,
+    key: &ApiKey,
+    request: &ChatRequest,
+) -> Result<Option<limits::Reservation>, ApiError> {
+    let Some(limit) = key.tpm_limit else {
+        return Ok(None);
+    };
+    let body = Value::Object(request.body.clone());
+    let allowance = body["max_tokens"]
+        .as_u64()
+        .or_else(|| body["max_completion_tokens"].as_u64())
+        .unwrap_or(0);
+    let reserve = tokens::estimate_messages(&body["messages"]) + allowance;
+    let scope = key.rotated_from.as_deref().unwrap_or(&key.id);
+    match state.key_tokens.hold(scope, limit, reserve, now_ms()) {
+        Ok(reservation) => Ok(Some(reservation)),
+        Err(decision) => {
+            let mut error = ApiError::new(
+                Code::TokenRateLimitExceeded,
+                format!(
+                    "this key allows {limit} tokens per minute and {} are left; this request reserves {reserve}; retry in {} s",
+                    decision.remaining,
+                    decision.retry_after_seconds()
+                ),
+            );
+            error.retry_after = Some(decision.retry_after_seconds() as u64);
+            Err(error)
+        }
     }
 }
 
@@ -714,8 +752,9 @@ pub struct Extensions {
     /// What a media request was billed for (`{"images": 2}`), kept in its
     /// audit entry.
     units: Option<Value>,
-    /// Tokens reserved against the model's limit, settled by the charge.
-    reservation: Option<limits::Reservation>,
+    /// Tokens reserved against the model's and the key's limits, settled
+    /// by the charge.
+    reservations: Vec<limits::Reservation>,
     /// The serving deployment's in-flight count, held while the answer
     /// lives.
     _in_flight: Option<Arc<routing::InFlight>>,
@@ -767,14 +806,14 @@ impl Extensions {
             reason: served.risk.reason(),
             sampler: state.sampler.clone(),
             units: None,
-            reservation: None,
+            reservations: Vec::new(),
             _in_flight: served.in_flight.clone(),
         }
     }
 
-    /// The model-limit reservation the charge settles.
-    pub fn with_reservation(mut self, reservation: Option<limits::Reservation>) -> Extensions {
-        self.reservation = reservation;
+    /// The token reservations the charge settles.
+    pub fn with_reservations(mut self, reservations: Vec<limits::Reservation>) -> Extensions {
+        self.reservations = reservations;
         self
     }
 
@@ -934,7 +973,7 @@ impl Extensions {
     }
 
     fn settle(&self, tokens: u64) {
-        if let Some(reservation) = &self.reservation {
+        for reservation in &self.reservations {
             reservation.settle(tokens);
         }
     }
@@ -1228,7 +1267,7 @@ async fn finish(
     state: &AppState,
     mut completion: Value,
     served: &Served,
-    reservation: Option<limits::Reservation>,
+    reservations: Vec<limits::Reservation>,
 ) -> Result<ChatOutcome, ApiError> {
     completion["model"] = Value::String(served.requested.clone());
     let usage = &completion["usage"];
@@ -1253,7 +1292,7 @@ async fn finish(
             "total_tokens": prompt + completion_tokens,
         });
     }
-    let extensions = Extensions::new(state, served, false).with_reservation(reservation);
+    let extensions = Extensions::new(state, served, false).with_reservations(reservations);
     let output = if extensions.keeps_output() {
         completion.to_string()
     } else {
