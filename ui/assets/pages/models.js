@@ -98,13 +98,25 @@ export async function render(root, ctx) {
       can('models.hard_delete') ? h('button', { type: 'button', class: 'danger small', onclick: () => run('Deleting the model', () => remove(model)) }, 'Delete') : null);
   }
 
+  // Each deployment as `provider / upstream`, with its weight when there
+  // are several and a badge when it is not serving (docs/routing.md).
+  function deployments(m) {
+    const list = m.deployments?.length ? m.deployments : [{ provider: m.provider, upstream: m.upstream, weight: 1, health: 'healthy' }];
+    if (list.length === 1 && list[0].health === 'healthy') return `${m.provider} / ${m.upstream}`;
+    return h('ul', { class: 'deployments' }, list.map((d) => h('li', { class: 'deployment' },
+      `${d.provider} / ${d.upstream}`,
+      list.length > 1 ? ` ×${d.weight}` : '',
+      d.health === 'healthy' ? '' : [' ', badge(d.health, 'revoked')])),
+      list.length > 1 ? h('li', { class: 'strategy' }, m.strategy.replace('_', ' ')) : null);
+  }
+
   async function refresh() {
     const [{ data }, allowed] = await Promise.all([get('/api/v1/models'), get(accessPath)]);
     access = allowed;
     const usable = (m) => access.models === null || access.models.includes(m.id);
     const columns = [
       { label: 'Model', value: (m) => h('code', { class: 'model-id' }, m.id) },
-      { label: 'Provider', value: (m) => `${m.provider} / ${m.upstream}` },
+      { label: 'Provider', value: deployments },
       { label: 'Input', value: (m) => (m.inputCapabilities || []).join(', ') },
       { label: 'Output', value: (m) => (m.outputCapabilities || []).join(', ') },
       { label: 'Context', value: (m) => fmtNumber(m.contextWindow), class: 'num' },
