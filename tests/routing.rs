@@ -772,3 +772,152 @@ async fn a_schema_4_store_is_migrated_to_keys_with_a_token_limit() {
         5u32.to_be_bytes()
     );
 }
+
+#[tokio::test]
+async fn the_dashboard_edits_deployments_and_refuses_bad_ones() {
+    let upstream = Scripted::start().await;
+    let (mut server, key) = start(
+        &config(
+            &upstream.base_url,
+            "",
+            &model("m", "provider = \"pa\"\nupstream = \"u\""),
+        ),
+        &[],
+    );
+    let token = common::login(&server).await;
+    let send = |method: reqwest::Method, path: &str, body: Value| {
+        client()
+            .request(method, server.url(path))
+            .bearer_auth(&token)
+            .json(&body)
+            .send()
+    };
+    let new = |routing: Value| {
+        let mut body = json!({ "id": "d", "inputCapabilities": ["TEXT"], "outputCapabilities": ["TEXT"],
+            "contextWindow": 8192, "pricing": { "unit": "per_request", "per_request": 0.001 } });
+        for (k, v) in routing.as_object().unwrap() {
+            body[k] = v.clone();
+        }
+        body
+    };
+    let bad = [
+        (
+            json!({ "provider": "pa", "deployments": [{ "provider": "pb" }] }),
+            "deployments",
+        ),
+        (json!({ "deployments": [] }), "deployments"),
+        (
+            json!({ "deployments": [{ "provider": "pa", "weight": 0 }] }),
+            "deployments[0].weight",
+        ),
+        (
+            json!({ "deployments": [{ "provider": "pa" }, { "provider": "nope" }] }),
+            "",
+        ),
+        (
+            json!({ "deployments": [{ "provider": "pa", "colour": "red" }] }),
+            "",
+        ),
+        (
+            json!({ "deployments": [{ "provider": "pa" }], "upstream": "x" }),
+            "upstream",
+        ),
+        (
+            json!({ "deployments": [{ "provider": "pa" }], "strategy": "fastest" }),
+            "",
+        ),
+        (json!({ "provider": "pa", "rpmLimit": 0 }), ""),
+        (json!({}), "provider"),
+    ];
+    for (routing, param) in bad {
+        let response = send(
+            reqwest::Method::POST,
+            "/api/v1/models",
+            new(routing.clone()),
+        )
+        .await
+        .unwrap();
+        assert_eq!(response.status(), 400, "{routing}");
+        let body: Value = response.json().await.unwrap();
+        assert_eq!(body["error"]["code"], "invalid_request", "{routing}");
+        if !param.is_empty() {
+            assert_eq!(body["error"]["param"], param, "{routing}");
+        }
+    }
+    let created: Value = send(
+        reqwest::Method::POST,
+        "/api/v1/models",
+        new(json!({ "deployments": [{ "provider": "pa", "upstream": "d1", "weight": 3 }, { "provider": "pb", "upstream": "d2" }],
+            "strategy": "least_busy", "tpmLimit": 100000 })),
+    )
+    .await
+    .unwrap()
+    .json()
+    .await
+    .unwrap();
+    assert_eq!(created["provider"], "pa");
+    assert_eq!(created["deployments"][1]["upstream"], "d2");
+    assert_eq!(created["deployments"][0]["weight"], 3);
+    assert_eq!(created["strategy"], "least_busy");
+    assert_eq!(created["tpmLimit"], 100000);
+    for _ in 0..10 {
+        completion(&server, &key, hello(json!("d"))).await;
+    }
+    assert_eq!(
+        upstream.script.count("d1") + upstream.script.count("d2"),
+        10
+    );
+
+    // A configuration entry gains a second deployment; the view sent back
+    // (with its health) is accepted.
+    let view: Value = common::get_json(&server, &token, "/api/v1/models/m").await;
+    let mut list = view["deployments"].as_array().unwrap().clone();
+    list.push(json!({ "provider": "pb", "upstream": "u2", "weight": 1 }));
+    let changed: Value = send(
+        reqwest::Method::PATCH,
+        "/api/v1/models/m",
+        json!({ "deployments": list, "strategy": "lowest_latency", "rpmLimit": 500 }),
+    )
+    .await
+    .unwrap()
+    .json()
+    .await
+    .unwrap();
+    assert_eq!(
+        changed["deployments"].as_array().unwrap().len(),
+        2,
+        "{changed}"
+    );
+    assert_eq!(changed["strategy"], "lowest_latency");
+    assert_eq!(changed["rpmLimit"], 500);
+    let response = send(
+        reqwest::Method::PATCH,
+        "/api/v1/models/m",
+        json!({ "deployments": [{ "provider": "ghost" }] }),
+    )
+    .await
+    .unwrap();
+    assert_eq!(error_code(response, 400).await, "invalid_request");
+    let cleared: Value = send(
+        reqwest::Method::PATCH,
+        "/api/v1/models/m",
+        json!({ "rpmLimit": null }),
+    )
+    .await
+    .unwrap()
+    .json()
+    .await
+    .unwrap();
+    assert_eq!(cleared["rpmLimit"], Value::Null);
+    assert_eq!(cleared["deployments"].as_array().unwrap().len(), 2, "kept");
+
+    // Stored: the routing is read back after a restart.
+    server.restart();
+    let token = common::login(&server).await;
+    let view = common::get_json(&server, &token, "/api/v1/models/d").await;
+    assert_eq!(view["deployments"][1]["upstream"], "d2");
+    assert_eq!(view["strategy"], "least_busy");
+    let view = common::get_json(&server, &token, "/api/v1/models/m").await;
+    assert_eq!(view["deployments"][1]["upstream"], "u2");
+    assert_eq!(view["strategy"], "lowest_latency");
+}
