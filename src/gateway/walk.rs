@@ -90,9 +90,16 @@ impl Walk<'_> {
             body["model"] = Value::String(view.upstream.clone());
             let mut retries = 0;
             loop {
-                // Another request probes this resting deployment.
+                // Another request took the probe of this resting deployment
+                // since the order was drawn.
                 let Some(in_flight) = state.router.begin(model, index, Instant::now(), forced)
                 else {
+                    attempts.push(attempt(
+                        "cooldown".into(),
+                        0,
+                        retries,
+                        "the deployment is cooling down and another request is probing it".into(),
+                    ));
                     break;
                 };
                 let attempt_started = Instant::now();
