@@ -48,6 +48,12 @@ pub struct AppState {
     pub limiter: Arc<crate::billing::limits::RateLimiter>,
     /// Failed sign-ins, per account and address (in memory).
     pub sign_in_throttle: Arc<crate::auth::throttle::SignInThrottle>,
+    /// Keys' tokens per minute (`tpmLimit`), per allowance.
+    pub key_tokens: Arc<crate::billing::limits::TokenLimiter>,
+    /// Models' own request and token limits, across all keys.
+    pub model_limits: Arc<crate::billing::limits::ModelLimits>,
+    /// Deployment health and load, for choosing a model's deployment.
+    pub router: Arc<crate::routing::Router>,
     pub metrics: Arc<crate::metrics::Metrics>,
     pub events: crate::events::Events,
     pub sampler: crate::compliance::incidents::Sampler,
@@ -100,6 +106,9 @@ impl AppState {
             refusals: Arc::default(),
             limiter: Arc::default(),
             sign_in_throttle: Arc::default(),
+            key_tokens: Arc::default(),
+            model_limits: Arc::default(),
+            router: Arc::default(),
             metrics,
             events,
             store,

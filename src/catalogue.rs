@@ -13,6 +13,7 @@ pub mod upstream_name;
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
@@ -43,6 +44,45 @@ impl ProviderKind {
     /// Whether a `base_url` is required to reach this kind of provider.
     pub fn needs_base_url(self) -> bool {
         !matches!(self, ProviderKind::Mock)
+    }
+}
+
+/// How a model with several deployments picks one (docs/routing.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Strategy {
+    /// At random, in proportion to each deployment's `weight`.
+    #[default]
+    Weighted,
+    /// The deployment with the fewest requests in flight.
+    LeastBusy,
+    /// The deployment with the lowest moving average time to first byte.
+    LowestLatency,
+}
+
+impl Strategy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Strategy::Weighted => "weighted",
+            Strategy::LeastBusy => "least_busy",
+            Strategy::LowestLatency => "lowest_latency",
+        }
+    }
+}
+
+/// One place a model is served from, resolved against its provider.
+#[derive(Debug, Clone)]
+pub struct Deployment {
+    pub provider: Arc<ProviderConfig>,
+    pub upstream: String,
+    pub weight: u32,
+}
+
+impl Deployment {
+    /// `provider/upstream`: how the deployment is named in responses,
+    /// metrics and events.
+    pub fn label(&self) -> String {
+        format!("{}/{}", self.provider.id, self.upstream)
     }
 }
 
@@ -162,12 +202,23 @@ impl Pricing {
     }
 }
 
-/// One catalogue entry, resolved against its provider.
+/// One catalogue entry, resolved against its providers. `provider` and
+/// `upstream` are the deployment this value stands for: the first one in
+/// the catalogue, the one being tried in a view from [`Model::on`].
 #[derive(Debug, Clone)]
 pub struct Model {
     pub id: String,
     pub provider: Arc<ProviderConfig>,
     pub upstream: String,
+    /// Every deployment, the first (`provider` + `upstream`) first; never
+    /// empty.
+    pub deployments: Vec<Deployment>,
+    pub strategy: Strategy,
+    /// Time a request may spend in retries of this model's deployments.
+    pub request_timeout: Duration,
+    /// Requests and tokens per minute across all keys.
+    pub rpm_limit: Option<u32>,
+    pub tpm_limit: Option<u64>,
     pub input: Vec<Capability>,
     pub output: Vec<Capability>,
     pub context_window: u32,
@@ -182,6 +233,16 @@ impl Model {
 
     pub fn produces(&self, capability: Capability) -> bool {
         self.output.contains(&capability)
+    }
+
+    /// This model as served by its deployment `index`.
+    pub fn on(&self, index: usize) -> Model {
+        let d = &self.deployments[index];
+        Model {
+            provider: d.provider.clone(),
+            upstream: d.upstream.clone(),
+            ..self.clone()
+        }
     }
 }
 
@@ -210,24 +271,43 @@ impl Catalogue {
             .map(|p| (p.id.as_str(), Arc::new(p.clone())))
             .collect();
         let mut catalogue = Catalogue::default();
-        for ModelConfig {
-            id,
-            provider,
-            upstream,
-            input,
-            output,
-            context_window,
-            max_output_tokens,
-            pricing,
-        } in models
-        {
-            let Some(provider) = providers.get(provider.as_str()) else {
+        for config in models {
+            let ModelConfig {
+                id,
+                input,
+                output,
+                context_window,
+                max_output_tokens,
+                pricing,
+                routing,
+                ..
+            } = config;
+            let deployments: Vec<Deployment> = config
+                .deployments()
+                .into_iter()
+                .filter_map(|d| {
+                    Some(Deployment {
+                        provider: providers.get(d.provider.as_str())?.clone(),
+                        upstream: d.upstream,
+                        weight: d.weight,
+                    })
+                })
+                .collect();
+            let Some(first) = deployments.first() else {
                 continue;
             };
+            let request_timeout = routing
+                .request_timeout
+                .unwrap_or(first.provider.request_timeout);
             let model = Arc::new(Model {
                 id: id.clone(),
-                provider: provider.clone(),
-                upstream: upstream.clone(),
+                provider: first.provider.clone(),
+                upstream: first.upstream.clone(),
+                strategy: routing.strategy,
+                request_timeout,
+                rpm_limit: routing.rpm_limit,
+                tpm_limit: routing.tpm_limit,
+                deployments,
                 input: input.clone(),
                 output: output.clone(),
                 context_window: *context_window,

@@ -21,7 +21,9 @@ use serde::Deserialize;
 use toml::Spanned;
 use url::Url;
 
-use crate::catalogue::{Capability, Pricing, ProviderKind, credits_to_micros, upstream_name};
+use crate::catalogue::{
+    Capability, Pricing, ProviderKind, Strategy, credits_to_micros, upstream_name,
+};
 use crate::compliance::Classifier;
 
 /// The embedded demo configuration: the built-in mock provider and demo
@@ -178,6 +180,84 @@ pub struct ProviderConfig {
     pub connect_timeout: Duration,
     /// Per-attempt time allowed until the first response byte.
     pub first_byte_timeout: Duration,
+    /// Same-deployment retries and their backoff.
+    pub retry: RetryPolicy,
+    /// When a deployment of this provider is taken out of rotation.
+    pub cooldown: CooldownPolicy,
+    /// Time a request may spend in retries on this provider's deployments
+    /// (a model's own `request_timeout_ms` wins).
+    pub request_timeout: Duration,
+}
+
+/// Retries of one deployment after a retryable failure (docs/routing.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetryPolicy {
+    /// Retries after the first attempt (`max_retries`, default 2).
+    pub max_retries: u32,
+    /// Base of the exponential backoff with full jitter (`retry_backoff_ms`).
+    pub backoff_base: Duration,
+    /// An upstream `Retry-After` up to this is waited out; a longer one
+    /// moves on to the next deployment at once (`retry_after_cap_ms`).
+    pub retry_after_cap: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> RetryPolicy {
+        RetryPolicy {
+            max_retries: 2,
+            backoff_base: Duration::from_millis(200),
+            retry_after_cap: Duration::from_millis(10_000),
+        }
+    }
+}
+
+/// When a failing deployment is rested (docs/routing.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CooldownPolicy {
+    /// Consecutive retryable failures that start a cooldown
+    /// (`cooldown_after_failures`, default 3).
+    pub after_failures: u32,
+    /// How long the deployment gets no traffic (`cooldown_seconds`).
+    pub duration: Duration,
+}
+
+impl Default for CooldownPolicy {
+    fn default() -> CooldownPolicy {
+        CooldownPolicy {
+            after_failures: 3,
+            duration: Duration::from_secs(30),
+        }
+    }
+}
+
+/// The default of `request_timeout_ms`: two minutes of retries at most.
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// One place a model is served from: a provider and its name for the model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeploymentConfig {
+    pub provider: String,
+    pub upstream: String,
+    /// Share of traffic under the `weighted` strategy (1 or more).
+    pub weight: u32,
+}
+
+/// How a model's requests are spread and limited beyond its first
+/// deployment. The dashboard does not edit these yet: a dashboard override
+/// of a configuration entry keeps the file's routing.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ModelRouting {
+    /// The weight of the first deployment (`provider` + `upstream`).
+    pub primary_weight: u32,
+    /// The deployments after the first, in file order.
+    pub more: Vec<DeploymentConfig>,
+    pub strategy: Strategy,
+    /// Overrides the providers' `request_timeout_ms`.
+    pub request_timeout: Option<Duration>,
+    /// Requests per minute across all keys (`rpm_limit`).
+    pub rpm_limit: Option<u32>,
+    /// Tokens per minute across all keys (`tpm_limit`).
+    pub tpm_limit: Option<u64>,
 }
 
 /// A catalogue model as configured.
@@ -193,6 +273,22 @@ pub struct ModelConfig {
     pub context_window: u32,
     pub max_output_tokens: Option<u32>,
     pub pricing: Pricing,
+    /// Further deployments, strategy and limits.
+    pub routing: ModelRouting,
+}
+
+impl ModelConfig {
+    /// Every deployment, the first (`provider` + `upstream`) first.
+    pub fn deployments(&self) -> Vec<DeploymentConfig> {
+        let first = DeploymentConfig {
+            provider: self.provider.clone(),
+            upstream: self.upstream.clone(),
+            weight: self.routing.primary_weight.max(1),
+        };
+        std::iter::once(first)
+            .chain(self.routing.more.iter().cloned())
+            .collect()
+    }
 }
 
 /// A refusal of the configuration: where, which key, what is wrong.
@@ -265,14 +361,33 @@ struct RawProvider {
     api_key_env: Option<Spanned<String>>,
     connect_timeout_ms: Option<u64>,
     first_byte_timeout_ms: Option<u64>,
+    max_retries: Option<Spanned<i64>>,
+    retry_backoff_ms: Option<Spanned<i64>>,
+    retry_after_cap_ms: Option<Spanned<i64>>,
+    request_timeout_ms: Option<Spanned<i64>>,
+    cooldown_after_failures: Option<Spanned<i64>>,
+    cooldown_seconds: Option<Spanned<i64>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawDeployment {
+    provider: Spanned<String>,
+    upstream: Option<String>,
+    weight: Option<Spanned<i64>>,
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawModel {
     id: Spanned<String>,
-    provider: Spanned<String>,
+    provider: Option<Spanned<String>>,
     upstream: Option<Spanned<String>>,
+    deployments: Option<Spanned<Vec<RawDeployment>>>,
+    strategy: Option<Strategy>,
+    request_timeout_ms: Option<Spanned<i64>>,
+    rpm_limit: Option<Spanned<i64>>,
+    tpm_limit: Option<Spanned<i64>>,
     input: Spanned<Vec<Capability>>,
     output: Spanned<Vec<Capability>>,
     context_window: Spanned<u32>,
@@ -653,6 +768,47 @@ fn parse(
             api_key = env(n).filter(|v| !v.is_empty()).map(Secret::new);
             api_key_env = Some(n.clone());
         }
+        let defaults = RetryPolicy::default();
+        let retry = RetryPolicy {
+            max_retries: whole(&bad, p.max_retries, &key("max_retries"), 0..=100, 2)? as u32,
+            backoff_base: Duration::from_millis(whole(
+                &bad,
+                p.retry_backoff_ms,
+                &key("retry_backoff_ms"),
+                0..=600_000,
+                defaults.backoff_base.as_millis() as u64,
+            )?),
+            retry_after_cap: Duration::from_millis(whole(
+                &bad,
+                p.retry_after_cap_ms,
+                &key("retry_after_cap_ms"),
+                0..=3_600_000,
+                defaults.retry_after_cap.as_millis() as u64,
+            )?),
+        };
+        let cooldown = CooldownPolicy {
+            after_failures: whole(
+                &bad,
+                p.cooldown_after_failures,
+                &key("cooldown_after_failures"),
+                1..=1_000,
+                3,
+            )? as u32,
+            duration: Duration::from_secs(whole(
+                &bad,
+                p.cooldown_seconds,
+                &key("cooldown_seconds"),
+                0..=86_400,
+                30,
+            )?),
+        };
+        let request_timeout = Duration::from_millis(whole(
+            &bad,
+            p.request_timeout_ms,
+            &key("request_timeout_ms"),
+            1..=3_600_000,
+            DEFAULT_REQUEST_TIMEOUT.as_millis() as u64,
+        )?);
         providers.push(ProviderConfig {
             id,
             kind: p.kind,
@@ -661,6 +817,9 @@ fn parse(
             api_key,
             connect_timeout: Duration::from_millis(p.connect_timeout_ms.unwrap_or(5_000)),
             first_byte_timeout: Duration::from_millis(p.first_byte_timeout_ms.unwrap_or(60_000)),
+            retry,
+            cooldown,
+            request_timeout,
         });
     }
 
@@ -677,30 +836,135 @@ fn parse(
             };
             return Err(bad(m.id.span(), key("id"), why));
         }
-        let provider = m.provider.get_ref().clone();
-        let Some(kind) = providers.iter().find(|p| p.id == provider).map(|p| p.kind) else {
+        let kind_of = |span: std::ops::Range<usize>, at: String, provider: &str| {
+            if let Some(declared) = providers.iter().find(|p| p.id == provider) {
+                return Ok(declared.kind);
+            }
             let known: Vec<_> = providers.iter().map(|p| p.id.as_str()).collect();
-            return Err(bad(
-                m.provider.span(),
-                key("provider"),
+            Err(bad(
+                span,
+                at,
                 format!(
                     "unknown provider `{provider}` (declared: {})",
                     known.join(", ")
                 ),
-            ));
+            ))
         };
-        // The name reaches the upstream's URL or body: see
-        // `catalogue::upstream_name`. Absent, it is the id.
-        let (upstream, upstream_span, defaulted) = match m.upstream {
-            Some(u) => (u.get_ref().clone(), u.span(), ""),
-            None => (
-                id.clone(),
-                m.id.span(),
-                " (`upstream` is not set, so the id is used: set it to the provider's name)",
-            ),
+        let mut deployments = Vec::new();
+        match (&m.provider, m.deployments) {
+            (Some(provider), None) => {
+                let kind = kind_of(provider.span(), key("provider"), provider.get_ref())?;
+                // The name reaches the upstream's URL or body: see
+                // `catalogue::upstream_name`. Absent, it is the id.
+                let (upstream, upstream_span, defaulted) = match &m.upstream {
+                    Some(u) => (u.get_ref().clone(), u.span(), ""),
+                    None => (
+                        id.clone(),
+                        m.id.span(),
+                        " (`upstream` is not set, so the id is used: set it to the provider's name)",
+                    ),
+                };
+                upstream_name::check(&upstream, kind).map_err(|why| {
+                    bad(upstream_span, key("upstream"), format!("{why}{defaulted}"))
+                })?;
+                deployments.push(DeploymentConfig {
+                    provider: provider.get_ref().clone(),
+                    upstream,
+                    weight: 1,
+                });
+            }
+            (None, Some(list)) => {
+                let span = list.span();
+                if m.upstream.is_some() {
+                    return Err(bad(
+                        span,
+                        key("upstream"),
+                        "`upstream` belongs inside each deployment when `deployments` is given"
+                            .into(),
+                    ));
+                }
+                let list = list.into_inner();
+                if list.is_empty() {
+                    return Err(bad(
+                        span,
+                        key("deployments"),
+                        "a model needs at least one deployment".into(),
+                    ));
+                }
+                for (j, d) in list.into_iter().enumerate() {
+                    let dkey = |field: &str| key(&format!("deployments[{j}].{field}"));
+                    let kind = kind_of(d.provider.span(), dkey("provider"), d.provider.get_ref())?;
+                    let upstream = d.upstream.unwrap_or_else(|| id.clone());
+                    upstream_name::check(&upstream, kind)
+                        .map_err(|why| bad(span.clone(), dkey("upstream"), why))?;
+                    let weight = match d.weight {
+                        Some(w) if *w.get_ref() < 1 || *w.get_ref() > 1_000_000 => {
+                            return Err(bad(
+                                w.span(),
+                                dkey("weight"),
+                                "must be 1 to 1000000 (leave a deployment out rather than weigh it 0)"
+                                    .into(),
+                            ));
+                        }
+                        Some(w) => w.into_inner() as u32,
+                        None => 1,
+                    };
+                    deployments.push(DeploymentConfig {
+                        provider: d.provider.into_inner(),
+                        upstream,
+                        weight,
+                    });
+                }
+            }
+            (Some(provider), Some(_)) => {
+                return Err(bad(
+                    provider.span(),
+                    key("deployments"),
+                    "give either `provider` + `upstream` or `deployments`, not both".into(),
+                ));
+            }
+            (None, None) => {
+                return Err(bad(
+                    m.id.span(),
+                    key("provider"),
+                    "a model needs `provider` (+ `upstream`) or `deployments`".into(),
+                ));
+            }
+        }
+        let request_timeout = match m.request_timeout_ms {
+            Some(v) => Some(Duration::from_millis(whole(
+                &bad,
+                Some(v),
+                &key("request_timeout_ms"),
+                1..=3_600_000,
+                0,
+            )?)),
+            None => None,
         };
-        upstream_name::check(&upstream, kind)
-            .map_err(|why| bad(upstream_span, key("upstream"), format!("{why}{defaulted}")))?;
+        let rpm_limit = match m.rpm_limit {
+            Some(v) => Some(whole(&bad, Some(v), &key("rpm_limit"), 1..=100_000_000, 0)? as u32),
+            None => None,
+        };
+        let tpm_limit = match m.tpm_limit {
+            Some(v) => Some(whole(
+                &bad,
+                Some(v),
+                &key("tpm_limit"),
+                1..=u32::MAX as u64,
+                0,
+            )?),
+            None => None,
+        };
+        let mut deployments = deployments.into_iter();
+        let first = deployments.next().expect("at least one deployment");
+        let routing = ModelRouting {
+            primary_weight: first.weight,
+            more: deployments.collect(),
+            strategy: m.strategy.unwrap_or_default(),
+            request_timeout,
+            rpm_limit,
+            tpm_limit,
+        };
         if m.input.get_ref().is_empty() {
             return Err(bad(
                 m.input.span(),
@@ -731,14 +995,15 @@ fn parse(
             .check_fits(*m.context_window.get_ref())
             .map_err(|e| bad(span.clone(), key("pricing"), e))?;
         models.push(ModelConfig {
-            upstream,
             id,
-            provider,
+            provider: first.provider,
+            upstream: first.upstream,
             input: m.input.into_inner(),
             output: m.output.into_inner(),
             context_window: m.context_window.into_inner(),
             max_output_tokens: m.max_output_tokens,
             pricing,
+            routing,
         });
     }
 
@@ -801,6 +1066,35 @@ where
             format!("must be {} to {}", range.start(), range.end()),
         )),
         Some(v) => Ok(v.into_inner()),
+        None => Ok(default),
+    }
+}
+
+/// A whole-number key within `range` (read signed, so `-5` is told it
+/// must be 0 or more rather than that it is not a `u64`), or its default.
+fn whole(
+    bad: &impl Fn(std::ops::Range<usize>, String, String) -> ConfigError,
+    value: Option<Spanned<i64>>,
+    key: &str,
+    range: std::ops::RangeInclusive<u64>,
+    default: u64,
+) -> Result<u64, ConfigError> {
+    match value {
+        Some(v) => {
+            let n = *v.get_ref();
+            match u64::try_from(n) {
+                Ok(n) if range.contains(&n) => Ok(n),
+                _ => Err(bad(
+                    v.span(),
+                    key.into(),
+                    format!(
+                        "{n} is out of range: must be {} to {}",
+                        range.start(),
+                        range.end()
+                    ),
+                )),
+            }
+        }
         None => Ok(default),
     }
 }
@@ -1033,6 +1327,128 @@ pricing = { unit = "per_token", input_per_million = 0.15, output_per_million = 0
             let err = load_text(&text, &[]).unwrap_err();
             assert!(err.key.starts_with(key), "expected key {key}, got {err}");
         }
+    }
+
+    const DEPLOYED: &str = r#"
+[[providers]]
+id = "a"
+kind = "openai"
+base_url = "https://a.example/v1"
+retry_backoff_ms = 50
+[[providers]]
+id = "b"
+kind = "openai"
+base_url = "https://b.example/v1"
+[[models]]
+id = "m"
+deployments = [
+  { provider = "a", upstream = "m-a", weight = 3 },
+  { provider = "b" },
+]
+strategy = "least_busy"
+rpm_limit = 100
+tpm_limit = 5000
+input = ["TEXT"]
+output = ["TEXT"]
+context_window = 1000
+pricing = { unit = "per_request", per_request = 0.01 }
+"#;
+
+    #[test]
+    fn deployments_load_with_their_weights_and_the_provider_retry_defaults() {
+        let config = load_text(DEPLOYED, &[]).unwrap();
+        let m = &config.models[0];
+        let deployments = m.deployments();
+        assert_eq!(deployments.len(), 2);
+        assert_eq!(
+            (
+                deployments[0].provider.as_str(),
+                deployments[0].upstream.as_str(),
+                deployments[0].weight
+            ),
+            ("a", "m-a", 3)
+        );
+        assert_eq!(
+            (
+                deployments[1].provider.as_str(),
+                deployments[1].upstream.as_str(),
+                deployments[1].weight
+            ),
+            ("b", "m", 1)
+        );
+        assert_eq!(m.routing.strategy, Strategy::LeastBusy);
+        assert_eq!(
+            (m.routing.rpm_limit, m.routing.tpm_limit),
+            (Some(100), Some(5000))
+        );
+        let a = &config.providers[0];
+        assert_eq!(a.retry.backoff_base, Duration::from_millis(50));
+        assert_eq!(a.retry.max_retries, 2);
+        assert_eq!(a.retry.retry_after_cap, Duration::from_secs(10));
+        assert_eq!(a.cooldown, CooldownPolicy::default());
+        assert_eq!(a.request_timeout, DEFAULT_REQUEST_TIMEOUT);
+        // The single form is one deployment of weight 1.
+        let single = load_text(GOOD, &[]).unwrap();
+        assert_eq!(single.models[0].deployments().len(), 1);
+        assert_eq!(single.models[0].routing.strategy, Strategy::Weighted);
+    }
+
+    #[test]
+    fn bad_deployments_are_refused_with_the_line_and_key() {
+        let cases = [
+            (
+                DEPLOYED.replace("id = \"m\"\n", "id = \"m\"\nprovider = \"a\"\n"),
+                "models[0].deployments",
+                ":13",
+                "not both",
+            ),
+            (
+                DEPLOYED.replace("weight = 3", "weight = 0"),
+                "models[0].deployments[0].weight",
+                ":14",
+                "must be 1",
+            ),
+            (
+                DEPLOYED.replace("{ provider = \"b\" }", "{ provider = \"c\" }"),
+                "models[0].deployments[1].provider",
+                ":15",
+                "unknown provider `c`",
+            ),
+            (
+                DEPLOYED.replace("retry_backoff_ms = 50", "retry_backoff_ms = -5"),
+                "providers[0].retry_backoff_ms",
+                ":6",
+                "-5 is out of range",
+            ),
+            (
+                DEPLOYED.replace("strategy = \"least_busy\"", "strategy = \"fastest\""),
+                "models[0].strategy",
+                ":17",
+                "unknown variant",
+            ),
+            (
+                DEPLOYED.replace("rpm_limit = 100", "rpm_limit = 0"),
+                "models[0].rpm_limit",
+                ":18",
+                "out of range",
+            ),
+            (
+                DEPLOYED.replace("{ provider = \"b\" }", "{ provider = \"b\", wieght = 2 }"),
+                "models[0].deployments[1]",
+                ":15",
+                "unknown field `wieght`",
+            ),
+        ];
+        for (text, key, line, message) in cases {
+            let err = load_text(&text, &[]).unwrap_err();
+            assert!(err.key.starts_with(key), "expected key {key}, got {err}");
+            assert!(err.origin.ends_with(line), "expected line {line}: {err}");
+            assert!(err.message.contains(message), "{err}");
+        }
+        let neither = GOOD.replace("provider = \"openai\"\n", "");
+        let err = load_text(&neither, &[]).unwrap_err();
+        assert_eq!(err.key, "models[0].provider");
+        assert!(err.message.contains("or `deployments`"), "{err}");
     }
 
     #[test]

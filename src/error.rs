@@ -47,6 +47,8 @@ pub enum Code {
     UnsupportedMediaType,
     RateLimitExceeded,
     TooManySignInAttempts,
+    TokenRateLimitExceeded,
+    ModelRateLimitExceeded,
     UpstreamUnprocessable,
     CapabilityUnsupported,
     AllProvidersFailed,
@@ -87,6 +89,8 @@ impl Code {
             Code::UnsupportedMediaType => "unsupported_media_type",
             Code::RateLimitExceeded => "rate_limit_exceeded",
             Code::TooManySignInAttempts => "too_many_sign_in_attempts",
+            Code::TokenRateLimitExceeded => "token_rate_limit_exceeded",
+            Code::ModelRateLimitExceeded => "model_rate_limit_exceeded",
             Code::UpstreamUnprocessable => "unprocessable_request",
             Code::CapabilityUnsupported => "capability_unsupported",
             Code::AllProvidersFailed => "all_providers_failed",
@@ -120,9 +124,11 @@ impl Code {
             Code::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             Code::RequestTimeout => StatusCode::REQUEST_TIMEOUT,
             Code::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            Code::RateLimitExceeded | Code::MultimodalCapExceeded | Code::TooManySignInAttempts => {
-                StatusCode::TOO_MANY_REQUESTS
-            }
+            Code::RateLimitExceeded
+            | Code::TokenRateLimitExceeded
+            | Code::ModelRateLimitExceeded
+            | Code::MultimodalCapExceeded
+            | Code::TooManySignInAttempts => StatusCode::TOO_MANY_REQUESTS,
             Code::UpstreamUnprocessable | Code::CapabilityUnsupported => {
                 StatusCode::UNPROCESSABLE_ENTITY
             }

@@ -21,6 +21,7 @@ pub mod names;
 pub mod net_guard;
 pub mod providers;
 pub mod redact;
+pub mod routing;
 pub mod serve;
 pub mod setup;
 pub mod store;

@@ -67,6 +67,17 @@ struct UpstreamLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ProviderLabels {
+    provider: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct DeploymentLabels {
+    model: String,
+    deployment: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct DeliveryLabels {
     target: &'static str,
     result: &'static str,
@@ -99,6 +110,9 @@ pub struct Metrics {
     fallbacks: Family<ModelLabels, Counter>,
     exhausted: Counter,
     upstream_duration: HistogramFamily<UpstreamLabels>,
+    upstream_retries: Family<ProviderLabels, Counter>,
+    deployment_cooldowns: Family<DeploymentLabels, Counter>,
+    deployment_healthy: Family<DeploymentLabels, Gauge>,
     time_to_first_token: HistogramFamily<ModelLabels>,
     tokens: Family<TokenLabels, Counter>,
     credits: Family<ModelLabels, Counter<f64, AtomicU64>>,
@@ -162,6 +176,24 @@ impl Metrics {
             "tollgate_upstream_duration_seconds",
             "Time of one upstream attempt until its answer (for streams, its first chunk), by provider and outcome (ok, an HTTP status, timeout, connect_error, ...)",
             upstream_duration.clone(),
+        );
+        let upstream_retries = Family::default();
+        registry.register(
+            "tollgate_upstream_retries",
+            "Retries of the same deployment after a retryable failure, by provider",
+            upstream_retries.clone(),
+        );
+        let deployment_cooldowns = Family::default();
+        registry.register(
+            "tollgate_deployment_cooldowns",
+            "Times a deployment entered cooldown, by model and deployment (provider/upstream)",
+            deployment_cooldowns.clone(),
+        );
+        let deployment_healthy = Family::default();
+        registry.register(
+            "tollgate_deployment_healthy",
+            "1 while a deployment serves, 0 while it cools down or is being probed, by model and deployment",
+            deployment_healthy.clone(),
         );
         let time_to_first_token: HistogramFamily<ModelLabels> =
             Family::new_with_constructor(latency_histogram);
@@ -227,6 +259,9 @@ impl Metrics {
             fallbacks,
             exhausted,
             upstream_duration,
+            upstream_retries,
+            deployment_cooldowns,
+            deployment_healthy,
             time_to_first_token,
             tokens,
             credits,
@@ -267,6 +302,8 @@ impl Metrics {
                 .inc();
             let reason = match error.code {
                 Code::RateLimitExceeded => Some("rate_limit"),
+                Code::TokenRateLimitExceeded => Some("token_rate_limit"),
+                Code::ModelRateLimitExceeded => Some("model_rate_limit"),
                 Code::MultimodalCapExceeded => Some("multimodal_cap"),
                 Code::BudgetExceeded => Some("budget"),
                 Code::InsufficientCredits => Some("wallet"),
@@ -293,6 +330,37 @@ impl Metrics {
                 model: served_by.to_owned(),
             })
             .inc();
+    }
+
+    /// A retry of the same deployment.
+    pub fn retry(&self, provider: &str) {
+        self.upstream_retries
+            .get_or_create(&ProviderLabels {
+                provider: provider.to_owned(),
+            })
+            .inc();
+    }
+
+    /// A deployment entered cooldown.
+    pub fn cooldown(&self, model: &str, deployment: &str) {
+        self.deployment_cooldowns
+            .get_or_create(&DeploymentLabels {
+                model: model.to_owned(),
+                deployment: deployment.to_owned(),
+            })
+            .inc();
+    }
+
+    /// Sets the health gauge of every deployment, read before rendering.
+    pub fn deployment_health(&self, health: &[crate::routing::Health]) {
+        for h in health {
+            self.deployment_healthy
+                .get_or_create(&DeploymentLabels {
+                    model: h.model.clone(),
+                    deployment: h.deployment.clone(),
+                })
+                .set(i64::from(h.state == crate::routing::HealthState::Healthy));
+        }
     }
 
     pub fn exhausted(&self) {
@@ -455,6 +523,9 @@ pub async fn scrape(State(state): State<AppState>, request: Request) -> Response
             .into_response();
         }
     }
+    state
+        .metrics
+        .deployment_health(&state.router.health(state.catalogue.models().iter()));
     let text = state.metrics.render(
         state
             .store

@@ -74,6 +74,7 @@ pub async fn first_start(
             created_at: now,
             revoked_at: None,
             rotated_from: None,
+            tpm_limit: None,
         };
         (key, issued.value)
     });

@@ -380,7 +380,11 @@ async fn images_become_a_note_for_text_models_and_reach_a_vision_model_later_in_
     let response = post(&server, &key, body.clone()).await;
     assert_eq!(response.status(), 200);
     let sent = upstream.recorded.bodies();
-    assert_eq!(sent.len(), 2);
+    // The 503 is retried twice on its deployment (max_retries = 2), then
+    // the vision model serves.
+    assert_eq!(sent.len(), 4);
+    assert_eq!(sent[0], sent[2], "a retry sends the same body");
+    let sent = [sent[0].clone(), sent[3].clone()];
     // The text-only model got the exact note, collapsed to a plain string.
     assert_eq!(
         sent[0]["messages"][1]["content"],

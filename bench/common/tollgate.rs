@@ -155,6 +155,7 @@ fn bench_key(tenant: &str, i: usize) -> (ApiKey, String) {
         created_at: now_ms(),
         revoked_at: None,
         rotated_from: None,
+        tpm_limit: None,
     };
     (key, issued.value)
 }

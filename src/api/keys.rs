@@ -147,6 +147,8 @@ struct NewKeyBody {
     credit_limit: Option<f64>,
     reset_interval: Option<ResetInterval>,
     rate_limit: Option<u32>,
+    /// Tokens per minute (prompt + completion).
+    tpm_limit: Option<u64>,
     /// RFC 3339.
     expires_at: Option<String>,
     #[serde(default)]
@@ -196,6 +198,7 @@ async fn create_key(
             .transpose()?,
         allow_high_risk: body.allow_high_risk,
         owner_account_id: Some(owner),
+        tpm_limit: body.tpm_limit,
     };
     let issued = state
         .keys
@@ -216,6 +219,8 @@ struct KeyPatchBody {
     #[serde(default, deserialize_with = "nullable")]
     rate_limit: Option<Option<u32>>,
     #[serde(default, deserialize_with = "nullable")]
+    tpm_limit: Option<Option<u64>>,
+    #[serde(default, deserialize_with = "nullable")]
     expires_at: Option<Option<String>>,
     allow_high_risk: Option<bool>,
 }
@@ -232,8 +237,8 @@ fn patch_of<T, U>(
     })
 }
 
-/// `PATCH /api/v1/keys/{id}`: caps, reset interval, rate limit, expiry,
-/// name and `allowHighRisk`.
+/// `PATCH /api/v1/keys/{id}`: caps, reset interval, rate and token
+/// limits, expiry, name and `allowHighRisk`.
 async fn update_key(
     State(state): State<AppState>,
     KeyManager(current): KeyManager,
@@ -248,6 +253,7 @@ async fn update_key(
         rate_limit: patch_of(body.rate_limit, Ok)?,
         expires_at: patch_of(body.expires_at, |t| instant("expiresAt", &t))?,
         allow_high_risk: body.allow_high_risk,
+        tpm_limit: patch_of(body.tpm_limit, Ok)?,
     };
     let key = state
         .keys

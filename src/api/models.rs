@@ -19,9 +19,9 @@ use crate::api::billing::store_error;
 use crate::api::json::{Json, nullable};
 use crate::app::AppState;
 use crate::auth::extract::{Require, perm};
-use crate::catalogue::Capability;
 use crate::catalogue::overlay::{Entry, ModelChange, PRICING_REFUSED, PricingInput};
-use crate::config::ModelConfig;
+use crate::catalogue::{Capability, Strategy};
+use crate::config::{DeploymentConfig, ModelConfig, ModelRouting};
 use crate::error::ApiError;
 
 pub fn routes() -> Router<AppState> {
@@ -31,6 +31,23 @@ pub fn routes() -> Router<AppState> {
             "/api/v1/models/{id}",
             get(show_model).patch(update_model).delete(delete_model),
         )
+}
+
+/// An entry's view with each deployment's health (`healthy`, `cooldown`
+/// or `probing`; a disabled model's deployments are `healthy`: nothing
+/// routes to them).
+fn with_health(state: &AppState, entry: &Entry) -> Value {
+    let mut view = entry.view();
+    let health = match state.catalogue.get(&entry.model.id) {
+        Some(model) => state.router.health([&model]),
+        None => Vec::new(),
+    };
+    if let Some(deployments) = view["deployments"].as_array_mut() {
+        for (i, d) in deployments.iter_mut().enumerate() {
+            d["health"] = json!(health.get(i).map_or("healthy", |h| h.state.as_str()));
+        }
+    }
+    view
 }
 
 fn pricing(input: &PricingInput) -> Result<crate::catalogue::Pricing, ApiError> {
@@ -66,7 +83,11 @@ async fn list_models(
     _: Require<perm::ViewModels>,
 ) -> axum::Json<Value> {
     let listing = state.catalogue.snapshot();
-    let data: Vec<Value> = listing.entries.iter().map(Entry::view).collect();
+    let data: Vec<Value> = listing
+        .entries
+        .iter()
+        .map(|e| with_health(&state, e))
+        .collect();
     axum::Json(json!({ "data": data }))
 }
 
@@ -80,16 +101,60 @@ async fn show_model(
     let entry = listing
         .entry(&id)
         .ok_or_else(|| ApiError::not_found(format!("no model `{id}` in the catalogue")))?;
-    Ok(axum::Json(entry.view()))
+    Ok(axum::Json(with_health(&state, entry)))
+}
+
+/// One deployment as the API takes it (`health`, shown in the view, is
+/// accepted and ignored, so a view can be sent back).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct DeploymentBody {
+    provider: String,
+    /// The provider's name for the model; the model id when absent.
+    upstream: Option<String>,
+    weight: Option<u32>,
+    #[serde(default, rename = "health")]
+    _health: Option<String>,
+}
+
+/// The deployments of a body, checked: at least one, weights 1 or more.
+fn deployments(id: &str, list: Vec<DeploymentBody>) -> Result<Vec<DeploymentConfig>, ApiError> {
+    if list.is_empty() {
+        return Err(ApiError::invalid(
+            "deployments",
+            "a model needs at least one deployment",
+        ));
+    }
+    list.into_iter()
+        .enumerate()
+        .map(|(i, d)| {
+            if d.weight == Some(0) {
+                return Err(ApiError::invalid(
+                    format!("deployments[{i}].weight"),
+                    "must be at least 1 (leave a deployment out rather than weigh it 0)",
+                ));
+            }
+            Ok(DeploymentConfig {
+                provider: d.provider,
+                upstream: d.upstream.unwrap_or_else(|| id.to_owned()),
+                weight: d.weight.unwrap_or(1),
+            })
+        })
+        .collect()
 }
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct NewModelBody {
     id: String,
-    provider: String,
+    /// The one deployment's provider; or give `deployments`.
+    provider: Option<String>,
     /// The provider's name for the model; the id when absent.
     upstream: Option<String>,
+    deployments: Option<Vec<DeploymentBody>>,
+    strategy: Option<Strategy>,
+    rpm_limit: Option<u32>,
+    tpm_limit: Option<u64>,
     input_capabilities: Vec<Capability>,
     output_capabilities: Vec<Capability>,
     context_window: u32,
@@ -103,15 +168,51 @@ async fn create_model(
     required: Require<perm::ManageModels>,
     Json(body): Json<NewModelBody>,
 ) -> Result<(StatusCode, axum::Json<Value>), ApiError> {
+    let list = match (body.provider, body.deployments) {
+        (Some(provider), None) => vec![DeploymentConfig {
+            provider,
+            upstream: body.upstream.unwrap_or_else(|| body.id.clone()),
+            weight: 1,
+        }],
+        (None, Some(list)) if body.upstream.is_none() => deployments(&body.id, list)?,
+        (None, Some(_)) => {
+            return Err(ApiError::invalid(
+                "upstream",
+                "`upstream` belongs inside each deployment when `deployments` is given",
+            ));
+        }
+        (Some(_), Some(_)) => {
+            return Err(ApiError::invalid(
+                "deployments",
+                "give either `provider` + `upstream` or `deployments`, not both",
+            ));
+        }
+        (None, None) => {
+            return Err(ApiError::invalid(
+                "provider",
+                "a model needs `provider` (+ `upstream`) or `deployments`",
+            ));
+        }
+    };
+    let mut list = list.into_iter();
+    let first = list.next().expect("checked: at least one");
     let model = ModelConfig {
-        upstream: body.upstream.unwrap_or_else(|| body.id.clone()),
         id: body.id,
-        provider: body.provider,
+        provider: first.provider,
+        upstream: first.upstream,
         input: body.input_capabilities,
         output: body.output_capabilities,
         context_window: body.context_window,
         max_output_tokens: body.max_output_tokens,
         pricing: pricing(&body.pricing)?,
+        routing: ModelRouting {
+            primary_weight: first.weight,
+            more: list.collect(),
+            strategy: body.strategy.unwrap_or_default(),
+            request_timeout: None,
+            rpm_limit: body.rpm_limit,
+            tpm_limit: body.tpm_limit,
+        },
     };
     check_upstream(&state, &model.provider, &model.upstream)?;
     let entry = state
@@ -120,7 +221,7 @@ async fn create_model(
         .await
         .map_err(edit_error)?;
     tracing::info!(model = %entry.model.id, by = %required.0.account.id, "catalogue entry added");
-    Ok((StatusCode::CREATED, axum::Json(entry.view())))
+    Ok((StatusCode::CREATED, axum::Json(with_health(&state, &entry))))
 }
 
 #[derive(Deserialize)]
@@ -137,6 +238,13 @@ struct ModelPatchBody {
     max_output_tokens: Option<Option<u32>>,
     pricing: Option<PricingInput>,
     enabled: Option<bool>,
+    /// Replaces every deployment.
+    deployments: Option<Vec<DeploymentBody>>,
+    strategy: Option<Strategy>,
+    #[serde(default, deserialize_with = "nullable")]
+    rpm_limit: Option<Option<u32>>,
+    #[serde(default, deserialize_with = "nullable")]
+    tpm_limit: Option<Option<u64>>,
 }
 
 /// `PATCH /api/v1/models/{id}`: any field; `enabled: false` stops serving
@@ -171,6 +279,10 @@ async fn update_model(
         max_output_tokens: body.max_output_tokens,
         pricing: body.pricing.as_ref().map(pricing).transpose()?,
         enabled: body.enabled,
+        deployments: body.deployments.map(|l| deployments(&id, l)).transpose()?,
+        strategy: body.strategy,
+        rpm_limit: body.rpm_limit,
+        tpm_limit: body.tpm_limit,
     };
     let entry = state
         .catalogue
@@ -178,7 +290,7 @@ async fn update_model(
         .await
         .map_err(edit_error)?;
     tracing::info!(model = %id, by = %required.0.account.id, "catalogue entry changed");
-    Ok(axum::Json(entry.view()))
+    Ok(axum::Json(with_health(&state, &entry)))
 }
 
 /// `DELETE /api/v1/models/{id}`: removes the entry (a configuration entry

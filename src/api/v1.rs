@@ -118,6 +118,16 @@ pub(crate) async fn with_rate_limit(
             response.headers_mut().insert(name, value);
         }
     }
+    // Read after the answer: a completed request's usage is settled in.
+    if let Some(limit) = key.tpm_limit {
+        let allowance = key.rotated_from.as_deref().unwrap_or(&key.id);
+        let tokens = state.key_tokens.peek(allowance, limit, now_ms());
+        for (name, value) in tokens.headers() {
+            if let Ok(value) = HeaderValue::from_str(&value) {
+                response.headers_mut().insert(name, value);
+            }
+        }
+    }
     response
 }
 

@@ -125,8 +125,20 @@ pub async fn authenticate(
             }
             Err((Some(key), error)) => {
                 // A known key refused (revoked, expired, over budget): its
-                // tenant's to see, like any refusal of a key.
-                let response = error.into_response();
+                // tenant's to see, like any refusal of a key, and it still
+                // gets its request-rate headers, uncounted.
+                let mut response = error.into_response();
+                let allowance = key.rotated_from.as_deref().unwrap_or(&key.id);
+                let limit = key.rate_limit.unwrap_or(state.config.default_rate_limit);
+                let mut headers = state.limiter.peek(allowance, limit, now).headers().to_vec();
+                if let Some(tpm) = key.tpm_limit {
+                    headers.extend(state.key_tokens.peek(allowance, tpm, now).headers());
+                }
+                for (name, value) in headers {
+                    if let Ok(value) = axum::http::HeaderValue::from_str(&value) {
+                        response.headers_mut().insert(name, value);
+                    }
+                }
                 let draft = refusal(&key.tenant_id, format!("key:{}", key.id), &path, &response);
                 record_entry(&state, draft).await;
                 response

@@ -136,6 +136,8 @@ pub struct ApiKey {
     pub created_at: i64,
     pub revoked_at: Option<i64>,
     pub rotated_from: Option<String>,
+    /// Tokens (prompt + completion) per minute; none without (schema 5).
+    pub tpm_limit: Option<u64>,
 }
 
 impl ApiKey {
@@ -177,6 +179,7 @@ impl ApiKey {
             "creditsConsumed": micros_to_credits(consumed),
             "resetInterval": self.reset_interval.as_str(),
             "rateLimit": self.rate_limit,
+            "tpmLimit": self.tpm_limit,
             "expiresAt": self.expires_at.map(format_rfc3339),
             "allowHighRisk": self.allow_high_risk,
             "notifiedThresholds": thresholds,
@@ -234,6 +237,8 @@ pub struct KeySettings {
     pub expires_at: Option<i64>,
     pub allow_high_risk: bool,
     pub owner_account_id: Option<String>,
+    #[serde(default)]
+    pub tpm_limit: Option<u64>,
 }
 
 /// A change to one nullable field. Explicit, because `null` in JSON cannot
@@ -266,6 +271,8 @@ pub struct KeyUpdate {
     pub rate_limit: Patch<u32>,
     pub expires_at: Patch<i64>,
     pub allow_high_risk: Option<bool>,
+    #[serde(default)]
+    pub tpm_limit: Patch<u64>,
 }
 
 /// How far a caller may move a key's controls.
@@ -290,6 +297,7 @@ struct Controls {
     rate_limit: Option<u32>,
     expires_at: Option<i64>,
     allow_high_risk: bool,
+    tpm_limit: Option<u64>,
 }
 
 impl Controls {
@@ -302,6 +310,7 @@ impl Controls {
         rate_limit: None,
         expires_at: None,
         allow_high_risk: false,
+        tpm_limit: None,
     };
 
     fn of(key: &ApiKey) -> Controls {
@@ -311,6 +320,7 @@ impl Controls {
             rate_limit: key.rate_limit,
             expires_at: key.expires_at,
             allow_high_risk: key.allow_high_risk,
+            tpm_limit: key.tpm_limit,
         }
     }
 
@@ -338,6 +348,11 @@ impl Controls {
         let rate = |limit: Option<u32>| limit.unwrap_or(default_rate_limit);
         if rate(after.rate_limit) > rate(self.rate_limit) {
             return Some("rateLimit");
+        }
+        match (self.tpm_limit, after.tpm_limit) {
+            (Some(_), None) => return Some("tpmLimit"),
+            (Some(before), Some(now)) if now > before => return Some("tpmLimit"),
+            _ => {}
         }
         match (self.expires_at, after.expires_at) {
             (Some(_), None) => Some("expiresAt"),
@@ -373,6 +388,15 @@ fn validate_key_name(name: &str) -> Result<String, StoreError> {
         ));
     }
     Ok(name.to_owned())
+}
+
+fn validate_tpm_limit(limit: Option<u64>) -> Result<(), StoreError> {
+    if limit == Some(0) {
+        return Err(StoreError::Invalid(
+            "a token limit must be at least 1 token per minute".into(),
+        ));
+    }
+    Ok(())
 }
 
 fn validate_rate_limit(limit: Option<u32>) -> Result<(), StoreError> {
@@ -487,6 +511,7 @@ impl Keys {
     ) -> Result<IssuedKey, StoreError> {
         let name = validate_key_name(&settings.name)?;
         validate_rate_limit(settings.rate_limit)?;
+        validate_tpm_limit(settings.tpm_limit)?;
         let reset_interval = settings.reset_interval.unwrap_or(ResetInterval::Never);
         let asked = Controls {
             credit_limit: settings.credit_limit,
@@ -494,6 +519,7 @@ impl Keys {
             rate_limit: settings.rate_limit,
             expires_at: settings.expires_at,
             allow_high_risk: settings.allow_high_risk,
+            tpm_limit: settings.tpm_limit,
         };
         latitude.check(Controls::NEW_KEY, asked, false)?;
         let now = now_ms();
@@ -539,6 +565,7 @@ impl Keys {
                     created_at: now,
                     revoked_at: None,
                     rotated_from: None,
+                    tpm_limit: settings.tpm_limit,
                 };
                 insert(txn, &key)?;
                 Ok(key)
@@ -586,6 +613,9 @@ impl Keys {
         if let Patch::Set(limit) = update.rate_limit {
             validate_rate_limit(Some(limit))?;
         }
+        if let Patch::Set(limit) = update.tpm_limit {
+            validate_tpm_limit(Some(limit))?;
+        }
         let id = id.to_owned();
         let cache = self.clone();
         let key = self
@@ -626,6 +656,7 @@ impl Keys {
                     key.cycle_start = interval.cycle_start(now);
                 }
                 update.rate_limit.apply(&mut key.rate_limit);
+                update.tpm_limit.apply(&mut key.tpm_limit);
                 if let Patch::Set(at) = update.expires_at
                     && at <= now
                 {
@@ -722,6 +753,79 @@ impl Keys {
     }
 }
 
+/// Schema 4 to 5: keys gain `tpm_limit` (none: no token limit). A record
+/// already in the new layout (a store whose version was set back) is kept
+/// as it is: the older layout is a strict prefix, so a record of it cannot
+/// be read as the new one.
+pub fn migrate_v4_to_v5(txn: &redb::WriteTransaction) -> Result<(), StoreError> {
+    use crate::store::codec;
+    let old: Vec<(Vec<u8>, legacy::ApiKeyV4)> = {
+        let table = txn.open_table(API_KEYS)?;
+        let mut out = Vec::new();
+        for row in redb::ReadableTable::iter(&table)? {
+            let (k, v) = row?;
+            if codec::decode::<ApiKey>(v.value()).is_ok() {
+                continue;
+            }
+            out.push((k.value().to_vec(), codec::decode(v.value())?));
+        }
+        out
+    };
+    for (id, k) in old {
+        let key = ApiKey {
+            id: k.id,
+            tenant_id: k.tenant_id,
+            owner_account_id: k.owner_account_id,
+            name: k.name,
+            digest: k.digest,
+            hint: k.hint,
+            credit_limit: k.credit_limit,
+            credits_consumed: k.credits_consumed,
+            reset_interval: k.reset_interval,
+            cycle_start: k.cycle_start,
+            rate_limit: k.rate_limit,
+            expires_at: k.expires_at,
+            allow_high_risk: k.allow_high_risk,
+            notified_thresholds: k.notified_thresholds,
+            created_at: k.created_at,
+            revoked_at: k.revoked_at,
+            rotated_from: k.rotated_from,
+            tpm_limit: None,
+        };
+        KEY_TABLE.put(txn, &id, &key)?;
+    }
+    Ok(())
+}
+
+/// Key records as older schemas stored them.
+pub mod legacy {
+    use serde::{Deserialize, Serialize};
+
+    use super::ResetInterval;
+
+    /// An API key of schemas 1 to 4 (no `tpm_limit`).
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+    pub struct ApiKeyV4 {
+        pub id: String,
+        pub tenant_id: String,
+        pub owner_account_id: Option<String>,
+        pub name: String,
+        pub digest: [u8; 32],
+        pub hint: String,
+        pub credit_limit: Option<u64>,
+        pub credits_consumed: u64,
+        pub reset_interval: ResetInterval,
+        pub cycle_start: i64,
+        pub rate_limit: Option<u32>,
+        pub expires_at: Option<i64>,
+        pub allow_high_risk: bool,
+        pub notified_thresholds: Vec<u8>,
+        pub created_at: i64,
+        pub revoked_at: Option<i64>,
+        pub rotated_from: Option<String>,
+    }
+}
+
 /// Stores a new key and its digest index inside a write transaction.
 pub fn insert(txn: &redb::WriteTransaction, key: &ApiKey) -> Result<(), StoreError> {
     if tables::index_get(txn, KEY_DIGESTS, &key.digest)?.is_some() {
@@ -811,6 +915,7 @@ mod tests {
             created_at: now,
             revoked_at: None,
             rotated_from: None,
+            tpm_limit: None,
         }
     }
 
@@ -837,9 +942,22 @@ mod tests {
             rate_limit: Some(30),
             expires_at: Some(1_000),
             allow_high_risk: false,
+            tpm_limit: Some(1_000),
         };
         let loosened = |after: Controls| capped.loosened_by(after, 60, true);
         assert_eq!(loosened(capped), None);
+        for tpm_limit in [None, Some(1_001)] {
+            let after = Controls {
+                tpm_limit,
+                ..capped
+            };
+            assert_eq!(loosened(after), Some("tpmLimit"));
+        }
+        let lower = Controls {
+            tpm_limit: Some(10),
+            ..capped
+        };
+        assert_eq!(loosened(lower), None);
         // Tighter: lower cap, lower rate, earlier expiry.
         let tighter = Controls {
             credit_limit: Some(5),

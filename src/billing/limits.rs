@@ -1,6 +1,11 @@
 //! Limits that refuse a request before it costs anything: requests per
-//! minute per key, and durable per-day counters (the free tier's multimodal
-//! cap).
+//! minute per key, requests and tokens per minute per model (across all
+//! keys), and durable per-day counters (the free tier's multimodal cap).
+//!
+//! Tokens are reserved at admission (the prompt as estimated, plus the
+//! completion the request allows itself) and the reservation is replaced by
+//! the upstream's usage when the request completes, so concurrent requests
+//! cannot all pass on the same remaining budget.
 //!
 //! The per-minute limit is a sliding window over the last 60 seconds, kept
 //! in memory by the one process that serves every request: exact on one node
@@ -9,7 +14,8 @@
 //! anyway. Day counters are durable, because a restart must not reset them.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use redb::ReadableTable;
 
@@ -84,6 +90,255 @@ impl RateLimiter {
             limit,
             remaining: limit.saturating_sub(times.len() as u32),
             reset_ms,
+        }
+    }
+}
+
+/// The outcome of one token-limit check: what the headers say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TokenDecision {
+    pub allowed: bool,
+    pub limit: u64,
+    pub remaining: u64,
+    /// Milliseconds until the oldest counted tokens leave the window.
+    pub reset_ms: i64,
+}
+
+impl TokenDecision {
+    /// `x-ratelimit-*-tokens` headers, as OpenAI sends them.
+    pub fn headers(&self) -> [(&'static str, String); 3] {
+        [
+            ("x-ratelimit-limit-tokens", self.limit.to_string()),
+            ("x-ratelimit-remaining-tokens", self.remaining.to_string()),
+            (
+                "x-ratelimit-reset-tokens",
+                format!("{}s", ceil_seconds(self.reset_ms)),
+            ),
+        ]
+    }
+
+    pub fn retry_after_seconds(&self) -> i64 {
+        ceil_seconds(self.reset_ms).max(1)
+    }
+}
+
+#[derive(Default)]
+struct TokenWindow {
+    /// (counted at, reservation id, tokens), oldest first.
+    entries: VecDeque<(i64, u64, u64)>,
+    used: u64,
+}
+
+impl TokenWindow {
+    fn slide(&mut self, now: i64) {
+        while let Some(&(at, _, tokens)) = self.entries.front()
+            && now - at >= WINDOW_MS
+        {
+            self.used -= tokens;
+            self.entries.pop_front();
+        }
+    }
+
+    fn decision(&self, allowed: bool, limit: u64, now: i64) -> TokenDecision {
+        TokenDecision {
+            allowed,
+            limit,
+            remaining: limit.saturating_sub(self.used),
+            reset_ms: self
+                .entries
+                .front()
+                .map_or(0, |(oldest, _, _)| oldest + WINDOW_MS - now),
+        }
+    }
+}
+
+/// Tokens per minute, per scope (a key, a model): a sliding window of
+/// reservations, each settled to what the request really used.
+#[derive(Default)]
+pub struct TokenLimiter {
+    shards: [Mutex<HashMap<String, TokenWindow>>; SHARDS],
+    next_id: AtomicU64,
+}
+
+impl TokenLimiter {
+    /// Reserves `tokens` for `scope` at `now` if the window has room for
+    /// them. A request larger than the whole limit passes alone in an empty
+    /// window (it could never pass otherwise), so the limit holds within
+    /// one request.
+    pub fn reserve(&self, scope: &str, limit: u64, tokens: u64, now: i64) -> (TokenDecision, u64) {
+        let mut map = self.shards[shard_of(scope)]
+            .lock()
+            .expect("token limiter lock");
+        if map.len() > 4096 {
+            map.retain(|_, w| {
+                w.entries
+                    .back()
+                    .is_some_and(|(t, _, _)| now - t < WINDOW_MS)
+            });
+        }
+        let window = map.entry(scope.to_owned()).or_default();
+        window.slide(now);
+        let allowed = window.used == 0 || window.used + tokens <= limit;
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        if allowed {
+            window.entries.push_back((now, id, tokens));
+            window.used += tokens;
+        }
+        (window.decision(allowed, limit, now), id)
+    }
+
+    /// Replaces reservation `id` of `scope` by the tokens really used
+    /// (0 for a request that failed before any upstream counted it).
+    pub fn settle(&self, scope: &str, id: u64, tokens: u64) {
+        let mut map = self.shards[shard_of(scope)]
+            .lock()
+            .expect("token limiter lock");
+        if let Some(window) = map.get_mut(scope)
+            && let Some(entry) = window.entries.iter_mut().find(|(_, i, _)| *i == id)
+        {
+            window.used = window.used - entry.2 + tokens;
+            entry.2 = tokens;
+        }
+    }
+
+    /// [`TokenLimiter::reserve`] as a [`Reservation`] that settles (or,
+    /// dropped, releases) itself; the refusal's decision otherwise.
+    pub fn hold(
+        self: &Arc<Self>,
+        scope: &str,
+        limit: u64,
+        tokens: u64,
+        now: i64,
+    ) -> Result<Reservation, TokenDecision> {
+        let (decision, id) = self.reserve(scope, limit, tokens, now);
+        if !decision.allowed {
+            return Err(decision);
+        }
+        Ok(Reservation {
+            tokens: self.clone(),
+            scope: scope.to_owned(),
+            id,
+            settled: AtomicBool::new(false),
+        })
+    }
+
+    /// What the headers say now, without counting anything.
+    pub fn peek(&self, scope: &str, limit: u64, now: i64) -> TokenDecision {
+        let mut map = self.shards[shard_of(scope)]
+            .lock()
+            .expect("token limiter lock");
+        match map.get_mut(scope) {
+            Some(window) => {
+                window.slide(now);
+                window.decision(true, limit, now)
+            }
+            None => TokenDecision {
+                allowed: true,
+                limit,
+                remaining: limit,
+                reset_ms: 0,
+            },
+        }
+    }
+}
+
+/// A model's own limits (`rpm_limit`, `tpm_limit`), across every key: they
+/// keep the gateway under the provider's quota.
+#[derive(Default)]
+pub struct ModelLimits {
+    requests: RateLimiter,
+    tokens: Arc<TokenLimiter>,
+}
+
+/// Tokens reserved for one request; settled with the upstream's usage, or
+/// released when dropped unsettled (the request failed).
+pub struct Reservation {
+    tokens: Arc<TokenLimiter>,
+    scope: String,
+    id: u64,
+    settled: AtomicBool,
+}
+
+impl Reservation {
+    pub fn settle(&self, tokens: u64) {
+        if !self.settled.swap(true, Ordering::SeqCst) {
+            self.tokens.settle(&self.scope, self.id, tokens);
+        }
+    }
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        self.settle(0);
+    }
+}
+
+/// Why a model refused a request: which limit, and when to come back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelRefusal {
+    pub message: String,
+    pub retry_after_seconds: i64,
+}
+
+impl ModelLimits {
+    /// Counts a request of `reserve` tokens against `model`'s limits; both
+    /// must have room. `Ok(None)` when the model has no token limit.
+    pub fn admit(
+        &self,
+        model: &str,
+        rpm_limit: Option<u32>,
+        tpm_limit: Option<u64>,
+        reserve: u64,
+        now: i64,
+    ) -> Result<Option<Reservation>, ModelRefusal> {
+        if let Some(limit) = rpm_limit {
+            let decision = self.requests.check(model, limit, now);
+            if !decision.allowed {
+                return Err(ModelRefusal {
+                    message: format!(
+                        "the model `{model}` is limited to {limit} requests per minute across all keys"
+                    ),
+                    retry_after_seconds: decision.retry_after_seconds(),
+                });
+            }
+        }
+        let Some(limit) = tpm_limit else {
+            return Ok(None);
+        };
+        match self.tokens.hold(model, limit, reserve, now) {
+            Ok(reservation) => Ok(Some(reservation)),
+            Err(decision) => Err(ModelRefusal {
+                message: format!(
+                    "the model `{model}` is limited to {limit} tokens per minute across all keys; this request reserves {reserve}"
+                ),
+                retry_after_seconds: decision.retry_after_seconds(),
+            }),
+        }
+    }
+}
+
+impl RateLimiter {
+    /// What the headers say for `allowance` now, without counting a
+    /// request (for refusals that happen before the limit is checked).
+    pub fn peek(&self, allowance: &str, limit: u32, now: i64) -> RateDecision {
+        let map = self.shards[shard_of(allowance)]
+            .lock()
+            .expect("rate limiter lock");
+        let live: Vec<i64> = map
+            .get(allowance)
+            .map(|times| {
+                times
+                    .iter()
+                    .copied()
+                    .filter(|t| now - t < WINDOW_MS)
+                    .collect()
+            })
+            .unwrap_or_default();
+        RateDecision {
+            allowed: live.len() < limit as usize,
+            limit,
+            remaining: limit.saturating_sub(live.len() as u32),
+            reset_ms: live.first().map_or(0, |oldest| oldest + WINDOW_MS - now),
         }
     }
 }
@@ -170,6 +425,41 @@ mod tests {
         assert!(limiter.check("k", 5, t0 + 60_000).allowed);
         // Another allowance is counted apart.
         assert!(limiter.check("other", 5, t0 + 10_000).allowed);
+    }
+
+    #[test]
+    fn token_reservations_are_settled_to_the_usage() {
+        let limiter = TokenLimiter::default();
+        let t0 = 1_000_000;
+        let (d, first) = limiter.reserve("m", 100, 60, t0);
+        assert!(d.allowed);
+        assert_eq!(d.remaining, 40);
+        // 60 + 50 would pass 100: refused, nothing counted.
+        let (d, _) = limiter.reserve("m", 100, 50, t0 + 1);
+        assert!(!d.allowed);
+        assert_eq!(d.remaining, 40);
+        assert_eq!(d.reset_ms, 59_999);
+        // The first used 20: 80 left.
+        limiter.settle("m", first, 20);
+        assert_eq!(limiter.peek("m", 100, t0 + 2).remaining, 80);
+        assert!(limiter.reserve("m", 100, 50, t0 + 3).0.allowed);
+        // A request larger than the limit passes alone in an empty window.
+        assert!(limiter.reserve("big", 10, 500, t0).0.allowed);
+        assert!(!limiter.reserve("big", 10, 1, t0).0.allowed);
+        assert!(limiter.reserve("big", 10, 1, t0 + 60_000).0.allowed);
+    }
+
+    #[test]
+    fn a_dropped_reservation_is_released() {
+        let limits = ModelLimits::default();
+        let held = limits.admit("m", Some(10), Some(100), 90, 0).unwrap();
+        assert!(limits.admit("m", Some(10), Some(100), 20, 1).is_err());
+        drop(held);
+        assert!(limits.admit("m", Some(10), Some(100), 20, 2).is_ok());
+        let Err(refused) = limits.admit("m", Some(3), None, 0, 3) else {
+            panic!("over the request limit");
+        };
+        assert!(refused.message.contains("3 requests per minute"));
     }
 
     #[test]

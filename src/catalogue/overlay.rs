@@ -16,8 +16,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::access::ModelAccess;
-use super::{Capability, Catalogue, Model, Pricing, credits_to_micros, upstream_name};
-use crate::config::{Config, ModelConfig, ProviderConfig};
+use super::{Capability, Catalogue, Model, Pricing, Strategy, credits_to_micros, upstream_name};
+use crate::config::{Config, DeploymentConfig, ModelConfig, ModelRouting, ProviderConfig};
 use crate::store::tables::MODEL_OVERRIDES;
 use crate::store::{Store, StoreError, Table};
 use crate::time_util::now_ms;
@@ -55,6 +55,14 @@ impl Entry {
             "id": m.id,
             "provider": m.provider,
             "upstream": m.upstream,
+            "deployments": m.deployments().iter().map(|d| json!({
+                "provider": d.provider,
+                "upstream": d.upstream,
+                "weight": d.weight,
+            })).collect::<Vec<_>>(),
+            "strategy": m.routing.strategy.as_str(),
+            "rpmLimit": m.routing.rpm_limit,
+            "tpmLimit": m.routing.tpm_limit,
             "inputCapabilities": m.input,
             "outputCapabilities": m.output,
             "contextWindow": m.context_window,
@@ -75,6 +83,85 @@ pub enum Row {
         id: String,
         at: i64,
     },
+    /// A full definition with its routing (written since schema 5; a
+    /// `Defined` row keeps the file's routing, or has one deployment).
+    Routed(StoredModel, StoredRouting),
+}
+
+/// [`ModelRouting`] in the store's layout.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoredRouting {
+    pub primary_weight: u32,
+    /// (provider, upstream, weight) of the deployments after the first.
+    pub more: Vec<(String, String, u32)>,
+    pub strategy: Strategy,
+    pub request_timeout_ms: Option<u64>,
+    pub rpm_limit: Option<u32>,
+    pub tpm_limit: Option<u64>,
+}
+
+impl From<&ModelRouting> for StoredRouting {
+    fn from(r: &ModelRouting) -> Self {
+        StoredRouting {
+            primary_weight: r.primary_weight,
+            more: r
+                .more
+                .iter()
+                .map(|d| (d.provider.clone(), d.upstream.clone(), d.weight))
+                .collect(),
+            strategy: r.strategy,
+            request_timeout_ms: r.request_timeout.map(|t| t.as_millis() as u64),
+            rpm_limit: r.rpm_limit,
+            tpm_limit: r.tpm_limit,
+        }
+    }
+}
+
+impl From<&StoredRouting> for ModelRouting {
+    fn from(r: &StoredRouting) -> Self {
+        ModelRouting {
+            primary_weight: r.primary_weight,
+            more: r
+                .more
+                .iter()
+                .map(|(provider, upstream, weight)| DeploymentConfig {
+                    provider: provider.clone(),
+                    upstream: upstream.clone(),
+                    weight: *weight,
+                })
+                .collect(),
+            strategy: r.strategy,
+            request_timeout: r.request_timeout_ms.map(std::time::Duration::from_millis),
+            rpm_limit: r.rpm_limit,
+            tpm_limit: r.tpm_limit,
+        }
+    }
+}
+
+impl Row {
+    fn id(&self) -> &str {
+        match self {
+            Row::Defined(m) | Row::Routed(m, _) => &m.id,
+            Row::Removed { id, .. } => id,
+        }
+    }
+
+    /// A stored definition and its routing, if any (`None` for a
+    /// `Defined` row: the file's routing, or one deployment).
+    fn defined(&self) -> Option<(&StoredModel, Option<&StoredRouting>)> {
+        match self {
+            Row::Defined(m) => Some((m, None)),
+            Row::Routed(m, r) => Some((m, Some(r))),
+            Row::Removed { .. } => None,
+        }
+    }
+
+    fn routed(model: &ModelConfig, enabled: bool) -> Row {
+        Row::Routed(
+            StoredModel::new(model, enabled),
+            StoredRouting::from(&model.routing),
+        )
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -179,6 +266,7 @@ impl StoredModel {
             context_window: self.context_window,
             max_output_tokens: self.max_output_tokens,
             pricing: self.pricing.into(),
+            routing: ModelRouting::default(),
         }
     }
 }
@@ -267,6 +355,13 @@ pub struct ModelChange {
     pub max_output_tokens: Option<Option<u32>>,
     pub pricing: Option<Pricing>,
     pub enabled: Option<bool>,
+    /// Replaces every deployment (the first becomes `provider` +
+    /// `upstream`).
+    pub deployments: Option<Vec<DeploymentConfig>>,
+    pub strategy: Option<Strategy>,
+    /// `Some(None)` clears it.
+    pub rpm_limit: Option<Option<u32>>,
+    pub tpm_limit: Option<Option<u64>>,
 }
 
 /// The longest model id accepted from the dashboard.
@@ -288,19 +383,32 @@ fn validate(model: &ModelConfig, providers: &[ProviderConfig]) -> Result<(), Sto
             "a model id must be 1 to {MAX_ID_LEN} printable characters without spaces"
         ));
     }
-    let Some(provider) = providers.iter().find(|p| p.id == model.provider) else {
-        let known: Vec<&str> = providers.iter().map(|p| p.id.as_str()).collect();
-        return invalid(format!(
-            "unknown provider `{}` (configured: {})",
-            model.provider,
-            known.join(", ")
-        ));
-    };
-    if model.upstream.trim().is_empty() {
-        return invalid("`upstream` must not be empty".into());
+    for (i, d) in model.deployments().iter().enumerate() {
+        let at = if i == 0 {
+            String::new()
+        } else {
+            format!("deployments[{i}]: ")
+        };
+        let Some(provider) = providers.iter().find(|p| p.id == d.provider) else {
+            let known: Vec<&str> = providers.iter().map(|p| p.id.as_str()).collect();
+            return invalid(format!(
+                "{at}unknown provider `{}` (configured: {})",
+                d.provider,
+                known.join(", ")
+            ));
+        };
+        if d.upstream.trim().is_empty() {
+            return invalid(format!("{at}`upstream` must not be empty"));
+        }
+        if let Err(why) = upstream_name::check(&d.upstream, provider.kind) {
+            return invalid(format!("{at}`upstream`: {why}"));
+        }
+        if d.weight == 0 {
+            return invalid(format!("{at}`weight` must be at least 1"));
+        }
     }
-    if let Err(why) = upstream_name::check(&model.upstream, provider.kind) {
-        return invalid(format!("`upstream`: {why}"));
+    if model.routing.rpm_limit == Some(0) || model.routing.tpm_limit == Some(0) {
+        return invalid("`rpmLimit` and `tpmLimit` must be at least 1".into());
     }
     if model.input.is_empty() {
         return invalid("a model must accept at least one capability".into());
@@ -434,14 +542,16 @@ impl LiveCatalogue {
     fn merge(&self, rows: Vec<Row>) -> Listing {
         let mut entries = Vec::new();
         for model in &self.configured {
-            let row = rows.iter().find(|r| match r {
-                Row::Defined(m) => m.id == model.id,
-                Row::Removed { id, .. } => *id == model.id,
-            });
-            match row {
-                Some(Row::Removed { .. }) => {}
-                Some(Row::Defined(m)) => entries.push(Entry {
-                    model: m.definition(),
+            let row = rows.iter().find(|r| r.id() == model.id);
+            match row.map(|r| (r, r.defined())) {
+                Some((_, None)) => {}
+                // A row written before routing was stored keeps the
+                // file's further deployments, strategy and limits.
+                Some((_, Some((m, routing)))) => entries.push(Entry {
+                    model: ModelConfig {
+                        routing: routing.map_or_else(|| model.routing.clone(), ModelRouting::from),
+                        ..m.definition()
+                    },
                     enabled: m.enabled,
                     source: Source::Config,
                 }),
@@ -453,11 +563,14 @@ impl LiveCatalogue {
             }
         }
         for row in &rows {
-            if let Row::Defined(m) = row
+            if let Some((m, routing)) = row.defined()
                 && !self.configured.iter().any(|c| c.id == m.id)
             {
                 entries.push(Entry {
-                    model: m.definition(),
+                    model: ModelConfig {
+                        routing: routing.map(ModelRouting::from).unwrap_or_default(),
+                        ..m.definition()
+                    },
                     enabled: m.enabled,
                     source: Source::Dashboard,
                 });
@@ -506,7 +619,7 @@ impl LiveCatalogue {
                 model.id
             )));
         }
-        let row = Row::Defined(StoredModel::new(&model, true));
+        let row = Row::routed(&model, true);
         let id = model.id.clone();
         store
             .write(move |txn| OVERRIDE_TABLE.put(txn, id.as_bytes(), &row))
@@ -547,11 +660,29 @@ impl LiveCatalogue {
         if let Some(v) = change.pricing {
             model.pricing = v;
         }
+        if let Some(list) = change.deployments {
+            let mut list = list.into_iter();
+            let Some(first) = list.next() else {
+                return Err(StoreError::Invalid(
+                    "`deployments` must list at least one deployment".into(),
+                ));
+            };
+            model.provider = first.provider;
+            model.upstream = first.upstream;
+            model.routing.primary_weight = first.weight;
+            model.routing.more = list.collect();
+        }
+        if let Some(v) = change.strategy {
+            model.routing.strategy = v;
+        }
+        if let Some(v) = change.rpm_limit {
+            model.routing.rpm_limit = v;
+        }
+        if let Some(v) = change.tpm_limit {
+            model.routing.tpm_limit = v;
+        }
         validate(&model, &self.providers)?;
-        let row = Row::Defined(StoredModel::new(
-            &model,
-            change.enabled.unwrap_or(entry.enabled),
-        ));
+        let row = Row::routed(&model, change.enabled.unwrap_or(entry.enabled));
         let key = id.to_owned();
         store
             .write(move |txn| OVERRIDE_TABLE.put(txn, key.as_bytes(), &row))

@@ -209,6 +209,9 @@ pub enum KeysCommand {
         /// Requests per minute (default: the configured default_rate_limit).
         #[arg(long)]
         rate_limit: Option<u32>,
+        /// Tokens per minute, prompt + completion (none: no token limit).
+        #[arg(long)]
+        tpm_limit: Option<u64>,
         /// Expiry, RFC 3339 (e.g. 2027-01-31T23:59:00Z).
         #[arg(long)]
         expires_at: Option<String>,
@@ -249,6 +252,9 @@ pub enum KeysCommand {
         /// Requests per minute, or `none` for the default.
         #[arg(long)]
         rate_limit: Option<String>,
+        /// Tokens per minute, or `none` for no token limit.
+        #[arg(long)]
+        tpm_limit: Option<String>,
         /// RFC 3339 expiry, or `none`.
         #[arg(long)]
         expires_at: Option<String>,
@@ -545,6 +551,7 @@ fn admin_command(command: &Command) -> Result<(Admin, bool), Failure> {
             credit_limit,
             reset,
             rate_limit,
+            tpm_limit,
             expires_at,
             allow_high_risk,
             owner,
@@ -558,6 +565,7 @@ fn admin_command(command: &Command) -> Result<(Admin, bool), Failure> {
                 expires_at: expires_at.as_deref().map(time).transpose()?,
                 allow_high_risk: *allow_high_risk,
                 owner_account_id: owner.clone(),
+                tpm_limit: *tpm_limit,
             };
             (
                 Admin::KeysCreate {
@@ -582,6 +590,7 @@ fn admin_command(command: &Command) -> Result<(Admin, bool), Failure> {
             credit_limit,
             reset,
             rate_limit,
+            tpm_limit,
             expires_at,
             allow_high_risk,
             json,
@@ -603,6 +612,13 @@ fn admin_command(command: &Command) -> Result<(Admin, bool), Failure> {
                 })?,
                 expires_at: patch(expires_at.as_deref(), time)?,
                 allow_high_risk: *allow_high_risk,
+                tpm_limit: patch(tpm_limit.as_deref(), |v| {
+                    v.parse::<u64>().map_err(|_| {
+                        Failure::usage(format!(
+                            "--tpm-limit: `{v}` is not a whole number or `none`"
+                        ))
+                    })
+                })?,
             };
             (
                 Admin::KeysUpdate {

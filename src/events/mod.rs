@@ -25,6 +25,8 @@ pub const PROVIDERS_EXHAUSTED: &str = "providers.exhausted";
 pub const FALLBACK_TRIGGERED: &str = "fallback.triggered";
 pub const INCIDENT_CREATED: &str = "incident.created";
 pub const SUB_PROCESSOR_CHANGED: &str = "sub_processor.changed";
+/// Beyond the spec's eight: a deployment was taken out of rotation.
+pub const DEPLOYMENT_COOLDOWN: &str = "deployment.cooldown";
 
 /// Whose URLs an event goes to (operator URLs get every event).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -131,6 +133,23 @@ impl Event {
         }
     }
 
+    /// A deployment entered cooldown after consecutive retryable failures.
+    /// It goes to the tenant whose request tripped it (signed, as tenant
+    /// deliveries are) and to the operator's URLs.
+    pub fn deployment_cooldown(tenant_id: &str, cooled: &crate::routing::Cooled) -> Event {
+        Event {
+            name: DEPLOYMENT_COOLDOWN.into(),
+            audience: Audience::Tenant(tenant_id.to_owned()),
+            at: now_ms(),
+            data: json!({
+                "model": cooled.model,
+                "deployment": cooled.deployment,
+                "consecutiveFailures": cooled.failures,
+                "cooldownSeconds": cooled.seconds,
+            }),
+        }
+    }
+
     /// An Article 73 incident was persisted (DESIGN 7.4).
     #[allow(clippy::too_many_arguments)]
     pub fn incident_created(
@@ -186,8 +205,10 @@ fn attempts_view(attempts: &[Attempt]) -> Vec<Value> {
             json!({
                 "model": a.model,
                 "provider": a.provider,
+                "deployment": a.deployment,
                 "status": a.status,
                 "latencyMs": a.latency_ms,
+                "retries": a.retries,
             })
         })
         .collect()

@@ -174,6 +174,8 @@ pub async fn serve(
                 status: error.status_label(),
                 latency_ms: elapsed.as_millis() as u64,
                 message: error.message.clone(),
+                deployment: format!("{}/{}", model.provider.id, model.upstream),
+                retries: 0,
             };
             return Err(failed(state, key, request_id, &model, attempt, &error));
         }
@@ -192,6 +194,8 @@ pub async fn serve(
         prompt_estimate: 0,
         truncation: None,
         compliance,
+        retries: 0,
+        in_flight: None,
     };
     let streamed = request.route == Route::Speech;
     let extensions = Extensions::new(state, &served, streamed);
@@ -354,6 +358,8 @@ fn registered(
             "the provider `{}` is not in the sub-processor registry, and the tenant policy routes only to registered ones",
             model.provider.id
         ),
+        deployment: format!("{}/{}", model.provider.id, model.upstream),
+        retries: 0,
     };
     Err(exhausted(state, key, request_id, attempt))
 }

@@ -2,7 +2,8 @@
 //! a completion or a stream (DESIGN section 2).
 //!
 //! The fallback walk tries each model of the chain in order; a later model
-//! only after a retryable failure of the one before. Each attempt is
+//! only after a retryable failure of the one before. Within a model, the
+//! walk over its deployments (retries, cooldown) is [`walk`]'s. Each attempt is
 //! recorded (provider, status, latency) and explained on the response. For
 //! streams, an attempt counts as served only once its first chunk arrived:
 //! until then nothing was written to the caller, so falling back is safe.
@@ -16,6 +17,7 @@ pub mod request;
 pub mod stream;
 pub mod tokens;
 pub mod truncate;
+mod walk;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -37,20 +39,27 @@ use crate::error::{ApiError, Code};
 use crate::events::{Event, Events};
 use crate::metrics::{Metrics, StreamGuard};
 use crate::providers::{ChunkStream, Failure, Reply, UpstreamError};
+use crate::routing;
 use crate::store::Store;
 use crate::tenants;
 use crate::tenants::{CompliancePolicy, ReviewMode, Tier};
 use crate::time_util::now_ms;
 use request::ChatRequest;
+use walk::{Walk, Walked, completion_allowance, reserve_key_tokens};
 
-/// One try of one model of the chain.
-#[derive(Debug, Clone, Serialize)]
+/// One try of one deployment of one model of the chain (its retries
+/// included: `status` is the last one's).
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct Attempt {
     pub model: String,
     pub provider: String,
+    /// `provider/upstream`; empty when no deployment was tried.
+    pub deployment: String,
     pub status: String,
     #[serde(rename = "latencyMs")]
     pub latency_ms: u64,
+    /// Retries of this deployment before it was given up.
+    pub retries: u32,
     #[serde(skip)]
     pub message: String,
 }
@@ -84,6 +93,11 @@ pub struct Served {
     pub prompt_estimate: u64,
     pub truncation: Option<truncate::Receipt>,
     pub compliance: Arc<Compliance>,
+    /// Retries of the deployment that served, before it did.
+    pub retries: u32,
+    /// Counts the serving deployment busy while the answer (a stream)
+    /// lasts.
+    pub in_flight: Option<Arc<routing::InFlight>>,
 }
 
 /// What the compliance records of a request need, from the gate to the
@@ -163,6 +177,7 @@ pub async fn chat_completions(
         request.body.remove("stream_options");
     }
     take_tier_caps(state, &tenant, &request).await?;
+    let key_reservation = reserve_key_tokens(state, key, &request)?;
     let registered = if tenant.policy.enforce_registry {
         Some(
             state
@@ -175,93 +190,102 @@ pub async fn chat_completions(
     };
     let mut attempts: Vec<Attempt> = Vec::new();
     let mut known = 0;
+    let mut limited: Option<ApiError> = None;
     for name in &request.chain {
         let Some(model) = state.catalogue.get_for(&key.tenant_id, name) else {
             attempts.push(Attempt {
                 model: name.clone(),
-                provider: String::new(),
                 status: "unknown_model".into(),
-                latency_ms: 0,
                 message: format!("`{name}` is not in the catalogue"),
+                ..Attempt::default()
             });
             continue;
         };
         known += 1;
-        if let Some(registered) = &registered
-            && !registered.iter().any(|e| e.name == model.provider.id)
-        {
-            attempts.push(Attempt {
-                model: name.clone(),
-                provider: model.provider.id.clone(),
-                status: "not_in_registry".into(),
-                latency_ms: 0,
-                message: format!(
-                    "the provider `{}` is not in the sub-processor registry, and the tenant policy routes only to registered ones",
-                    model.provider.id
-                ),
-            });
-            continue;
-        }
         let (body, replaced_parts, truncation) = prepare(&request, &model);
         let prompt_estimate = tokens::estimate_messages(&body["messages"]);
-        let attempt_started = Instant::now();
-        let outcome = match state.providers.chat(&model, body, request.stream).await {
-            Ok(Reply::Complete(completion)) => Ok(Reply::Complete(completion)),
-            Ok(Reply::Stream(chunks)) => first_chunk(chunks, &model).await,
-            Err(e) => Err(e),
-        };
-        let elapsed = attempt_started.elapsed();
-        let latency_ms = elapsed.as_millis() as u64;
-        let outcome_label = match &outcome {
-            Ok(_) => "ok".to_owned(),
-            Err(e) => e.status_label(),
-        };
-        state
-            .metrics
-            .upstream(&model.provider.id, &outcome_label, elapsed);
-        let served = |attempts: Vec<Attempt>| Served {
-            request_id: request_id.to_owned(),
-            key_id: key.id.clone(),
-            tenant_id: key.tenant_id.clone(),
-            model: model.clone(),
-            requested: name.clone(),
-            chain: request.chain.clone(),
-            attempts,
-            started,
-            risk: risk.clone(),
-            replaced_parts,
-            prompt_estimate,
-            truncation: truncation.clone(),
-            compliance: compliance.clone(),
-        };
-        match outcome {
-            Ok(Reply::Complete(completion)) => {
-                let served = served(attempts);
-                return finish(state, completion, &served).await;
-            }
-            Ok(Reply::Stream(chunks)) => {
-                state.metrics.first_token(name, started.elapsed());
-                let served = served(attempts);
-                let extensions = Extensions::new(state, &served, true);
-                return Ok(ChatOutcome::Stream {
-                    body: stream::relay(chunks, served, extensions),
-                    model: name.clone(),
-                });
-            }
-            Err(error) => {
-                tracing::info!(model = %name, provider = %model.provider.id, status = %error.status_label(), "upstream attempt failed");
+        let reserve = prompt_estimate + completion_allowance(&body, &model);
+        let reservation = match state.model_limits.admit(
+            &model.id,
+            model.rpm_limit,
+            model.tpm_limit,
+            reserve,
+            now_ms(),
+        ) {
+            Ok(reservation) => reservation,
+            Err(refusal) => {
                 attempts.push(Attempt {
                     model: name.clone(),
-                    provider: model.provider.id.clone(),
-                    status: error.status_label(),
-                    latency_ms,
-                    message: error.message.clone(),
+                    status: "model_rate_limited".into(),
+                    message: refusal.message.clone(),
+                    ..Attempt::default()
                 });
-                if !error.retryable() {
-                    return Err(relay_refusal(&model, &error));
-                }
+                let mut error = ApiError::new(Code::ModelRateLimitExceeded, refusal.message);
+                error.retry_after = Some(refusal.retry_after_seconds as u64);
+                limited.get_or_insert(error);
+                continue;
             }
+        };
+        let walk = Walk {
+            state,
+            tenant_id: &key.tenant_id,
+            model: &model,
+            name,
+            registered: registered.as_deref(),
+            stream: request.stream,
+        };
+        match walk.run(body, &mut attempts).await {
+            Walked::Served {
+                reply,
+                view,
+                retries,
+                in_flight,
+            } => {
+                let served = Served {
+                    request_id: request_id.to_owned(),
+                    key_id: key.id.clone(),
+                    tenant_id: key.tenant_id.clone(),
+                    model: view,
+                    requested: name.clone(),
+                    chain: request.chain.clone(),
+                    attempts,
+                    started,
+                    risk: risk.clone(),
+                    replaced_parts,
+                    prompt_estimate,
+                    truncation: truncation.clone(),
+                    compliance: compliance.clone(),
+                    retries,
+                    in_flight: Some(Arc::new(in_flight)),
+                };
+                let reservations: Vec<limits::Reservation> =
+                    reservation.into_iter().chain(key_reservation).collect();
+                return match reply {
+                    Reply::Complete(completion) => {
+                        finish(state, completion, &served, reservations).await
+                    }
+                    Reply::Stream(chunks) => {
+                        state.metrics.first_token(name, started.elapsed());
+                        let extensions =
+                            Extensions::new(state, &served, true).with_reservations(reservations);
+                        Ok(ChatOutcome::Stream {
+                            body: stream::relay(chunks, served, extensions),
+                            model: name.clone(),
+                        })
+                    }
+                };
+            }
+            Walked::Refused(error) => return Err(error),
+            Walked::Failed => {}
         }
+    }
+    if let Some(error) = limited
+        && attempts
+            .iter()
+            .all(|a| a.status == "model_rate_limited" || a.status == "unknown_model")
+    {
+        // Nothing failed upstream: every model was at its own limit.
+        return Err(error);
     }
     debug_assert!(known > 0, "checked before the walk");
     let summary: Vec<String> = attempts
@@ -500,9 +524,12 @@ pub struct Extensions {
     keys: Keys,
     events: Events,
     metrics: Arc<Metrics>,
-    /// For `fallback.triggered`: the chain, the attempts that failed.
+    /// For `fallback.triggered`: the chain, the attempts that failed, the
+    /// deployment that served and its retries.
     chain: Vec<String>,
     attempts: Vec<Attempt>,
+    deployment: String,
+    retries: u32,
     /// Holds `tollgate_streams_in_flight` up while a stream lives.
     _stream: Option<StreamGuard>,
     /// The usage record, completed with tokens and cost when charged.
@@ -515,6 +542,12 @@ pub struct Extensions {
     /// What a media request was billed for (`{"images": 2}`), kept in its
     /// audit entry.
     units: Option<Value>,
+    /// Tokens reserved against the model's and the key's limits, settled
+    /// by the charge.
+    reservations: Vec<limits::Reservation>,
+    /// The serving deployment's in-flight count, held while the answer
+    /// lives.
+    _in_flight: Option<Arc<routing::InFlight>>,
 }
 
 /// A held answer: the review it becomes, and the completion (every
@@ -539,6 +572,8 @@ impl Extensions {
             metrics: state.metrics.clone(),
             chain: served.chain.clone(),
             attempts: served.attempts.clone(),
+            deployment: format!("{}/{}", served.model.provider.id, served.model.upstream),
+            retries: served.retries,
             _stream: streamed.then(|| state.metrics.stream_open()),
             record: UsageRecord {
                 request_id: served.request_id.clone(),
@@ -561,7 +596,15 @@ impl Extensions {
             reason: served.risk.reason(),
             sampler: state.sampler.clone(),
             units: None,
+            reservations: Vec::new(),
+            _in_flight: served.in_flight.clone(),
         }
+    }
+
+    /// The token reservations the charge settles.
+    pub fn with_reservations(mut self, reservations: Vec<limits::Reservation>) -> Extensions {
+        self.reservations = reservations;
+        self
     }
 
     /// The units a media request is billed for, shown in its audit entry.
@@ -732,8 +775,16 @@ impl Extensions {
         output: &str,
         hold: Option<Hold>,
     ) -> Result<Charged, ApiError> {
+        // The upstream spent the tokens whether or not the charge fits.
+        self.settle(prompt_tokens + completion_tokens);
         let record = self.record(prompt_tokens, completion_tokens, estimated)?;
         self.commit(record, completed, output, hold).await
+    }
+
+    fn settle(&self, tokens: u64) {
+        for reservation in &self.reservations {
+            reservation.settle(tokens);
+        }
     }
 
     /// Charges a held answer and files it for review in the charge's own
@@ -747,6 +798,7 @@ impl Extensions {
         output: &str,
         mut answer: Value,
     ) -> Result<Value, ApiError> {
+        self.settle(prompt_tokens + completion_tokens);
         let mut record = self.record(prompt_tokens, completion_tokens, estimated)?;
         if let Some(cost) = priced {
             record.cost = cost;
@@ -806,6 +858,7 @@ impl Extensions {
         estimated: bool,
         output: &str,
     ) {
+        self.settle(prompt_tokens + completion_tokens);
         // Already logged by `record` when refused.
         let Ok(record) = self.record(prompt_tokens, completion_tokens, estimated) else {
             return;
@@ -821,6 +874,8 @@ impl Extensions {
             metrics: self.metrics.clone(),
             chain: self.chain.clone(),
             attempts: self.attempts.clone(),
+            deployment: self.deployment.clone(),
+            retries: self.retries,
         };
         runtime.spawn(async move {
             let request_id = record.request_id.clone();
@@ -839,6 +894,8 @@ impl Extensions {
             metrics: self.metrics.clone(),
             chain: self.chain.clone(),
             attempts: self.attempts.clone(),
+            deployment: self.deployment.clone(),
+            retries: self.retries,
         }
         .run(record, charged, completed);
     }
@@ -891,6 +948,9 @@ struct AfterCharge {
     metrics: Arc<Metrics>,
     chain: Vec<String>,
     attempts: Vec<Attempt>,
+    /// The deployment that served, and its retries before it did.
+    deployment: String,
+    retries: u32,
 }
 
 impl AfterCharge {
@@ -910,8 +970,10 @@ impl AfterCharge {
             walked.push(Attempt {
                 model: record.model.clone(),
                 provider: record.provider.clone(),
+                deployment: self.deployment,
                 status: "ok".into(),
                 latency_ms: record.latency_ms,
+                retries: self.retries,
                 message: String::new(),
             });
             self.events.publish(Event::fallback_triggered(
@@ -978,11 +1040,12 @@ pub fn overflowed(request_id: &str, model: &str, what: impl std::fmt::Display) -
 
 fn explain(served: &Served) -> Value {
     let provider = &served.model.provider.id;
+    let deployment = format!("{provider}/{}", served.model.upstream);
     let (reason, mut sentence) = if served.attempts.is_empty() {
         (
             "primary".to_owned(),
             format!(
-                "`{}` (provider `{provider}`) was the first model of the chain and served the request.",
+                "`{}` (provider `{provider}`, deployment `{deployment}`) was the first model of the chain and served the request.",
                 served.requested
             ),
         )
@@ -990,17 +1053,30 @@ fn explain(served: &Served) -> Value {
         let failed: Vec<String> = served
             .attempts
             .iter()
-            .map(|a| format!("`{}` ({})", a.model, a.status))
+            .map(|a| {
+                if a.deployment.is_empty() {
+                    format!("`{}` ({})", a.model, a.status)
+                } else {
+                    format!("`{}` on `{}` ({})", a.model, a.deployment, a.status)
+                }
+            })
             .collect();
         (
             format!("fallback after {} failed attempt(s)", served.attempts.len()),
             format!(
-                "{} failed, so `{}` (provider `{provider}`) served the request.",
+                "{} failed, so `{}` (provider `{provider}`, deployment `{deployment}`) served the request.",
                 failed.join(", "),
                 served.requested
             ),
         )
     };
+    if served.retries > 0 {
+        sentence.push_str(&format!(
+            " It answered after {} retr{} of that deployment.",
+            served.retries,
+            if served.retries == 1 { "y" } else { "ies" }
+        ));
+    }
     if served.replaced_parts > 0 {
         sentence.push_str(&format!(
             " {} attachment(s) the model cannot take were replaced by a note.",
@@ -1011,6 +1087,9 @@ fn explain(served: &Served) -> Value {
         "model_selection_reason": reason,
         "human_readable": sentence,
         "attempts": served.attempts,
+        "deployment": deployment,
+        "strategy": served.model.strategy.as_str(),
+        "retries": served.retries,
     })
 }
 
@@ -1021,6 +1100,7 @@ async fn finish(
     state: &AppState,
     mut completion: Value,
     served: &Served,
+    reservations: Vec<limits::Reservation>,
 ) -> Result<ChatOutcome, ApiError> {
     completion["model"] = Value::String(served.requested.clone());
     let usage = &completion["usage"];
@@ -1045,7 +1125,7 @@ async fn finish(
             "total_tokens": prompt + completion_tokens,
         });
     }
-    let extensions = Extensions::new(state, served, false);
+    let extensions = Extensions::new(state, served, false).with_reservations(reservations);
     let output = if extensions.keeps_output() {
         completion.to_string()
     } else {

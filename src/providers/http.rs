@@ -79,15 +79,34 @@ pub async fn send(
     };
     let status = response.status();
     if !status.is_success() {
+        let retry_after = retry_after(response.headers());
         let text = read_limited(response, MAX_ERROR_BODY, deadline)
             .await
             .unwrap_or_default();
-        return Err(UpstreamError::new(
+        let mut error = UpstreamError::new(
             Failure::Status(status.as_u16()),
             error_message(&text, status.as_u16()),
-        ));
+        );
+        error.retry_after = retry_after;
+        return Err(error);
     }
     Ok(Sent { response, deadline })
+}
+
+/// The wait an upstream asked for: `retry-after-ms` (OpenAI, Azure), else
+/// `Retry-After` in whole seconds. An HTTP date is not honoured (no
+/// provider we speak sends one); nonsense is ignored.
+pub fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
+    let header = |name: &str| headers.get(name)?.to_str().ok().map(str::trim);
+    if let Some(ms) = header("retry-after-ms").and_then(|v| v.parse::<f64>().ok())
+        && ms.is_finite()
+        && ms >= 0.0
+    {
+        return Some(Duration::from_secs_f64(ms.min(86_400_000.0) / 1000.0));
+    }
+    header("retry-after")
+        .and_then(|v| v.parse::<u64>().ok())
+        .map(|s| Duration::from_secs(s.min(86_400)))
 }
 
 /// The whole body of a successful answer, as JSON.

@@ -56,6 +56,9 @@ pub struct UpstreamError {
     pub failure: Failure,
     /// What the upstream said, or what went wrong (never a secret).
     pub message: String,
+    /// How long the upstream asked to be left alone (`retry-after-ms` or
+    /// `Retry-After` in seconds), when it said.
+    pub retry_after: Option<Duration>,
 }
 
 impl UpstreamError {
@@ -63,6 +66,19 @@ impl UpstreamError {
         UpstreamError {
             failure,
             message: message.into(),
+            retry_after: None,
+        }
+    }
+
+    /// Whether the same deployment may be tried again: the network, a
+    /// timeout before the first byte, a rate limit or a server error.
+    /// Everything else either will not change on a retry (4xx) or says the
+    /// upstream is not speaking the protocol.
+    pub fn retries_same_deployment(&self) -> bool {
+        match self.failure {
+            Failure::Connect | Failure::Timeout => true,
+            Failure::Status(code) => code == 429 || (500..=599).contains(&code),
+            Failure::Garbage | Failure::Cut | Failure::Unsupported => false,
         }
     }
 

@@ -20,6 +20,8 @@ const MIGRATIONS: &[Migration] = &[
     crate::tenants::migrate_v2_to_v3,
     // 3 -> 4: the operator tenant is recorded (the first owner's tenant).
     crate::tenants::migrate_v3_to_v4,
+    // 4 -> 5: API keys gain a token-per-minute limit (none).
+    crate::auth::keys::migrate_v4_to_v5,
 ];
 
 pub fn prepare(db: &Database) -> Result<(), StoreError> {

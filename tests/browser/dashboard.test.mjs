@@ -334,6 +334,29 @@ describe('pages (keys, users, models, stats and playground endpoints)', () => {
     await page.done();
   });
 
+  test('an owner gives a model a second deployment and a key a token limit', async () => {
+    const page = await open();
+    await signIn(page, OWNER);
+    await go(page, 'models');
+    const omni = page.locator('tr', { has: page.locator('code.model-id', { hasText: /^mock-omni$/ }) });
+    await omni.getByRole('button', { name: 'Edit' }).click();
+    const edit = page.getByRole('dialog', { name: 'Edit mock-omni' });
+    await edit.getByLabel('Further deployments').fill('mock echo 2');
+    await edit.getByLabel('Routing strategy').selectOption('least_busy');
+    await edit.getByRole('button', { name: 'Save' }).click();
+    await omni.getByText('mock / echo ×2').waitFor();
+    await omni.getByText('least busy').waitFor();
+
+    await createKey(page, 'tpm-key');
+    await keyRow(page, 'tpm-key').getByRole('button', { name: 'Edit' }).click();
+    const key = page.getByRole('dialog', { name: 'Edit tpm-key' });
+    await key.getByLabel('Token limit (tokens per minute)').fill('1000');
+    await key.getByRole('button', { name: 'Save' }).click();
+    await keyRow(page, 'tpm-key').getByText('1000/min').waitFor();
+    await noErrorShown(page);
+    await page.done();
+  });
+
   test('the playground streams an answer from the mock provider', async () => {
     const page = await open();
     await signIn(page, TESTER);

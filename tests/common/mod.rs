@@ -16,6 +16,7 @@ pub mod gemini;
 pub mod media;
 pub mod receiver;
 pub mod rng;
+pub mod scripted;
 pub mod upstream;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_tollgate");

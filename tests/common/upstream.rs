@@ -82,9 +82,13 @@ impl Recorded {
 /// A configuration with one `openai` provider `up` at `upstream` and a
 /// text model per `(id, upstream model)`, priced 1 and 2 credits per
 /// million input and output tokens (the `ok` answer costs 20 micro-credits).
+/// The provider does not retry (`max_retries = 0`), so every failure is
+/// one upstream call and counts stay exact; tests/routing.rs covers
+/// retries.
 pub fn catalogue(upstream: &str, models: &[(&str, &str)]) -> String {
-    let mut out =
-        format!("[[providers]]\nid = \"up\"\nkind = \"openai\"\nbase_url = \"{upstream}\"\n");
+    let mut out = format!(
+        "[[providers]]\nid = \"up\"\nkind = \"openai\"\nbase_url = \"{upstream}\"\nmax_retries = 0\n"
+    );
     for (id, up) in models {
         out.push_str(&format!(
             "[[models]]\nid = \"{id}\"\nprovider = \"up\"\nupstream = \"{up}\"\ninput = [\"TEXT\"]\noutput = [\"TEXT\"]\n\

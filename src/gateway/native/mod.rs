@@ -254,6 +254,8 @@ pub async fn passthrough(
         prompt_estimate: tokens::estimate_messages(&call.view.body["messages"]),
         truncation: None,
         compliance,
+        retries: 0,
+        in_flight: None,
     };
     let sent = match send(state, &call).await {
         Ok(sent) => sent,
@@ -477,6 +479,8 @@ fn failed(state: &AppState, served: &Served, failure: Failed) -> Result<NativeOu
             status: label,
             latency_ms: elapsed.as_millis() as u64,
             message: message.clone(),
+            deployment: format!("{}/{}", served.model.provider.id, served.model.upstream),
+            retries: 0,
         }];
         state.metrics.exhausted();
         state.events.publish(Event::providers_exhausted(

@@ -30,6 +30,7 @@ function keyFields(key, can) {
     { name: 'creditLimit', label: 'Credit cap per cycle', type: 'number', min: 0, step: 'any', value: key?.creditLimit ?? '', help: 'Empty: no cap.' },
     { name: 'resetInterval', label: 'Cap resets', type: 'select', options: INTERVALS, value: key ? key.resetInterval : 'monthly' },
     { name: 'rateLimit', label: 'Rate limit (requests per minute)', type: 'number', min: 1, step: 1, value: key?.rateLimit ?? '', help: 'Empty: the server default.' },
+    { name: 'tpmLimit', label: 'Token limit (tokens per minute)', type: 'number', min: 1, step: 1, value: key?.tpmLimit ?? '', help: 'Prompt + completion. Empty: no token limit.' },
     { name: 'expiresAt', label: 'Expires at (UTC)', type: 'datetime-local', value: isoToLocal(key?.expiresAt), help: 'Empty: never.' },
   ];
   if (can('keys.manage_all')) {
@@ -44,6 +45,7 @@ function keyBody(values) {
     creditLimit: numberOrNull(values.creditLimit),
     resetInterval: values.resetInterval,
     rateLimit: numberOrNull(values.rateLimit),
+    tpmLimit: numberOrNull(values.tpmLimit),
     expiresAt: localToIso(values.expiresAt),
   };
   if ('allowHighRisk' in values) body.allowHighRisk = values.allowHighRisk;
@@ -64,6 +66,7 @@ export async function render(root, ctx) {
       { label: 'Consumption', value: consumption },
       { label: 'Resets', value: (k) => k.resetInterval },
       { label: 'Rate limit', value: (k) => (k.rateLimit ? `${k.rateLimit}/min` : 'default') },
+      { label: 'Token limit', value: (k) => (k.tpmLimit ? `${k.tpmLimit}/min` : 'none') },
       { label: 'Expires', value: (k) => fmtDate(k.expiresAt) },
       { label: 'High risk', value: (k) => (k.allowHighRisk ? 'allowed' : 'no') },
       { label: 'Actions', value: actions, class: 'actions-cell' },

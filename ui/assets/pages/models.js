@@ -15,6 +15,11 @@ const UNITS = [
   ['per_character', 'per character (credits per million characters)'],
   ['per_request', 'per request'],
 ];
+const STRATEGIES = [
+  ['weighted', 'weighted (at random, by weight)'],
+  ['least_busy', 'least busy (fewest requests in flight)'],
+  ['lowest_latency', 'lowest latency (time to first byte)'],
+];
 /** The price fields of each unit, as the catalogue names them. */
 const PRICE_FIELDS = {
   per_token: ['input_per_million', 'output_per_million'],
@@ -46,6 +51,12 @@ function modelFields(model) {
   fields.push(
     { name: 'provider', label: 'Provider id', required: true, value: model?.provider ?? '' },
     { name: 'upstream', label: 'Upstream model name', required: true, value: model?.upstream ?? '' },
+    {
+      name: 'more', label: 'Further deployments', type: 'textarea',
+      value: (model?.deployments ?? []).slice(1).map((d) => `${d.provider} ${d.upstream} ${d.weight}`).join('\n'),
+      help: 'One per line: provider id, upstream model name, weight (default 1). The first deployment is the provider above.',
+    },
+    { name: 'strategy', label: 'Routing strategy', type: 'select', options: STRATEGIES, value: model?.strategy ?? 'weighted' },
     { name: 'inputCapabilities', label: 'Input', type: 'checks', options: CAPABILITIES, value: model?.inputCapabilities ?? ['TEXT'] },
     { name: 'outputCapabilities', label: 'Output', type: 'checks', options: CAPABILITIES, value: model?.outputCapabilities ?? ['TEXT'] },
     { name: 'contextWindow', label: 'Context window (tokens)', type: 'number', min: 1, step: 1, required: true, value: model?.contextWindow ?? '' },
@@ -56,13 +67,29 @@ function modelFields(model) {
   return fields;
 }
 
-function modelBody(values) {
+/** The "Further deployments" lines as the API takes them; the server
+ *  refuses what is wrong (an unknown provider, a weight of 0). */
+function furtherDeployments(text) {
+  return text.split('\n').map((line) => line.trim()).filter(Boolean).map((line) => {
+    const [provider, upstream, weight] = line.split(/\s+/);
+    const d = { provider };
+    if (upstream) d.upstream = upstream;
+    if (weight !== undefined) d.weight = Number(weight);
+    return d;
+  });
+}
+
+function modelBody(values, model) {
   const [first, second] = PRICE_FIELDS[values.unit];
   const pricing = { unit: values.unit, [first]: numberOrNull(values.price1) ?? 0 };
   if (second) pricing[second] = numberOrNull(values.price2) ?? 0;
+  const more = furtherDeployments(values.more);
+  const routing = more.length || model
+    ? { deployments: [{ provider: values.provider, upstream: values.upstream, weight: model?.deployments?.[0]?.weight ?? 1 }, ...more] }
+    : { provider: values.provider, upstream: values.upstream };
   const body = {
-    provider: values.provider,
-    upstream: values.upstream,
+    ...routing,
+    strategy: values.strategy,
     inputCapabilities: values.inputCapabilities,
     outputCapabilities: values.outputCapabilities,
     contextWindow: numberOrNull(values.contextWindow),
@@ -98,13 +125,25 @@ export async function render(root, ctx) {
       can('models.hard_delete') ? h('button', { type: 'button', class: 'danger small', onclick: () => run('Deleting the model', () => remove(model)) }, 'Delete') : null);
   }
 
+  // Each deployment as `provider / upstream`, with its weight when there
+  // are several and a badge when it is not serving (docs/routing.md).
+  function deployments(m) {
+    const list = m.deployments?.length ? m.deployments : [{ provider: m.provider, upstream: m.upstream, weight: 1, health: 'healthy' }];
+    if (list.length === 1 && list[0].health === 'healthy') return `${m.provider} / ${m.upstream}`;
+    return h('ul', { class: 'deployments' }, list.map((d) => h('li', { class: 'deployment' },
+      `${d.provider} / ${d.upstream}`,
+      list.length > 1 ? ` ×${d.weight}` : '',
+      d.health === 'healthy' ? '' : [' ', badge(d.health, 'revoked')])),
+      list.length > 1 ? h('li', { class: 'strategy' }, m.strategy.replace('_', ' ')) : null);
+  }
+
   async function refresh() {
     const [{ data }, allowed] = await Promise.all([get('/api/v1/models'), get(accessPath)]);
     access = allowed;
     const usable = (m) => access.models === null || access.models.includes(m.id);
     const columns = [
       { label: 'Model', value: (m) => h('code', { class: 'model-id' }, m.id) },
-      { label: 'Provider', value: (m) => `${m.provider} / ${m.upstream}` },
+      { label: 'Provider', value: deployments },
       { label: 'Input', value: (m) => (m.inputCapabilities || []).join(', ') },
       { label: 'Output', value: (m) => (m.outputCapabilities || []).join(', ') },
       { label: 'Context', value: (m) => fmtNumber(m.contextWindow), class: 'num' },
@@ -127,7 +166,7 @@ export async function render(root, ctx) {
 
   async function edit(model) {
     const saved = await formDialog(`Edit ${model.id}`, modelFields(model), 'Save',
-      (values) => api('PATCH', `/api/v1/models/${encodeURIComponent(model.id)}`, modelBody(values)));
+      (values) => api('PATCH', `/api/v1/models/${encodeURIComponent(model.id)}`, modelBody(values, model)));
     if (!saved) return;
     show(message, okBox(`Model ${model.id} saved.`));
     await refresh();

@@ -1,0 +1,242 @@
+//! The walk over one model's deployments (docs/routing.md): the router's
+//! order, same-deployment retries with backoff within the request's retry
+//! budget, cooldown bookkeeping and its event; and the token reservations
+//! a chat request makes against its key's and its model's limits.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde_json::Value;
+
+use super::{Attempt, first_chunk, relay_refusal, tokens};
+use crate::app::AppState;
+use crate::auth::keys::ApiKey;
+use crate::billing::limits;
+use crate::catalogue::Model;
+use crate::compliance::registry;
+use crate::error::{ApiError, Code};
+use crate::events::Event;
+use crate::gateway::request::ChatRequest;
+use crate::providers::{Failure, Reply, UpstreamError};
+use crate::routing;
+use crate::time_util::now_ms;
+
+/// One model's deployments walked for one request: each in the router's
+/// order, each retried on a retryable failure within the policy of its
+/// provider and the model's `request_timeout`.
+pub(super) struct Walk<'a> {
+    pub(super) state: &'a AppState,
+    /// Whose request it is (the cooldown event goes to that tenant).
+    pub(super) tenant_id: &'a str,
+    pub(super) model: &'a Arc<Model>,
+    /// The name the caller used.
+    pub(super) name: &'a str,
+    pub(super) registered: Option<&'a [registry::SubProcessor]>,
+    pub(super) stream: bool,
+}
+
+/// How a walk ended.
+pub(super) enum Walked {
+    Served {
+        reply: Reply,
+        /// The model as the deployment that served it.
+        view: Arc<Model>,
+        retries: u32,
+        in_flight: routing::InFlight,
+    },
+    /// A final refusal: no other deployment or model is tried.
+    Refused(ApiError),
+    /// Every deployment failed (recorded in the attempts): the next model
+    /// of the chain may serve.
+    Failed,
+}
+
+impl Walk<'_> {
+    pub(super) async fn run(&self, body: Value, attempts: &mut Vec<Attempt>) -> Walked {
+        let (state, model, name) = (self.state, self.model, self.name);
+        let (order, forced) = state
+            .router
+            .order(model, Instant::now(), &mut routing::random_unit);
+        let deadline = Instant::now() + model.request_timeout;
+        for index in order {
+            let view = Arc::new(model.on(index));
+            let deployment = model.deployments[index].label();
+            let attempt =
+                |status: String, latency_ms: u64, retries: u32, message: String| Attempt {
+                    model: name.to_owned(),
+                    provider: view.provider.id.clone(),
+                    deployment: deployment.clone(),
+                    status,
+                    latency_ms,
+                    retries,
+                    message,
+                };
+            if let Some(registered) = self.registered
+                && !registered.iter().any(|e| e.name == view.provider.id)
+            {
+                attempts.push(attempt(
+                    "not_in_registry".into(),
+                    0,
+                    0,
+                    format!(
+                        "the provider `{}` is not in the sub-processor registry, and the tenant policy routes only to registered ones",
+                        view.provider.id
+                    ),
+                ));
+                continue;
+            }
+            let policy = view.provider.retry;
+            let mut body = body.clone();
+            body["model"] = Value::String(view.upstream.clone());
+            let mut retries = 0;
+            loop {
+                // Another request took the probe of this resting deployment
+                // since the order was drawn.
+                let Some(in_flight) = state.router.begin(model, index, Instant::now(), forced)
+                else {
+                    attempts.push(attempt(
+                        "cooldown".into(),
+                        0,
+                        retries,
+                        "the deployment is cooling down and another request is probing it".into(),
+                    ));
+                    break;
+                };
+                let attempt_started = Instant::now();
+                let call = async {
+                    match state.providers.chat(&view, body.clone(), self.stream).await {
+                        Ok(Reply::Stream(chunks)) => first_chunk(chunks, &view).await,
+                        other => other,
+                    }
+                };
+                // A retry may not run past the request's retry budget.
+                let outcome = if retries == 0 {
+                    call.await
+                } else {
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    tokio::time::timeout(left, call).await.unwrap_or_else(|_| {
+                        Err(UpstreamError::new(
+                            Failure::Timeout,
+                            "no answer before the request's request_timeout_ms",
+                        ))
+                    })
+                };
+                let elapsed = attempt_started.elapsed();
+                let label = match &outcome {
+                    Ok(_) => "ok".to_owned(),
+                    Err(e) => e.status_label(),
+                };
+                state.metrics.upstream(&view.provider.id, &label, elapsed);
+                let error = match outcome {
+                    Ok(reply) => {
+                        state.router.success(in_flight.key(), elapsed);
+                        return Walked::Served {
+                            reply,
+                            view,
+                            retries,
+                            in_flight,
+                        };
+                    }
+                    Err(error) => error,
+                };
+                drop(in_flight);
+                tracing::info!(model = %name, deployment = %deployment, retries, status = %error.status_label(), "upstream attempt failed");
+                let mut resting = false;
+                if error.retries_same_deployment()
+                    && let Some(cooled) =
+                        state
+                            .router
+                            .failure(model, index, view.provider.cooldown, Instant::now())
+                {
+                    resting = true;
+                    tracing::warn!(model = %cooled.model, deployment = %cooled.deployment, failures = cooled.failures, seconds = cooled.seconds, "deployment cooling down");
+                    state.metrics.cooldown(&cooled.model, &cooled.deployment);
+                    state
+                        .events
+                        .publish(Event::deployment_cooldown(self.tenant_id, &cooled));
+                }
+                if !error.retryable() {
+                    attempts.push(attempt(
+                        error.status_label(),
+                        elapsed.as_millis() as u64,
+                        retries,
+                        error.message.clone(),
+                    ));
+                    return Walked::Refused(relay_refusal(&view, &error));
+                }
+                let wait =
+                    (error.retries_same_deployment() && !resting && retries < policy.max_retries)
+                        .then(|| {
+                            routing::backoff(
+                                policy,
+                                retries + 1,
+                                error.retry_after,
+                                routing::random_unit(),
+                            )
+                        })
+                        .flatten()
+                        .filter(|wait| Instant::now() + *wait < deadline);
+                let Some(wait) = wait else {
+                    attempts.push(attempt(
+                        error.status_label(),
+                        elapsed.as_millis() as u64,
+                        retries,
+                        error.message.clone(),
+                    ));
+                    break;
+                };
+                retries += 1;
+                state.metrics.retry(&view.provider.id);
+                tokio::time::sleep(wait).await;
+            }
+        }
+        Walked::Failed
+    }
+}
+
+/// Reserves the request's tokens against the key's `tpmLimit`: the prompt
+/// as estimated plus the completion it allows itself (`max_tokens`). The
+/// charge replaces the reservation by the upstream's usage.
+pub(super) fn reserve_key_tokens(
+    state: &AppState,
+    key: &ApiKey,
+    request: &ChatRequest,
+) -> Result<Option<limits::Reservation>, ApiError> {
+    let Some(limit) = key.tpm_limit else {
+        return Ok(None);
+    };
+    let body = Value::Object(request.body.clone());
+    let allowance = body["max_tokens"]
+        .as_u64()
+        .or_else(|| body["max_completion_tokens"].as_u64())
+        .unwrap_or(0);
+    let reserve = tokens::estimate_messages(&body["messages"]) + allowance;
+    let scope = key.rotated_from.as_deref().unwrap_or(&key.id);
+    match state.key_tokens.hold(scope, limit, reserve, now_ms()) {
+        Ok(reservation) => Ok(Some(reservation)),
+        Err(decision) => {
+            let mut error = ApiError::new(
+                Code::TokenRateLimitExceeded,
+                format!(
+                    "this key allows {limit} tokens per minute and {} are left; this request reserves {reserve}; retry in {} s",
+                    decision.remaining,
+                    decision.retry_after_seconds()
+                ),
+            );
+            error.retry_after = Some(decision.retry_after_seconds() as u64);
+            Err(error)
+        }
+    }
+}
+
+/// The completion tokens a request may use, reserved against a model's
+/// token limit with its prompt: its `max_tokens` (or
+/// `max_completion_tokens`), else the model's `max_output_tokens`, else
+/// none (the prompt alone is reserved).
+pub(super) fn completion_allowance(body: &Value, model: &Model) -> u64 {
+    body["max_tokens"]
+        .as_u64()
+        .or_else(|| body["max_completion_tokens"].as_u64())
+        .or(model.max_output_tokens.map(u64::from))
+        .unwrap_or(0)
+}

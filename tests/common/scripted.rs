@@ -1,0 +1,191 @@
+//! A scripted OpenAI-format upstream for the routing suite: each upstream
+//! model name has a queue of steps, taken one per call; an empty queue
+//! answers `ok` (a completion with usage 10 + 5, or for a stream three
+//! chunks and a usage chunk). Every call is counted per model name and its
+//! path and headers kept, so a test can tell which deployment was called
+//! how often.
+//!
+//! | step | answer |
+//! |---|---|
+//! | `Status(code)` | HTTP `code` with an OpenAI error body |
+//! | `RetryAfterMs(code, ms)` | HTTP `code` with `retry-after-ms: ms` |
+//! | `RetryAfter(code, s)` | HTTP `code` with `Retry-After: s` |
+//! | `Ok` | the completion (or stream) |
+//! | `CutStream` | a stream of one chunk, then the connection closes |
+#![allow(dead_code)]
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    Status(u16),
+    RetryAfterMs(u16, u64),
+    RetryAfter(u16, u64),
+    Ok,
+    CutStream,
+}
+
+#[derive(Debug, Clone)]
+pub struct Call {
+    pub path: String,
+    pub model: String,
+    pub headers: HeaderMap,
+}
+
+#[derive(Default)]
+struct Inner {
+    scripts: HashMap<String, VecDeque<Step>>,
+    /// Steps a model name always answers with once its queue is empty.
+    always: HashMap<String, Step>,
+    calls: Vec<Call>,
+}
+
+#[derive(Clone, Default)]
+pub struct Script(Arc<Mutex<Inner>>);
+
+impl Script {
+    /// Queues `steps` for calls naming `model`.
+    pub fn push(&self, model: &str, steps: &[Step]) {
+        let mut inner = self.0.lock().unwrap();
+        inner
+            .scripts
+            .entry(model.to_owned())
+            .or_default()
+            .extend(steps.iter().copied());
+    }
+
+    /// `model` answers `step` whenever its queue is empty.
+    pub fn always(&self, model: &str, step: Step) {
+        self.0.lock().unwrap().always.insert(model.to_owned(), step);
+    }
+
+    /// Calls naming `model` so far.
+    pub fn count(&self, model: &str) -> usize {
+        self.0
+            .lock()
+            .unwrap()
+            .calls
+            .iter()
+            .filter(|c| c.model == model)
+            .count()
+    }
+
+    pub fn calls(&self) -> Vec<Call> {
+        self.0.lock().unwrap().calls.clone()
+    }
+
+    fn next(&self, call: Call) -> Step {
+        let mut inner = self.0.lock().unwrap();
+        let model = call.model.clone();
+        inner.calls.push(call);
+        if let Some(step) = inner.scripts.get_mut(&model).and_then(VecDeque::pop_front) {
+            return step;
+        }
+        inner.always.get(&model).copied().unwrap_or(Step::Ok)
+    }
+}
+
+pub struct Scripted {
+    pub base_url: String,
+    pub script: Script,
+    _task: tokio::task::JoinHandle<()>,
+}
+
+impl Scripted {
+    pub async fn start() -> Scripted {
+        let script = Script::default();
+        let app = Router::new().fallback(answer).with_state(script.clone());
+        let (addr, task) = super::serve(app).await;
+        Scripted {
+            base_url: format!("http://{addr}/v1"),
+            script,
+            _task: task,
+        }
+    }
+}
+
+fn error(status: u16) -> Response {
+    let status = StatusCode::from_u16(status).unwrap();
+    let body = json!({ "error": { "message": format!("scripted {status}"), "type": "upstream", "code": null } });
+    (status, axum::Json(body)).into_response()
+}
+
+fn chunk(model: &str, delta: Value, finish: Value) -> String {
+    let value = json!({
+        "id": "chatcmpl-s", "object": "chat.completion.chunk", "created": 1_700_000_000, "model": model,
+        "choices": [{ "index": 0, "delta": delta, "finish_reason": finish }],
+    });
+    format!("data: {value}\n\n")
+}
+
+async fn answer(
+    State(script): State<Script>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: String,
+) -> Response {
+    let body: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
+    let model = body["model"].as_str().unwrap_or_default().to_owned();
+    let step = script.next(Call {
+        path: uri.path().to_owned(),
+        model: model.clone(),
+        headers,
+    });
+    let stream = body["stream"] == true;
+    match step {
+        Step::Status(code) => error(code),
+        Step::RetryAfterMs(code, ms) => {
+            let mut response = error(code);
+            response
+                .headers_mut()
+                .insert("retry-after-ms", ms.to_string().parse().unwrap());
+            response
+        }
+        Step::RetryAfter(code, s) => {
+            let mut response = error(code);
+            response
+                .headers_mut()
+                .insert("retry-after", s.to_string().parse().unwrap());
+            response
+        }
+        Step::CutStream => {
+            let first = chunk(&model, json!({ "role": "assistant", "content": "partial " }), Value::Null);
+            let events = futures::stream::iter([Ok::<_, std::io::Error>(first)]);
+            Response::builder()
+                .header("content-type", "text/event-stream")
+                .body(Body::from_stream(events))
+                .unwrap()
+        }
+        Step::Ok if stream => {
+            let mut events = vec![chunk(&model, json!({ "role": "assistant", "content": "" }), Value::Null)];
+            for word in ["hello ", "from ", model.as_str()] {
+                events.push(chunk(&model, json!({ "content": word }), Value::Null));
+            }
+            events.push(chunk(&model, json!({}), json!("stop")));
+            let usage = json!({ "id": "chatcmpl-s", "object": "chat.completion.chunk", "created": 1_700_000_000,
+                "model": model, "choices": [], "usage": { "prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15 } });
+            events.push(format!("data: {usage}\n\n"));
+            events.push("data: [DONE]\n\n".to_owned());
+            Response::builder()
+                .header("content-type", "text/event-stream")
+                .body(Body::from_stream(futures::stream::iter(
+                    events.into_iter().map(Ok::<_, std::io::Error>),
+                )))
+                .unwrap()
+        }
+        Step::Ok => axum::Json(json!({
+            "id": "chatcmpl-s", "object": "chat.completion", "created": 1_700_000_000, "model": model,
+            "choices": [{ "index": 0, "message": { "role": "assistant", "content": format!("hello from {model}") }, "finish_reason": "stop" }],
+            "usage": { "prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15 },
+        }))
+        .into_response(),
+    }
+}
