@@ -202,15 +202,26 @@ pub(super) fn reserve_key_tokens(
     key: &ApiKey,
     request: &ChatRequest,
 ) -> Result<Option<limits::Reservation>, ApiError> {
-    let Some(limit) = key.tpm_limit else {
+    if key.tpm_limit.is_none() {
         return Ok(None);
-    };
+    }
     let body = Value::Object(request.body.clone());
     let allowance = body["max_tokens"]
         .as_u64()
         .or_else(|| body["max_completion_tokens"].as_u64())
         .unwrap_or(0);
-    let reserve = tokens::estimate_messages(&body["messages"]) + allowance;
+    hold_key_tokens(state, key, tokens::estimate_messages(&body["messages"]) + allowance)
+}
+
+/// Reserves `reserve` tokens against the key's `tpmLimit`, if it has one.
+pub(super) fn hold_key_tokens(
+    state: &AppState,
+    key: &ApiKey,
+    reserve: u64,
+) -> Result<Option<limits::Reservation>, ApiError> {
+    let Some(limit) = key.tpm_limit else {
+        return Ok(None);
+    };
     let scope = key.rotated_from.as_deref().unwrap_or(&key.id);
     match state.key_tokens.hold(scope, limit, reserve, now_ms()) {
         Ok(reservation) => Ok(Some(reservation)),
@@ -227,6 +238,26 @@ pub(super) fn reserve_key_tokens(
             Err(error)
         }
     }
+}
+
+/// Admits one request to a model with its own `rpm_limit` / `tpm_limit`
+/// (across all keys), reserving `reserve` tokens; 429
+/// `model_rate_limit_exceeded` when it has no room. Routes that serve one
+/// model (the native passthroughs) refuse at once; the chat route skips to
+/// the next model of its chain instead.
+pub(super) fn hold_model(
+    state: &AppState,
+    model: &Model,
+    reserve: u64,
+) -> Result<Option<limits::Reservation>, ApiError> {
+    state
+        .model_limits
+        .admit(&model.id, model.rpm_limit, model.tpm_limit, reserve, now_ms())
+        .map_err(|refusal| {
+            let mut error = ApiError::new(Code::ModelRateLimitExceeded, refusal.message);
+            error.retry_after = Some(refusal.retry_after_seconds as u64);
+            error
+        })
 }
 
 /// The completion tokens a request may use, reserved against a model's

@@ -26,7 +26,10 @@ use futures::StreamExt;
 use serde_json::{Map, Value};
 
 use super::request::ChatRequest;
-use super::{Attempt, Compliance, Extensions, Served, admit, gate, take_tier_caps, tokens};
+use super::{
+    Attempt, Compliance, Extensions, Served, admit, gate, take_tier_caps, tokens, walk,
+};
+use crate::billing::limits;
 use crate::app::AppState;
 use crate::auth::keys::ApiKey;
 use crate::billing::Charged;
@@ -67,6 +70,9 @@ pub struct NativeCall {
     pub headers: Vec<(&'static str, String)>,
     /// The OpenAI-style view the classifier and the caps read.
     pub view: ChatRequest,
+    /// The completion the body allows itself (Anthropic's `max_tokens`,
+    /// Gemini's `generationConfig.maxOutputTokens`), for token limits.
+    pub max_output: Option<u64>,
 }
 
 /// What the caller gets.
@@ -148,6 +154,9 @@ impl NativeCall {
             }
             _ => body,
         };
+        let max_output = value["max_tokens"]
+            .as_u64()
+            .or_else(|| value["generationConfig"]["maxOutputTokens"].as_u64());
         Ok(NativeCall {
             wire,
             model,
@@ -156,6 +165,7 @@ impl NativeCall {
             body,
             headers,
             view,
+            max_output,
         })
     }
 }
@@ -225,6 +235,7 @@ pub async fn passthrough(
         ));
     }
     take_tier_caps(state, &tenant, &call.view).await?;
+    let reservations = hold_tokens(state, key, &call)?;
     if tenant.policy.enforce_registry {
         let registered = state
             .store
@@ -262,7 +273,7 @@ pub async fn passthrough(
         Err(failure) => return failed(state, &served, failure),
     };
     if call.stream {
-        let extensions = Extensions::new(state, &served, true);
+        let extensions = Extensions::new(state, &served, true).with_reservations(reservations);
         state
             .metrics
             .first_token(&call.requested, started.elapsed());
@@ -288,7 +299,28 @@ pub async fn passthrough(
             Failed::Broken("the answer is not JSON".into()),
         );
     };
-    finish(state, &served, call.wire, body, answer).await
+    finish(state, &served, call.wire, body, answer, reservations).await
+}
+
+/// The tokens a native request reserves against its key's `tpmLimit` and
+/// its model's own limits: the prompt as estimated plus the completion it
+/// allows itself (Anthropic's `max_tokens`, Gemini's
+/// `generationConfig.maxOutputTokens`, else the model's
+/// `max_output_tokens`). The charge replaces them by the upstream's usage;
+/// a failed request releases them.
+fn hold_tokens(
+    state: &AppState,
+    key: &ApiKey,
+    call: &NativeCall,
+) -> Result<Vec<limits::Reservation>, ApiError> {
+    let allowance = call
+        .max_output
+        .or(call.model.max_output_tokens.map(u64::from))
+        .unwrap_or(0);
+    let reserve = tokens::estimate_messages(&call.view.body["messages"]) + allowance;
+    let model = walk::hold_model(state, &call.model, reserve)?;
+    let key = walk::hold_key_tokens(state, key, reserve)?;
+    Ok(model.into_iter().chain(key).collect())
 }
 
 /// Charges a whole answer; it leaves only after the charge committed (or,
@@ -299,8 +331,9 @@ async fn finish(
     wire: Wire,
     body: Bytes,
     answer: Value,
+    reservations: Vec<limits::Reservation>,
 ) -> Result<NativeOutcome, ApiError> {
-    let extensions = Extensions::new(state, served, false);
+    let extensions = Extensions::new(state, served, false).with_reservations(reservations);
     let mut meter = Meter::new(extensions.keeps_output());
     meter.observe_answer(wire, &answer);
     let (prompt, completion, estimated) = meter.tokens(served.prompt_estimate);
