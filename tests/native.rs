@@ -753,3 +753,55 @@ async fn a_held_native_answer_is_billed_queued_and_released_once_approved() {
     assert_eq!(released["type"], "message", "the native answer: {released}");
     assert_eq!(usage_records(&server, &key_id).await.len(), 1);
 }
+
+/// A key's `tpmLimit` holds on the passthroughs too: each request reserves
+/// its prompt and the completion it allows itself (`max_tokens`,
+/// `generationConfig.maxOutputTokens`), the answer's usage replaces the
+/// reservation, and a request with no room left is refused in its dialect.
+#[tokio::test]
+async fn the_passthroughs_count_against_the_keys_token_limit() {
+    let Setup {
+        anthropic, server, ..
+    } = setup().await;
+    let (_, key) = server.create_key(&["--tpm-limit", "50"]);
+    let bearer = format!("Bearer {key}");
+    // Alone in an empty window, a request larger than the limit passes.
+    let first = post_messages(
+        &server,
+        ("authorization", &bearer),
+        message_body("claude-ok", false, "hello"),
+        &[],
+    )
+    .await;
+    assert_eq!(first.status(), 200);
+    assert_eq!(first.headers()["x-ratelimit-limit-tokens"], "50");
+    let calls = anthropic.recorded.count();
+    // Its usage is counted: 64 more tokens do not fit in what is left.
+    let refused = post_messages(
+        &server,
+        ("authorization", &bearer),
+        message_body("claude-ok", false, "hello again"),
+        &[],
+    )
+    .await;
+    assert!(refused.headers().contains_key("retry-after"));
+    assert_eq!(
+        anthropic_error(refused, 429).await,
+        "token_rate_limit_exceeded"
+    );
+    let gemini = post_gemini(
+        &server,
+        "/v1beta/models/gemini-ok:generateContent",
+        Some(&key),
+        "{ \"contents\": [ {\"role\": \"user\", \"parts\": [{\"text\": \"hi\"}]} ], \"generationConfig\": {\"maxOutputTokens\": 64} }".into(),
+    )
+    .await;
+    assert_eq!(gemini.status(), 429);
+    let body: Value = gemini.json().await.unwrap();
+    assert_eq!(body["error"]["status"], "RESOURCE_EXHAUSTED", "{body}");
+    assert_eq!(
+        anthropic.recorded.count(),
+        calls,
+        "nothing refused reached the upstream"
+    );
+}

@@ -210,7 +210,11 @@ pub(super) fn reserve_key_tokens(
         .as_u64()
         .or_else(|| body["max_completion_tokens"].as_u64())
         .unwrap_or(0);
-    hold_key_tokens(state, key, tokens::estimate_messages(&body["messages"]) + allowance)
+    hold_key_tokens(
+        state,
+        key,
+        tokens::estimate_messages(&body["messages"]) + allowance,
+    )
 }
 
 /// Reserves `reserve` tokens against the key's `tpmLimit`, if it has one.
@@ -252,7 +256,13 @@ pub(super) fn hold_model(
 ) -> Result<Option<limits::Reservation>, ApiError> {
     state
         .model_limits
-        .admit(&model.id, model.rpm_limit, model.tpm_limit, reserve, now_ms())
+        .admit(
+            &model.id,
+            model.rpm_limit,
+            model.tpm_limit,
+            reserve,
+            now_ms(),
+        )
         .map_err(|refusal| {
             let mut error = ApiError::new(Code::ModelRateLimitExceeded, refusal.message);
             error.retry_after = Some(refusal.retry_after_seconds as u64);

@@ -26,13 +26,11 @@ use futures::StreamExt;
 use serde_json::{Map, Value};
 
 use super::request::ChatRequest;
-use super::{
-    Attempt, Compliance, Extensions, Served, admit, gate, take_tier_caps, tokens, walk,
-};
-use crate::billing::limits;
+use super::{Attempt, Compliance, Extensions, Served, admit, gate, take_tier_caps, tokens, walk};
 use crate::app::AppState;
 use crate::auth::keys::ApiKey;
 use crate::billing::Charged;
+use crate::billing::limits;
 use crate::catalogue::Model;
 use crate::catalogue::overlay::TenantCatalogue;
 use crate::compliance::{Level, registry};
@@ -134,6 +132,10 @@ impl NativeCall {
         };
         let model = resolve(models, wire, &requested)?;
         let messages = wire.classification_view(&value)?;
+        let max_output = value["max_tokens"]
+            .as_u64()
+            .or_else(|| value["generationConfig"]["maxOutputTokens"].as_u64());
+
         let mut view_body = Map::new();
         view_body.insert("model".into(), Value::String(requested.clone()));
         view_body.insert("messages".into(), messages);
@@ -154,9 +156,6 @@ impl NativeCall {
             }
             _ => body,
         };
-        let max_output = value["max_tokens"]
-            .as_u64()
-            .or_else(|| value["generationConfig"]["maxOutputTokens"].as_u64());
         Ok(NativeCall {
             wire,
             model,
