@@ -20,6 +20,9 @@ const MIGRATIONS: &[Migration] = &[
     crate::tenants::migrate_v2_to_v3,
     // 3 -> 4: the operator tenant is recorded (the first owner's tenant).
     crate::tenants::migrate_v3_to_v4,
+    // 4 -> 5: the compliance policy gains PII redaction (`logs` by
+    // default) and the tenant's own PII patterns.
+    crate::tenants::migrate_pii_policy,
 ];
 
 pub fn prepare(db: &Database) -> Result<(), StoreError> {
