@@ -285,14 +285,17 @@ const PHONE_WORDS: &[&str] = &[
     "bellen", "zadzwo", "komórk", "contact", "whatsapp", "sms", "call", "ring", "appel",
 ];
 
-/// Whether one of `words` occurs in the 48 bytes before `start`, ignoring
-/// ASCII case.
+/// Whether one of `words` starts a word in the 48 bytes before `start`,
+/// ignoring ASCII case.
 fn named_before(b: &[u8], start: usize, words: &[&str]) -> bool {
     let from = start.saturating_sub(48);
     let window: Vec<u8> = b[from..start].iter().map(u8::to_ascii_lowercase).collect();
-    words
-        .iter()
-        .any(|w| memchr::memmem::find(&window, w.as_bytes()).is_some())
+    // A keyword starts a word: `tel` names a phone, `Bestellnummer` does
+    // not.
+    words.iter().any(|w| {
+        memchr::memmem::find_iter(&window, w.as_bytes())
+            .any(|at| at == 0 || !window[at - 1].is_ascii_alphabetic())
+    })
 }
 
 /// A number of digits and separators: phones, cards, numeric identifiers,
@@ -536,6 +539,7 @@ mod tests {
         }
         for text in [
             "Order 612345678 shipped",
+            "Bestellnummer 792100479 vom 12.03.2024.",
             "Bestellnummer 4711 vom 12.03.2024",
             "Rechnung 2024-00017, Betrag 1.234,56 EUR",
             "pi is 3.14159265358979",

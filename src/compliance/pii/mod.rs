@@ -202,6 +202,14 @@ impl Redactor {
     }
 }
 
+/// Fields that identify a subject for erasure and export, never redacted.
+const SUBJECT_IDS: &[&str] = &[
+    "end_user_id",
+    "endUserId",
+    "user_consent_id",
+    "userConsentId",
+];
+
 /// One request's redaction: which value became which placeholder, and how
 /// many values of each type were replaced.
 #[derive(Debug, Clone)]
@@ -273,7 +281,9 @@ impl Session {
         placeholder
     }
 
-    /// Redacts every string inside a JSON value (object keys stay).
+    /// Redacts every string inside a JSON value. Object keys stay, and so
+    /// do the end-user and consent ids Tollgate finds a subject's records
+    /// by (erasure and export); they are pseudonymous ids the caller chose.
     pub fn redact_json(&mut self, value: &mut Value) {
         match value {
             Value::String(text) => {
@@ -282,7 +292,10 @@ impl Session {
                 }
             }
             Value::Array(items) => items.iter_mut().for_each(|v| self.redact_json(v)),
-            Value::Object(map) => map.values_mut().for_each(|v| self.redact_json(v)),
+            Value::Object(map) => map
+                .iter_mut()
+                .filter(|(k, _)| !SUBJECT_IDS.contains(&k.as_str()))
+                .for_each(|(_, v)| self.redact_json(v)),
             _ => {}
         }
     }
