@@ -365,3 +365,84 @@ fn the_labelled_set_meets_precision_and_recall() {
     assert!(precision >= 0.99, "precision {precision:.4}: {misses:#?}");
     assert!(recall >= 0.97, "recall {recall:.4}: {misses:#?}");
 }
+
+/// A store written by schema 4 (policies without PII fields) is migrated on
+/// open: each policy keeps its values and gains `piiRedaction: logs` and no
+/// patterns.
+#[tokio::test]
+async fn a_schema_4_store_gains_the_pii_policy_on_open() {
+    use tollgate::store::codec;
+    use tollgate::store::tables::{META, META_SCHEMA_VERSION, SCHEMA_VERSION, TENANTS};
+    use tollgate::tenants::Tenant;
+    use tollgate::tenants::legacy::{PolicyV3, TenantV3};
+
+    let mut server = TestServer::start();
+    server.terminate();
+    let data_file = server.data_dir().join("tollgate.redb");
+    {
+        let db = redb::Database::open(&data_file).unwrap();
+        let txn = db.begin_write().unwrap();
+        {
+            let mut table = txn.open_table(TENANTS).unwrap();
+            let rows: Vec<(Vec<u8>, Tenant)> = redb::ReadableTable::iter(&table)
+                .unwrap()
+                .map(|row| {
+                    let (k, v) = row.unwrap();
+                    (k.value().to_vec(), codec::decode(v.value()).unwrap())
+                })
+                .collect();
+            for (key, t) in rows {
+                let p = t.policy;
+                let old = TenantV3 {
+                    id: t.id,
+                    name: t.name,
+                    tier: t.tier,
+                    wallet: t.wallet,
+                    webhook_secret: t.webhook_secret,
+                    webhook_urls: t.webhook_urls,
+                    policy: PolicyV3 {
+                        require_purpose: true,
+                        require_consent: p.require_consent,
+                        review_mode: p.review_mode,
+                        review_ttl_secs: p.review_ttl_secs,
+                        judge_enabled: p.judge_enabled,
+                        judge_model: p.judge_model,
+                        log_bodies: p.log_bodies,
+                        retention_days: 400,
+                        high_risk_retention_days: p.high_risk_retention_days,
+                        enforce_registry: p.enforce_registry,
+                    },
+                    created_at: t.created_at,
+                    webhooks_updated_at: t.webhooks_updated_at,
+                };
+                table
+                    .insert(key.as_slice(), codec::encode(&old).as_slice())
+                    .unwrap();
+            }
+            txn.open_table(META)
+                .unwrap()
+                .insert(META_SCHEMA_VERSION, 4u32.to_be_bytes().as_slice())
+                .unwrap();
+        }
+        txn.commit().unwrap();
+    }
+    server.launch().unwrap();
+    let token = login(&server).await;
+    let policy = get_json(&server, &token, "/api/v1/policies").await;
+    assert_eq!(policy["piiRedaction"], "logs", "{policy}");
+    assert_eq!(policy["piiPatterns"], json!([]));
+    assert_eq!(policy["retentionDays"], 400);
+    assert_eq!(policy["requirePurpose"], true);
+    server.terminate();
+    let db = redb::Database::open(&data_file).unwrap();
+    let read = redb::ReadableDatabase::begin_read(&db).unwrap();
+    let version = read
+        .open_table(META)
+        .unwrap()
+        .get(META_SCHEMA_VERSION)
+        .unwrap()
+        .unwrap()
+        .value()
+        .to_vec();
+    assert_eq!(version, SCHEMA_VERSION.to_be_bytes());
+}
