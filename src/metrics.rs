@@ -84,6 +84,14 @@ struct DeliveryLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct PiiLabels {
+    /// A built-in type (`EMAIL`, `IBAN`, ...) or `CUSTOM` for a tenant's
+    /// pattern (tenant-chosen names would make the label unbounded).
+    kind: &'static str,
+    mode: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct EventLabels {
     event: String,
 }
@@ -119,6 +127,7 @@ pub struct Metrics {
     events: Family<EventLabels, Counter>,
     events_dropped: Counter,
     deliveries: Family<DeliveryLabels, Counter>,
+    pii_redactions: Family<PiiLabels, Counter>,
     streams_in_flight: Gauge,
     writer_queue: Gauge,
     webhook_queue: Gauge,
@@ -232,6 +241,12 @@ impl Metrics {
             "Webhook deliveries, by target (tenant or operator) and result (success, http_error, timeout, refused, blocked, error)",
             deliveries.clone(),
         );
+        let pii_redactions = Family::default();
+        registry.register(
+            "tollgate_pii_redactions",
+            "Personal data values replaced by placeholders in inference requests, by type (EMAIL, PHONE, IBAN, ...; CUSTOM for tenant patterns) and mode (logs or upstream)",
+            pii_redactions.clone(),
+        );
         let streams_in_flight = Gauge::default();
         registry.register(
             "tollgate_streams_in_flight",
@@ -268,6 +283,7 @@ impl Metrics {
             events,
             events_dropped,
             deliveries,
+            pii_redactions,
             streams_in_flight,
             writer_queue,
             webhook_queue,
@@ -411,6 +427,24 @@ impl Metrics {
     }
 
     /// Holds the streams-in-flight gauge up while it lives.
+    /// Counts one request's PII redactions (`counts` by placeholder type).
+    pub fn pii_redacted(
+        &self,
+        mode: &'static str,
+        counts: &std::collections::BTreeMap<String, u64>,
+    ) {
+        for (label, n) in counts {
+            let kind = crate::compliance::pii::Kind::ALL
+                .iter()
+                .map(|k| k.label())
+                .find(|l| l == label)
+                .unwrap_or("CUSTOM");
+            self.pii_redactions
+                .get_or_create(&PiiLabels { kind, mode })
+                .inc_by(*n);
+        }
+    }
+
     pub fn stream_open(self: &Arc<Self>) -> StreamGuard {
         self.streams_in_flight.inc();
         StreamGuard(self.clone())

@@ -6,6 +6,7 @@ use serde_json::{Value, json};
 
 use crate::auth::{new_id, random_token};
 use crate::catalogue::micros_to_credits;
+use crate::compliance::pii;
 use crate::store::tables::{self, TENANT_NAMES, TENANTS};
 use crate::store::{Reader, Store, StoreError, Table};
 use crate::time_util::{format_rfc3339, now_ms};
@@ -82,6 +83,12 @@ pub struct CompliancePolicy {
     pub high_risk_retention_days: u32,
     /// Route only to providers listed in the sub-processor registry.
     pub enforce_registry: bool,
+    /// Where personal data is replaced by typed placeholders: nowhere, in
+    /// what Tollgate stores (the default), or also in what the provider
+    /// receives (schema 5).
+    pub pii_redaction: pii::Mode,
+    /// The tenant's own patterns, redacted like the built-in types.
+    pub pii_patterns: Vec<pii::Pattern>,
 }
 
 /// Article 26(6): logs of high-risk use are kept at least six months.
@@ -100,6 +107,8 @@ impl Default for CompliancePolicy {
             retention_days: MIN_HIGH_RISK_RETENTION_DAYS,
             high_risk_retention_days: MIN_HIGH_RISK_RETENTION_DAYS,
             enforce_registry: false,
+            pii_redaction: pii::Mode::Logs,
+            pii_patterns: Vec::new(),
         }
     }
 }
@@ -393,7 +402,59 @@ pub fn migrate_v1_to_v2(txn: &redb::WriteTransaction) -> Result<(), StoreError> 
 /// Schema 2 to 3: the compliance policy gains the review expiry, the judge
 /// switch and the high-risk retention, at their defaults.
 pub fn migrate_v2_to_v3(txn: &redb::WriteTransaction) -> Result<(), StoreError> {
-    rewrite_tenants(txn, |t: legacy::TenantV2| Tenant {
+    rewrite_tenants(txn, |t: legacy::TenantV2| legacy::TenantV3 {
+        id: t.id,
+        name: t.name,
+        tier: t.tier,
+        wallet: t.wallet,
+        webhook_secret: t.webhook_secret,
+        webhook_urls: t.webhook_urls,
+        policy: legacy::PolicyV3 {
+            require_purpose: t.policy.require_purpose,
+            require_consent: t.policy.require_consent,
+            review_mode: t.policy.review_mode,
+            review_ttl_secs: CompliancePolicy::default().review_ttl_secs,
+            judge_enabled: t.policy.judge_model.is_some(),
+            judge_model: t.policy.judge_model,
+            log_bodies: t.policy.log_bodies,
+            retention_days: t.policy.retention_days,
+            high_risk_retention_days: t.policy.retention_days.max(MIN_HIGH_RISK_RETENTION_DAYS),
+            enforce_registry: t.policy.enforce_registry,
+        },
+        created_at: t.created_at,
+        webhooks_updated_at: t.webhooks_updated_at,
+    })
+}
+
+/// The PII step: the compliance policy gains `pii_redaction` (at its
+/// default, `logs`: stored bodies keep placeholders from now on) and
+/// `pii_patterns` (none). Records written before stay as they were. A
+/// row already in the new layout (a store whose version was set back by
+/// hand) is kept: the codec refuses either layout read as the other.
+pub fn migrate_pii_policy(txn: &redb::WriteTransaction) -> Result<(), StoreError> {
+    let old: Vec<(Vec<u8>, legacy::TenantV3)> = {
+        let table = txn.open_table(TENANTS)?;
+        let mut out = Vec::new();
+        for row in redb::ReadableTable::iter(&table)? {
+            let (k, v) = row?;
+            if crate::store::codec::decode::<Tenant>(v.value()).is_ok() {
+                continue;
+            }
+            out.push((
+                k.value().to_vec(),
+                crate::store::codec::decode::<legacy::TenantV3>(v.value())?,
+            ));
+        }
+        out
+    };
+    for (key, t) in old {
+        TENANT_TABLE.put(txn, &key, &pii_upgrade(t))?;
+    }
+    Ok(())
+}
+
+fn pii_upgrade(t: legacy::TenantV3) -> Tenant {
+    Tenant {
         id: t.id,
         name: t.name,
         tier: t.tier,
@@ -404,17 +465,19 @@ pub fn migrate_v2_to_v3(txn: &redb::WriteTransaction) -> Result<(), StoreError> 
             require_purpose: t.policy.require_purpose,
             require_consent: t.policy.require_consent,
             review_mode: t.policy.review_mode,
-            judge_enabled: t.policy.judge_model.is_some(),
+            review_ttl_secs: t.policy.review_ttl_secs,
+            judge_enabled: t.policy.judge_enabled,
             judge_model: t.policy.judge_model,
             log_bodies: t.policy.log_bodies,
             retention_days: t.policy.retention_days,
-            high_risk_retention_days: t.policy.retention_days.max(MIN_HIGH_RISK_RETENTION_DAYS),
+            high_risk_retention_days: t.policy.high_risk_retention_days,
             enforce_registry: t.policy.enforce_registry,
-            ..CompliancePolicy::default()
+            pii_redaction: pii::Mode::Logs,
+            pii_patterns: Vec::new(),
         },
         created_at: t.created_at,
         webhooks_updated_at: t.webhooks_updated_at,
-    })
+    }
 }
 
 /// Decodes every tenant row as `Old` and writes it back as `New`.
@@ -487,6 +550,35 @@ pub mod legacy {
         pub webhook_urls: Vec<String>,
         pub policy: PolicyV1,
         pub created_at: i64,
+    }
+
+    /// The policy of schemas 3 and 4 (before PII redaction).
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+    pub struct PolicyV3 {
+        pub require_purpose: bool,
+        pub require_consent: bool,
+        pub review_mode: ReviewMode,
+        pub review_ttl_secs: u32,
+        pub judge_enabled: bool,
+        pub judge_model: Option<String>,
+        pub log_bodies: bool,
+        pub retention_days: u32,
+        pub high_risk_retention_days: u32,
+        pub enforce_registry: bool,
+    }
+
+    /// The tenant of schemas 3 and 4.
+    #[derive(Debug, Clone, Serialize, Deserialize)]
+    pub struct TenantV3 {
+        pub id: String,
+        pub name: String,
+        pub tier: Tier,
+        pub wallet: i64,
+        pub webhook_secret: String,
+        pub webhook_urls: Vec<String>,
+        pub policy: PolicyV3,
+        pub created_at: i64,
+        pub webhooks_updated_at: i64,
     }
 
     #[derive(Debug, Clone, Serialize, Deserialize)]

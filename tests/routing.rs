@@ -769,7 +769,7 @@ async fn a_schema_4_store_is_migrated_to_keys_with_a_token_limit() {
             .unwrap()
             .unwrap()
             .value(),
-        5u32.to_be_bytes()
+        tollgate::store::tables::SCHEMA_VERSION.to_be_bytes()
     );
 }
 

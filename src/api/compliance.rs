@@ -22,7 +22,9 @@ use crate::app::AppState;
 use crate::auth::accounts::{Account, Role};
 use crate::auth::extract::{Require, Signed, perm};
 use crate::auth::sessions::CurrentAccount;
-use crate::compliance::{audit, consents, conversations, erasure, incidents, registry, reviews};
+use crate::compliance::{
+    audit, consents, conversations, erasure, incidents, pii, registry, reviews,
+};
 use crate::error::ApiError;
 use crate::tenants::{self, CompliancePolicy, MIN_HIGH_RISK_RETENTION_DAYS, ReviewMode};
 use crate::time_util::{format_rfc3339, now_ms, parse_rfc3339};
@@ -116,6 +118,11 @@ fn policy_view(tenant: &tenants::Tenant) -> Value {
         "retentionDays": p.retention_days,
         "highRiskRetentionDays": p.high_risk_retention_days,
         "enforceRegistry": p.enforce_registry,
+        "piiRedaction": p.pii_redaction.as_str(),
+        "piiPatterns": p.pii_patterns.iter().map(|pattern| json!({
+            "name": pattern.name,
+            "regex": pattern.regex,
+        })).collect::<Vec<_>>(),
     })
 }
 
@@ -147,6 +154,55 @@ struct PolicyPatch {
     retention_days: Option<u32>,
     high_risk_retention_days: Option<u32>,
     enforce_registry: Option<bool>,
+    pii_redaction: Option<String>,
+    pii_patterns: Option<Vec<PatternPatch>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PatternPatch {
+    name: String,
+    regex: String,
+}
+
+/// The tenant's PII patterns, each checked and compiled once here, so a
+/// request never meets a pattern that does not compile. An error names
+/// the pattern (`piiPatterns[2]`).
+fn pii_patterns(patch: Vec<PatternPatch>) -> Result<Vec<pii::Pattern>, ApiError> {
+    if patch.len() > pii::MAX_PATTERNS {
+        return Err(ApiError::invalid(
+            "piiPatterns",
+            format!("at most {} `piiPatterns`", pii::MAX_PATTERNS),
+        ));
+    }
+    let mut patterns: Vec<pii::Pattern> = Vec::with_capacity(patch.len());
+    for (i, p) in patch.into_iter().enumerate() {
+        let pattern = pii::Pattern {
+            name: p.name,
+            regex: p.regex,
+        };
+        let field = format!("piiPatterns[{i}]");
+        if let Err(e) = pattern.compile() {
+            return Err(ApiError::invalid(
+                &field,
+                format!("`{field}.{}`: {}", e.part, e.message),
+            ));
+        }
+        if patterns
+            .iter()
+            .any(|q| q.name.eq_ignore_ascii_case(&pattern.name))
+        {
+            return Err(ApiError::invalid(
+                &field,
+                format!(
+                    "`{field}.name`: another pattern is named `{}`",
+                    pattern.name
+                ),
+            ));
+        }
+        patterns.push(pattern);
+    }
+    Ok(patterns)
 }
 
 fn patched(
@@ -228,6 +284,14 @@ fn patched(
     }
     if let Some(v) = patch.enforce_registry {
         policy.enforce_registry = v;
+    }
+    if let Some(mode) = patch.pii_redaction {
+        policy.pii_redaction = pii::Mode::parse(&mode).ok_or_else(|| {
+            ApiError::invalid("piiRedaction", "`piiRedaction` is off, logs or upstream")
+        })?;
+    }
+    if let Some(patterns) = patch.pii_patterns {
+        policy.pii_patterns = pii_patterns(patterns)?;
     }
     Ok(policy)
 }

@@ -242,6 +242,7 @@ async fn audited_act(
                 redact(&mut v, &account.tenant_id);
                 // Webhook URLs may carry their receiver's token.
                 crate::redact::urls_in(&mut v);
+                redact_pii(state, &account.tenant_id, &mut v);
                 v
             })
             .unwrap_or(serde_json::Value::Null)
@@ -271,6 +272,24 @@ async fn audited_act(
     }));
     record_entry(state, draft).await;
     response
+}
+
+/// Replaces personal data in an audited body with placeholders, unless the
+/// tenant's policy turns PII redaction off (an incident's description or a
+/// consent's note may name a person's e-mail or phone).
+fn redact_pii(state: &AppState, tenant_id: &str, body: &mut serde_json::Value) {
+    let policy = match state
+        .store
+        .read(|tx| crate::tenants::resolve(tx, tenant_id))
+    {
+        Ok(tenant) => tenant.policy,
+        // No such tenant: the default policy's redaction applies.
+        Err(_) => crate::tenants::CompliancePolicy::default(),
+    };
+    if policy.pii_redaction != crate::compliance::pii::Mode::Off {
+        crate::compliance::pii::Session::new(policy.pii_redaction, &policy.pii_patterns)
+            .redact_json(body);
+    }
 }
 
 /// Removes secrets from an audited body and pseudonymises end-user ids.

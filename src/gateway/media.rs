@@ -145,14 +145,16 @@ pub async fn serve(
     }
     super::take_multimodal_cap(state, &tenant).await?;
     registered(state, key, request_id, &tenant.policy, &request, &model)?;
+    let (pii, logged) = super::redacted_request(&tenant.policy, &request.logged);
     let compliance = Arc::new(Compliance {
         policy: tenant.policy.clone(),
         purpose: request.service.purpose.clone(),
         end_user_id: request.service.end_user_id.clone(),
         deployer_context: request.service.deployer_context.clone(),
         user_consent_id: request.service.user_consent_id.clone(),
-        request: (tenant.policy.log_bodies || hold).then(|| request.logged.clone()),
+        request: (tenant.policy.log_bodies || hold).then_some(logged),
         hold,
+        pii,
     });
     let reduce_to = ask_for_duration(&mut request.call, &model);
     let file = uploaded_file(&request.call);

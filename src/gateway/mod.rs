@@ -34,7 +34,7 @@ use crate::compliance::audit::{self, Draft};
 use crate::compliance::conversations::{self, Conversation};
 use crate::compliance::incidents::Sampler;
 use crate::compliance::reviews::{self, Review};
-use crate::compliance::{Classification, Level, consents, registry};
+use crate::compliance::{Classification, Level, consents, pii, registry};
 use crate::error::{ApiError, Code};
 use crate::events::{Event, Events};
 use crate::metrics::{Metrics, StreamGuard};
@@ -109,10 +109,14 @@ pub struct Compliance {
     pub end_user_id: Option<String>,
     pub deployer_context: Option<Value>,
     pub user_consent_id: Option<String>,
-    /// The request as the caller sent it, when a log or a review keeps it.
+    /// The request as the caller sent it, when a log or a review keeps it
+    /// (with placeholders for personal data unless `piiRedaction` is off).
     pub request: Option<String>,
     /// The response goes to the human-review queue, not to the caller.
     pub hold: bool,
+    /// The request's PII redaction (`None` when the policy turns it off):
+    /// its placeholders and how many values of each type it replaced.
+    pub pii: Option<pii::Session>,
 }
 
 impl Compliance {
@@ -127,16 +131,52 @@ impl Compliance {
             ReviewMode::HighRisk => risk.level >= Level::High,
             ReviewMode::All => true,
         };
+        let (pii, logged) = redacted_request(policy, &String::from_utf8_lossy(raw));
         Compliance {
             policy: policy.clone(),
             purpose: request.purpose.clone(),
             end_user_id: request.end_user_id.clone(),
             deployer_context: request.deployer_context.clone(),
             user_consent_id: request.user_consent_id.clone(),
-            request: (policy.log_bodies || hold).then(|| String::from_utf8_lossy(raw).into_owned()),
+            request: (policy.log_bodies || hold).then_some(logged),
             hold,
+            pii,
         }
     }
+
+    /// `text` as the logs keep it: with this request's placeholders (the
+    /// same value as in the request gets the same one), or as it is.
+    pub fn logged<'t>(&self, text: &'t str) -> std::borrow::Cow<'t, str> {
+        match &self.pii {
+            Some(session) if !text.is_empty() => {
+                std::borrow::Cow::Owned(session.clone().redact_document(text))
+            }
+            _ => std::borrow::Cow::Borrowed(text),
+        }
+    }
+
+    /// The redaction for what leaves for the provider, in `upstream` mode.
+    pub fn upstream_pii(&self) -> Option<pii::Session> {
+        self.pii
+            .as_ref()
+            .filter(|s| s.mode() == pii::Mode::Upstream)
+            .map(|s| s.clone().uncounted())
+    }
+}
+
+/// The PII session of a request and the request's text as the logs keep
+/// it: the caller's JSON with placeholders, or as sent when the policy
+/// turns redaction off.
+pub(crate) fn redacted_request(
+    policy: &CompliancePolicy,
+    raw: &str,
+) -> (Option<pii::Session>, String) {
+    if policy.pii_redaction == pii::Mode::Off {
+        return (None, raw.to_owned());
+    }
+    let mut session = pii::Session::new(policy.pii_redaction, &policy.pii_patterns);
+    let logged = session.redact_document(raw);
+    (Some(session), logged)
 }
 
 impl Served {
@@ -178,6 +218,14 @@ pub async fn chat_completions(
     }
     take_tier_caps(state, &tenant, &request).await?;
     let key_reservation = reserve_key_tokens(state, key, &request)?;
+    // `upstream` mode: the provider sees placeholders; the answer gets the
+    // values back below, before anything else reads it.
+    let upstream_pii = compliance.upstream_pii().map(|mut session| {
+        if let Some(messages) = request.body.get_mut("messages") {
+            session.redact_json(messages);
+        }
+        session
+    });
     let registered = if tenant.policy.enforce_registry {
         Some(
             state
@@ -261,10 +309,19 @@ pub async fn chat_completions(
                 let reservations: Vec<limits::Reservation> =
                     reservation.into_iter().chain(key_reservation).collect();
                 return match reply {
-                    Reply::Complete(completion) => {
+                    Reply::Complete(mut completion) => {
+                        if let Some(session) = &upstream_pii {
+                            session.restore_json(&mut completion["choices"]);
+                        }
                         finish(state, completion, &served, reservations).await
                     }
                     Reply::Stream(chunks) => {
+                        let chunks = match &upstream_pii {
+                            Some(session) if session.issued() => {
+                                pii::restore_stream(chunks, session.table())
+                            }
+                            _ => chunks,
+                        };
                         state.metrics.first_token(name, started.elapsed());
                         let extensions =
                             Extensions::new(state, &served, true).with_reservations(reservations);
@@ -559,6 +616,11 @@ pub struct Hold {
 
 impl Extensions {
     pub fn new(state: &AppState, served: &Served, streamed: bool) -> Extensions {
+        if let Some(session) = &served.compliance.pii {
+            state
+                .metrics
+                .pii_redacted(session.mode().as_str(), session.counts());
+        }
         Extensions {
             truncation: served.truncation.as_ref().map(truncate::Receipt::view),
             pricing: served.model.pricing,
@@ -635,6 +697,15 @@ impl Extensions {
     + Send
     + 'static {
         let c = &self.compliance;
+        let output = c.logged(output);
+        let purpose = c.purpose.as_deref().map(|p| c.logged(p).into_owned());
+        let deployer_context = c.deployer_context.as_ref().map(|d| {
+            let mut d = d.clone();
+            if let Some(session) = &c.pii {
+                session.clone().redact_json(&mut d);
+            }
+            d
+        });
         let subject = c
             .end_user_id
             .as_deref()
@@ -650,10 +721,10 @@ impl Extensions {
             "completionTokens": record.completion_tokens,
             "isFallback": record.is_fallback,
             "streamed": record.streamed,
-            "purpose": c.purpose,
+            "purpose": purpose,
             "subject": subject,
             "consentId": c.user_consent_id,
-            "deployerContext": c.deployer_context,
+            "deployerContext": deployer_context,
             "review": held,
         });
         if let Some(units) = &self.units {
@@ -678,15 +749,15 @@ impl Extensions {
             key_id: record.key_id.clone(),
             at: record.at,
             expires_at: record.at + i64::from(retention_days) * conversations::DAY_MS,
-            purpose: c.purpose.clone(),
+            purpose: purpose.clone(),
             end_user_id: c.end_user_id.clone(),
-            deployer_context: c.deployer_context.as_ref().map(Value::to_string),
+            deployer_context: deployer_context.as_ref().map(Value::to_string),
             level: self.level.as_str().to_owned(),
             rules: self.rules.clone(),
             model: record.model.clone(),
             cost: record.cost,
             request: c.request.clone().unwrap_or_default(),
-            response: output.to_owned(),
+            response: output.into_owned(),
             erased: false,
         });
         let review = hold.map(|hold| {
@@ -909,6 +980,12 @@ impl Extensions {
 
     /// Every extension but `billing`.
     pub fn apply_uncharged(&self, target: &mut Value) {
+        if let Some(session) = &self.compliance.pii {
+            target["pii_redaction"] = json!({
+                "mode": session.mode().as_str(),
+                "counts": session.counts(),
+            });
+        }
         target["risk_classification"] = self.risk.clone();
         target["explainability"] = self.explainability.clone();
         if let Some(receipt) = &self.truncation {

@@ -22,6 +22,9 @@ const MIGRATIONS: &[Migration] = &[
     crate::tenants::migrate_v3_to_v4,
     // 4 -> 5: API keys gain a token-per-minute limit (none).
     crate::auth::keys::migrate_v4_to_v5,
+    // 5 -> 6: the compliance policy gains PII redaction (`logs` by
+    // default) and the tenant's own PII patterns.
+    crate::tenants::migrate_pii_policy,
 ];
 
 pub fn prepare(db: &Database) -> Result<(), StoreError> {

@@ -13,6 +13,8 @@
 //! | streamed `nousage` | chunks without a usage chunk |
 //! | streamed `cut` | two chunks, then the connection closes (no `[DONE]`) |
 //! | streamed `endless` | a chunk every 50 ms until the reader goes away; [`Recorded::abandoned`] counts those |
+//! | `echo` | the last message's text as the answer (the PII tests' placeholders come back) |
+//! | streamed `echo-N` | that text in chunks of N characters, without pauses |
 //!
 //! Fault modes for the reliability suite ([`fault`]), plain and streamed:
 //!
@@ -173,6 +175,9 @@ async fn chat(State(recorded): State<Recorded>, headers: HeaderMap, body: String
     if model == "garbage" {
         return (StatusCode::OK, "this is not json").into_response();
     }
+    if model == "echo" || model.starts_with("echo-") {
+        return echo(&model, &body);
+    }
     let tool = model == "tool";
     if body["stream"] != true {
         let message = if tool {
@@ -254,6 +259,50 @@ async fn chat(State(recorded): State<Recorded>, headers: HeaderMap, body: String
             Some((Ok::<_, std::io::Error>(next), (it, false)))
         },
     );
+    Response::builder()
+        .header("content-type", "text/event-stream")
+        .body(Body::from_stream(stream))
+        .unwrap()
+}
+
+/// The last message's text, whole or streamed in chunks of N characters.
+fn echo(model: &str, body: &Value) -> Response {
+    let text = body["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_default()
+        .to_owned();
+    if body["stream"] != true {
+        return axum::Json(completion(
+            model,
+            json!({ "role": "assistant", "content": text }),
+            "stop",
+        ))
+        .into_response();
+    }
+    let size: usize = model
+        .strip_prefix("echo-")
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(4);
+    let chars: Vec<char> = text.chars().collect();
+    let mut events = vec![chunk(
+        model,
+        json!({ "role": "assistant", "content": "" }),
+        Value::Null,
+    )];
+    for piece in chars.chunks(size.max(1)) {
+        let piece: String = piece.iter().collect();
+        events.push(chunk(model, json!({ "content": piece }), Value::Null));
+    }
+    events.push(chunk(model, json!({}), json!("stop")));
+    if body["stream_options"]["include_usage"] == true {
+        let value = json!({ "id": "chatcmpl-up-1", "object": "chat.completion.chunk", "created": 1_700_000_000,
+            "model": model, "choices": [], "usage": { "prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15 } });
+        events.push(format!("data: {value}\n\n"));
+    }
+    events.push("data: [DONE]\n\n".into());
+    let stream = futures::stream::iter(events.into_iter().map(Ok::<_, std::io::Error>));
     Response::builder()
         .header("content-type", "text/event-stream")
         .body(Body::from_stream(stream))

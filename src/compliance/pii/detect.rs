@@ -1,0 +1,624 @@
+//! The built-in detectors: hand-written scanners over the text's bytes, one
+//! pass for e-mail addresses (anchored on `@`) and one for everything that
+//! starts at a token boundary (numbers, IBANs, identifiers, IP addresses).
+//! A candidate is kept only when its check digits hold; identifiers that
+//! are bare 9 or 11 digit numbers (BSN, NIF, Steuer-ID, PESEL) also need
+//! their name nearby, because one random order number in ten passes any
+//! single check digit.
+
+use super::checks;
+
+/// What a span is. The label is the placeholder's type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Kind {
+    Email,
+    Phone,
+    Iban,
+    Card,
+    Ip,
+    DeTaxId,
+    FrNir,
+    EsDni,
+    ItCf,
+    NlBsn,
+    PlPesel,
+    PtNif,
+}
+
+impl Kind {
+    pub const ALL: [Kind; 12] = [
+        Kind::Email,
+        Kind::Phone,
+        Kind::Iban,
+        Kind::Card,
+        Kind::Ip,
+        Kind::DeTaxId,
+        Kind::FrNir,
+        Kind::EsDni,
+        Kind::ItCf,
+        Kind::NlBsn,
+        Kind::PlPesel,
+        Kind::PtNif,
+    ];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Kind::Email => "EMAIL",
+            Kind::Phone => "PHONE",
+            Kind::Iban => "IBAN",
+            Kind::Card => "CARD",
+            Kind::Ip => "IP",
+            Kind::DeTaxId => "DE_TAX_ID",
+            Kind::FrNir => "FR_NIR",
+            Kind::EsDni => "ES_DNI",
+            Kind::ItCf => "IT_CF",
+            Kind::NlBsn => "NL_BSN",
+            Kind::PlPesel => "PL_PESEL",
+            Kind::PtNif => "PT_NIF",
+        }
+    }
+}
+
+/// A detected span of the text, in bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Span {
+    pub start: usize,
+    pub end: usize,
+    pub kind: Kind,
+}
+
+/// Letters, digits, `_` and any non-ASCII byte (so a match never starts or
+/// ends inside a word of an accented language).
+fn is_word(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80
+}
+
+/// Every built-in span of `text`, in order of appearance, not overlapping.
+pub fn scan(text: &str) -> Vec<Span> {
+    let b = text.as_bytes();
+    let mut found = Vec::new();
+    emails(b, &mut found);
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        let starts = c.is_ascii_alphanumeric() || c == b'+' || c == b'(' || c == b':';
+        if !starts || (i > 0 && !boundary_before(b, i)) {
+            i += 1;
+            continue;
+        }
+        match at(b, i) {
+            Ok(span) => {
+                i = span.end;
+                found.push(span);
+            }
+            // A number or IBAN that is none of ours is skipped whole: its
+            // tail is not a phone (`2 55 08 14 168 025 39`, a NIR with a
+            // wrong key, does not end in a phone number).
+            Err(skip) => i = skip.max(i + 1),
+        }
+    }
+    resolve(found)
+}
+
+/// Whether a token may start at `i` (`i > 0`): not inside a word, and not
+/// the decimals of a number (`3.1415926535`).
+fn boundary_before(b: &[u8], i: usize) -> bool {
+    let prev = b[i - 1];
+    if is_word(prev) {
+        return false;
+    }
+    if matches!(prev, b'.' | b',') && i >= 2 && b[i - 2].is_ascii_digit() {
+        return false;
+    }
+    true
+}
+
+/// Sorts and drops overlaps: the earlier span wins, then the longer.
+fn resolve(mut spans: Vec<Span>) -> Vec<Span> {
+    spans.sort_by(|a, b| a.start.cmp(&b.start).then(b.end.cmp(&a.end)));
+    let mut kept: Vec<Span> = Vec::with_capacity(spans.len());
+    for span in spans {
+        if kept.last().is_none_or(|last| span.start >= last.end) {
+            kept.push(span);
+        }
+    }
+    kept
+}
+
+fn emails(b: &[u8], out: &mut Vec<Span>) {
+    let local = |c: u8| c.is_ascii_alphanumeric() || b"._%+-".contains(&c);
+    let domain = |c: u8| c.is_ascii_alphanumeric() || c == b'.' || c == b'-';
+    for at in memchr::memchr_iter(b'@', b) {
+        let mut start = at;
+        while start > 0 && local(b[start - 1]) {
+            start -= 1;
+        }
+        while start < at && b[start] == b'.' {
+            start += 1;
+        }
+        if start == at || (start > 0 && is_word(b[start - 1])) {
+            continue;
+        }
+        let mut end = at + 1;
+        while end < b.len() && domain(b[end]) {
+            end += 1;
+        }
+        while end > at + 1 && matches!(b[end - 1], b'.' | b'-') {
+            end -= 1;
+        }
+        if end < b.len() && is_word(b[end]) {
+            continue;
+        }
+        let host = &b[at + 1..end];
+        let Some(dot) = host.iter().rposition(|&c| c == b'.') else {
+            continue;
+        };
+        let tld = &host[dot + 1..];
+        if dot == 0 || tld.len() < 2 || !tld.iter().all(u8::is_ascii_alphabetic) {
+            continue;
+        }
+        out.push(Span {
+            start,
+            end,
+            kind: Kind::Email,
+        });
+    }
+}
+
+/// The span starting at the token boundary `i`, or where to look next.
+fn at(b: &[u8], i: usize) -> Result<Span, usize> {
+    let span = |end, kind| {
+        Ok(Span {
+            start: i,
+            end,
+            kind,
+        })
+    };
+    if let Some(end) = ipv6(b, i) {
+        return span(end, Kind::Ip);
+    }
+    let token_end = i + b[i..]
+        .iter()
+        .position(|&c| !c.is_ascii_alphanumeric())
+        .unwrap_or(b.len() - i);
+    let token = &b[i..token_end];
+    let bounded = token_end == b.len() || !is_word(b[token_end]);
+    if b[i].is_ascii_alphabetic() {
+        match iban(b, i) {
+            Ok(end) => return span(end, Kind::Iban),
+            Err(Some(skip)) => return Err(skip),
+            Err(None) => {}
+        }
+        if bounded && token.len() == 16 && checks::codice_fiscale(&upper(token)) {
+            return span(token_end, Kind::ItCf);
+        }
+        if bounded && token.len() == 9 && checks::dni_nie(&upper(token)) {
+            return span(token_end, Kind::EsDni);
+        }
+        return Err(token_end);
+    }
+    if bounded && token.len() == 9 && checks::dni_nie(&upper(token)) {
+        return span(token_end, Kind::EsDni);
+    }
+    if b[i] == b':' || (b[i] != b'+' && b[i] != b'(' && !b[i].is_ascii_digit()) {
+        return Err(i + 1);
+    }
+    number(b, i)
+}
+
+fn upper(token: &[u8]) -> Vec<u8> {
+    token.iter().map(u8::to_ascii_uppercase).collect()
+}
+
+/// An IPv6 address: hex digits, colons (at least two) and an optional
+/// embedded IPv4, parsed by the standard library.
+fn ipv6(b: &[u8], i: usize) -> Option<usize> {
+    let mut end = i;
+    let mut colons = 0;
+    while end < b.len() && (b[end].is_ascii_hexdigit() || b[end] == b':' || b[end] == b'.') {
+        colons += usize::from(b[end] == b':');
+        end += 1;
+    }
+    if colons < 2 || (end < b.len() && is_word(b[end])) {
+        return None;
+    }
+    // Sentence punctuation after the address is not part of it.
+    for cut in [end, end - 1] {
+        if cut <= i {
+            break;
+        }
+        let candidate = std::str::from_utf8(&b[i..cut]).ok()?;
+        if candidate.parse::<std::net::Ipv6Addr>().is_ok() {
+            return Some(cut);
+        }
+    }
+    None
+}
+
+/// An IBAN, compact or in groups of four separated by single spaces, at
+/// the exact length of its country (only compact for unknown countries).
+/// `Err(Some(end))` is an IBAN-shaped run whose check failed.
+fn iban(b: &[u8], i: usize) -> Result<usize, Option<usize>> {
+    if b.len() < i + 15
+        || !b[i].is_ascii_uppercase()
+        || !b[i + 1].is_ascii_uppercase()
+        || !b[i + 2].is_ascii_digit()
+        || !b[i + 3].is_ascii_digit()
+    {
+        return Err(None);
+    }
+    let expected = checks::iban_expected_length(&b[i..i + 2]);
+    let mut chars: Vec<u8> = Vec::with_capacity(34);
+    let mut end = i;
+    while end < b.len() && chars.len() < expected.unwrap_or(34) {
+        let c = b[end];
+        if c.is_ascii_alphanumeric() {
+            chars.push(c.to_ascii_uppercase());
+            end += 1;
+        } else if c == b' '
+            && expected.is_some()
+            && chars.len().is_multiple_of(4)
+            && b.get(end + 1).is_some_and(u8::is_ascii_alphanumeric)
+        {
+            end += 1;
+        } else {
+            break;
+        }
+    }
+    if end < b.len() && is_word(b[end]) {
+        return Err(None);
+    }
+    if checks::iban(&chars) {
+        Ok(end)
+    } else {
+        Err(Some(end))
+    }
+}
+
+/// Keywords that name an identifier, looked for just before a bare number.
+const BSN_WORDS: &[&str] = &["bsn", "burgerservice", "sofi"];
+const NIF_WORDS: &[&str] = &["nif", "contribuinte", "fiscal"];
+const STEUER_WORDS: &[&str] = &["steuer", "idnr", "identifikationsnummer", "tax id", "tin"];
+const PESEL_WORDS: &[&str] = &["pesel"];
+const PHONE_WORDS: &[&str] = &[
+    "tel", "phone", "fon", "mobil", "móvil", "movil", "cell", "handy", "llam", "chiam", "bel ",
+    "bellen", "zadzwo", "komórk", "contact", "whatsapp", "sms", "call", "ring", "appel",
+];
+
+/// Whether one of `words` starts a word in the 48 bytes before `start`,
+/// ignoring ASCII case.
+fn named_before(b: &[u8], start: usize, words: &[&str]) -> bool {
+    let from = start.saturating_sub(48);
+    let window: Vec<u8> = b[from..start].iter().map(u8::to_ascii_lowercase).collect();
+    // A keyword starts a word: `tel` names a phone, `Bestellnummer` does
+    // not.
+    words.iter().any(|w| {
+        memchr::memmem::find_iter(&window, w.as_bytes())
+            .any(|at| at == 0 || !window[at - 1].is_ascii_alphabetic())
+    })
+}
+
+/// A number of digits and separators: phones, cards, numeric identifiers,
+/// IPv4 addresses and a DNI whose letter is set apart. `Err` holds the
+/// end of the run that is none of these.
+fn number(b: &[u8], i: usize) -> Result<Span, usize> {
+    number_span(b, i).map_err(|()| {
+        let mut end = i + 1;
+        while end < b.len() && (b[end].is_ascii_alphanumeric() || b" -./()".contains(&b[end])) {
+            if !b[end].is_ascii_alphanumeric() && !b.get(end + 1).is_some_and(u8::is_ascii_digit) {
+                break;
+            }
+            end += 1;
+        }
+        end
+    })
+}
+
+fn number_span(b: &[u8], i: usize) -> Result<Span, ()> {
+    let mut digits: Vec<u8> = Vec::with_capacity(20);
+    let mut groups: Vec<usize> = Vec::new();
+    let mut seps: Vec<u8> = Vec::new();
+    let plus = b[i] == b'+';
+    let mut p = i + usize::from(plus);
+    let mut end = p;
+    let mut group = 0;
+    while p < b.len() {
+        let c = b[p];
+        if c.is_ascii_digit() {
+            digits.push(c);
+            group += 1;
+            p += 1;
+            end = p;
+            if digits.len() > 24 {
+                return Err(());
+            }
+        } else if matches!(c, b' ' | b'-' | b'.' | b'/' | b'(' | b')') {
+            // Up to two separators in a row (`) ` in `(030) 123`), then a
+            // digit, or the number ended.
+            let mut q = p + 1;
+            if q < b.len() && matches!(b[q], b' ' | b'(' | b')') && b[q] != c {
+                q += 1;
+            }
+            if q < b.len() && b[q].is_ascii_digit() {
+                if group > 0 {
+                    groups.push(group);
+                }
+                group = 0;
+                seps.extend_from_slice(&b[p..q]);
+                p = q;
+            } else {
+                break;
+            }
+        } else {
+            break;
+        }
+    }
+    if group > 0 {
+        groups.push(group);
+    }
+    if digits.is_empty() || (end < b.len() && is_word(b[end])) {
+        // A DNI whose letter follows a space or hyphen.
+        return Err(());
+    }
+    let span = |kind| {
+        Ok(Span {
+            start: i,
+            end,
+            kind,
+        })
+    };
+    let n = digits.len();
+    let separated = !seps.is_empty();
+    let only = |allowed: &[u8]| seps.iter().all(|c| allowed.contains(c));
+
+    // IPv4: four dotted groups of at most three digits, each up to 255.
+    if !plus && groups.len() == 4 && only(b".") && groups.iter().all(|&g| g <= 3) {
+        let mut k = 0;
+        let valid = groups.iter().all(|&g| {
+            let v = digits[k..k + g]
+                .iter()
+                .fold(0u32, |v, &d| v * 10 + u32::from(d - b'0'));
+            let leading_zero = g > 1 && digits[k] == b'0';
+            k += g;
+            v <= 255 && !leading_zero
+        });
+        return if valid { span(Kind::Ip) } else { Err(()) };
+    }
+    if plus {
+        return if (8..=15).contains(&n) {
+            span(Kind::Phone)
+        } else {
+            Err(())
+        };
+    }
+    // A DNI written `12345678-Z` or `12345678 Z`.
+    if n == 8
+        && !separated
+        && matches!(b.get(end), Some(b'-' | b' '))
+        && let Some(&letter) = b.get(end + 1)
+        && letter.is_ascii_uppercase()
+        && b.get(end + 2).is_none_or(|&c| !is_word(c))
+    {
+        let mut compact = digits.clone();
+        compact.push(letter);
+        if checks::dni_nie(&compact) {
+            return Ok(Span {
+                start: i,
+                end: end + 2,
+                kind: Kind::EsDni,
+            });
+        }
+    }
+    if n == 15 && only(b" ") && checks::nir(&digits) {
+        return span(Kind::FrNir);
+    }
+    if card_shape(&digits, &groups, only(b" -")) && checks::luhn(&digits) {
+        return span(Kind::Card);
+    }
+    if n == 11 && only(b" ") {
+        if checks::pesel(&digits) && named_before(b, i, PESEL_WORDS) {
+            return span(Kind::PlPesel);
+        }
+        if checks::steuer_id(&digits) && named_before(b, i, STEUER_WORDS) {
+            return span(Kind::DeTaxId);
+        }
+    }
+    if n == 9 && only(b" .") {
+        if checks::bsn(&digits) && named_before(b, i, BSN_WORDS) {
+            return span(Kind::NlBsn);
+        }
+        if checks::nif(&digits) && named_before(b, i, NIF_WORDS) {
+            return span(Kind::PtNif);
+        }
+    }
+    if only(b".") && separated && !(digits[0] == b'0' && groups.len() > 2 && n >= 9) {
+        // Dotted numbers are amounts, versions and dates, except the
+        // `06.12.34.56.78` style of French and Dutch phones.
+        return Err(());
+    }
+    if national_phone(b, i, &digits, &groups) {
+        return span(Kind::Phone);
+    }
+    Err(())
+}
+
+/// Card numbers: known issuer prefixes and lengths, compact or in the
+/// groups cards are printed in (4-4-4-4(-3), Amex 4-6-5, Diners 4-6-4).
+fn card_shape(d: &[u8], groups: &[usize], seps_ok: bool) -> bool {
+    let n = d.len();
+    if !(13..=19).contains(&n) || !seps_ok {
+        return false;
+    }
+    let two = u32::from(d[0] - b'0') * 10 + u32::from(d[1] - b'0');
+    let four = two * 100 + u32::from(d[2] - b'0') * 10 + u32::from(d[3] - b'0');
+    let issuer = match d[0] {
+        b'4' => matches!(n, 13 | 16 | 19),
+        b'5' => (51..=55).contains(&two) && n == 16,
+        b'2' => (2221..=2720).contains(&four) && n == 16,
+        b'3' => {
+            (matches!(two, 34 | 37) && n == 15)
+                || (two == 35 && n >= 16)
+                || (matches!(two, 30 | 36 | 38) && n == 14)
+        }
+        b'6' => (four == 6011 || two == 65 || (644..=649).contains(&(four / 10))) && n >= 16,
+        _ => false,
+    };
+    let grouped = groups.len() == 1
+        || groups.iter().all(|&g| g == 4)
+        || (groups.len() == 5 && groups[..4].iter().all(|&g| g == 4))
+        || groups == [4, 6, 5]
+        || groups == [4, 6, 4];
+    issuer && grouped
+}
+
+/// National phone formats of DE, FR, ES, IT, NL, PL and PT without a `+`:
+/// a trunk `0` (or `00` international prefix) and 9 to 13 digits, or the
+/// 9-digit plans of ES, PL and PT and Italian mobiles (`3xx`) when written
+/// in groups or named.
+fn national_phone(b: &[u8], start: usize, d: &[u8], groups: &[usize]) -> bool {
+    let n = d.len();
+    if d[0] == b'0' {
+        if d[1] == b'0' {
+            return (11..=17).contains(&n);
+        }
+        return (9..=13).contains(&n);
+    }
+    let plan = match n {
+        9 => matches!(d[0], b'2' | b'4'..=b'9'),
+        10 => d[0] == b'3',
+        _ => false,
+    };
+    // Grouped as phones are written (`612 345 678`, `22 123 45 67`,
+    // `347 1234567`), not as references (`2024-00017`).
+    let grouped = groups.len() > 1
+        && (2..=3).contains(&groups[0])
+        && groups[1..].iter().all(|g| (2..=7).contains(g));
+    plan && (grouped || (groups.len() == 1 && named_before(b, start, PHONE_WORDS)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kinds(text: &str) -> Vec<(Kind, &str)> {
+        scan(text)
+            .into_iter()
+            .map(|s| (s.kind, &text[s.start..s.end]))
+            .collect()
+    }
+
+    #[test]
+    fn emails_are_found_with_their_whole_address() {
+        assert_eq!(
+            kinds("Write to anna.schmidt+news@example.co.uk."),
+            [(Kind::Email, "anna.schmidt+news@example.co.uk")]
+        );
+        assert!(kinds("user@localhost and @handle and a@b").is_empty());
+    }
+
+    #[test]
+    fn phones_of_each_country_are_found_and_order_numbers_are_not() {
+        for (text, phone) in [
+            ("Ruf an: +49 30 12345678", "+49 30 12345678"),
+            ("Tel. 030 12345678", "030 12345678"),
+            ("Handy 0171 1234567", "0171 1234567"),
+            ("Appelez le 06 12 34 56 78", "06 12 34 56 78"),
+            ("tél : 01.23.45.67.89", "01.23.45.67.89"),
+            ("Llámame al 612 345 678", "612 345 678"),
+            ("móvil 612345678", "612345678"),
+            ("chiamami al 347 123 4567", "347 123 4567"),
+            ("ufficio 06 6982 1234", "06 6982 1234"),
+            ("bel me op 06-12345678", "06-12345678"),
+            ("telefoon 020 123 4567", "020 123 4567"),
+            ("zadzwoń 501 234 567", "501 234 567"),
+            ("telemóvel 912 345 678", "912 345 678"),
+            ("call +33 (0)6 12 34 56 78", "+33 (0)6 12 34 56 78"),
+            ("dial 0049 30 1234567", "0049 30 1234567"),
+        ] {
+            assert_eq!(kinds(text), [(Kind::Phone, phone)], "{text}");
+        }
+        for text in [
+            "Order 612345678 shipped",
+            "Bestellnummer 792100479 vom 12.03.2024.",
+            "Bestellnummer 4711 vom 12.03.2024",
+            "Rechnung 2024-00017, Betrag 1.234,56 EUR",
+            "pi is 3.14159265358979",
+            "version 1.2.3",
+            "at 10:30:45",
+        ] {
+            assert!(kinds(text).is_empty(), "{text}: {:?}", kinds(text));
+        }
+    }
+
+    #[test]
+    fn ibans_are_found_grouped_or_compact_and_a_wrong_check_is_not() {
+        assert_eq!(
+            kinds("IBAN DE89 3704 0044 0532 0130 00, danke"),
+            [(Kind::Iban, "DE89 3704 0044 0532 0130 00")]
+        );
+        assert_eq!(
+            kinds("NL91ABNA0417164300"),
+            [(Kind::Iban, "NL91ABNA0417164300")]
+        );
+        assert!(kinds("IBAN DE89 3704 0044 0532 0130 01").is_empty());
+    }
+
+    #[test]
+    fn cards_need_luhn_and_an_issuer_shape() {
+        assert_eq!(
+            kinds("card 4111 1111 1111 1111 exp 12/27"),
+            [(Kind::Card, "4111 1111 1111 1111")]
+        );
+        assert_eq!(
+            kinds("amex 3782-822463-10005"),
+            [(Kind::Card, "3782-822463-10005")]
+        );
+        assert!(kinds("card 4111 1111 1111 1112").is_empty());
+        assert!(kinds("tracking 1234567812345670").is_empty());
+    }
+
+    #[test]
+    fn ip_addresses_v4_and_v6_are_found() {
+        assert_eq!(
+            kinds("from 192.168.1.20 and 2001:db8::8a2e:370:7334."),
+            [
+                (Kind::Ip, "192.168.1.20"),
+                (Kind::Ip, "2001:db8::8a2e:370:7334")
+            ]
+        );
+        assert!(kinds("999.1.1.1 and 10:30:00").is_empty());
+    }
+
+    #[test]
+    fn national_ids_with_valid_check_digits_are_found_and_wrong_ones_are_not() {
+        for (text, kind, value) in [
+            ("Steuer-ID 86095742719", Kind::DeTaxId, "86095742719"),
+            (
+                "NIR 2 55 08 14 168 025 38",
+                Kind::FrNir,
+                "2 55 08 14 168 025 38",
+            ),
+            ("DNI 12345678Z", Kind::EsDni, "12345678Z"),
+            ("DNI 12345678-Z", Kind::EsDni, "12345678-Z"),
+            ("NIE X1234567L", Kind::EsDni, "X1234567L"),
+            ("CF RSSMRA85T10A562S", Kind::ItCf, "RSSMRA85T10A562S"),
+            ("BSN 123456782", Kind::NlBsn, "123456782"),
+            ("PESEL 44051401359", Kind::PlPesel, "44051401359"),
+            ("NIF 501964843", Kind::PtNif, "501964843"),
+        ] {
+            assert_eq!(kinds(text), [(kind, value)], "{text}");
+        }
+        for text in [
+            "Steuer-ID 86095742718",
+            "NIR 2 55 08 14 168 025 39",
+            "DNI 12345678A",
+            "CF RSSMRA85T10A562T",
+            "BSN 123456789",
+            "PESEL 44051401358",
+            "NIF 123456780",
+            "Bestellnummer 123456782",
+        ] {
+            assert!(kinds(text).is_empty(), "{text}: {:?}", kinds(text));
+        }
+    }
+}
