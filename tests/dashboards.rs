@@ -182,3 +182,24 @@ fn the_name_parser_skips_label_values_and_functions() {
         ["tollgate_x_bucket", "up"]
     );
 }
+
+#[test]
+fn the_alert_rules_pass_promtool() {
+    let local =
+        std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/.tools/bin/promtool"));
+    let promtool = if local.exists() {
+        local
+    } else {
+        "promtool".into()
+    };
+    let out = std::process::Command::new(promtool)
+        .args(["check", "rules", "packaging/prometheus/tollgate-rules.yml"])
+        .output()
+        .expect("promtool is installed by .ci/test");
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

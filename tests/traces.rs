@@ -123,6 +123,7 @@ async fn a_request_is_one_server_span_continuing_the_callers_trace_with_no_text_
     assert_eq!(string(server_span, "gen_ai.operation.name"), "chat");
     assert_eq!(string(server_span, "gen_ai.request.model"), "ok");
     assert_eq!(string(server_span, "gen_ai.response.model"), "ok");
+    assert_eq!(string(server_span, "gen_ai.provider.name"), "openai");
     assert_eq!(int(server_span, "gen_ai.usage.input_tokens"), 10);
     assert_eq!(int(server_span, "gen_ai.usage.output_tokens"), 5);
     assert_eq!(int(server_span, "http.response.status_code"), 200);

@@ -248,6 +248,14 @@ pub async fn chat_completions(
                 .set_attribute(KeyValue::new("http.response.status_code", 200));
         }
         drop(attempt);
+        if outcome.is_ok() {
+            traces::record(|| {
+                vec![KeyValue::new(
+                    "gen_ai.provider.name",
+                    provider_name(model.provider.kind),
+                )]
+            });
+        }
         let elapsed = attempt_started.elapsed();
         let latency_ms = elapsed.as_millis() as u64;
         let outcome_label = match &outcome {
