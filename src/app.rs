@@ -55,6 +55,8 @@ pub struct AppState {
     /// Deployment health and load, for choosing a model's deployment.
     pub router: Arc<crate::routing::Router>,
     pub metrics: Arc<crate::metrics::Metrics>,
+    /// OpenTelemetry spans and their exporter (off without `otlp_endpoint`).
+    pub traces: crate::traces::Traces,
     pub events: crate::events::Events,
     pub sampler: crate::compliance::incidents::Sampler,
     /// Unauthenticated refusals, logged once per source and minute.
@@ -71,6 +73,7 @@ impl AppState {
         let allow_private_images = config.image_fetch_allow_private_targets;
         let metrics = Arc::new(crate::metrics::Metrics::new());
         let events = crate::events::Events::start(&config, store.clone(), metrics.clone());
+        let traces = crate::traces::Traces::start(&config, metrics.clone());
         let connect_timeout = config
             .providers
             .iter()
@@ -110,6 +113,7 @@ impl AppState {
             model_limits: Arc::default(),
             router: Arc::default(),
             metrics,
+            traces,
             events,
             store,
             started_at: crate::time_util::now_ms() / 1000,
@@ -224,6 +228,8 @@ impl Server {
             }
         }
         let _ = socket.await;
+        // The last spans get one bounded try before the process ends.
+        state.traces.shutdown().await;
         state.store.close();
         tracing::info!("stopped; every answered write is durable");
         Ok(())

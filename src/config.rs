@@ -44,6 +44,7 @@ const ENV_KEYS: &[&str] = &[
     "TOLLGATE_OWNER_EMAIL",
     "TOLLGATE_WEBHOOK_ALLOW_PRIVATE_TARGETS",
     "TOLLGATE_METRICS_TOKEN",
+    "TOLLGATE_OTLP_ENDPOINT",
     "TOLLGATE_IMAGE_FETCH_ALLOW_PRIVATE_TARGETS",
     "TOLLGATE_RISK_RULES_DIR",
 ];
@@ -142,6 +143,14 @@ pub struct Config {
     pub image_fetch_allow_private_targets: bool,
     /// When set, `GET /metrics` needs `Authorization: Bearer <token>`.
     pub metrics_token: Option<Secret>,
+    /// OTLP/HTTP collector base URL: spans are posted to
+    /// `{otlp_endpoint}/v1/traces`. Unset (the default): no traces.
+    pub otlp_endpoint: Option<Url>,
+    /// Headers sent with every export (a vendor's API key); never logged.
+    pub otlp_headers: Vec<(String, Secret)>,
+    /// Share of new traces recorded (0 to 1); a caller's sampled flag in
+    /// `traceparent` decides for its own trace.
+    pub otlp_sample_ratio: f64,
     /// Time allowed to the risk judge model before the rule result stands.
     pub judge_timeout_ms: u64,
     /// Share of served responses the incident sampler examines (0 to 1).
@@ -339,6 +348,9 @@ struct RawConfig {
     webhook_queue_capacity: Option<Spanned<usize>>,
     webhook_concurrency: Option<Spanned<usize>>,
     metrics_token: Option<Spanned<String>>,
+    otlp_endpoint: Option<Spanned<String>>,
+    otlp_headers: Option<Spanned<std::collections::BTreeMap<String, String>>>,
+    otlp_sample_ratio: Option<Spanned<f64>>,
     image_fetch_allow_private_targets: Option<bool>,
     judge_timeout_ms: Option<Spanned<u64>>,
     incident_sample_share: Option<Spanned<f64>>,
@@ -678,6 +690,45 @@ fn parse(
         }
         metrics_token = Some(Secret::new(v.trim().to_owned()));
     }
+    let mut otlp_endpoint = match raw.otlp_endpoint {
+        Some(v) => Some(
+            parse_http_url(v.get_ref()).map_err(|m| bad(v.span(), "otlp_endpoint".into(), m))?,
+        ),
+        None => None,
+    };
+    if let Some(v) = env("TOLLGATE_OTLP_ENDPOINT") {
+        otlp_endpoint = if v.trim().is_empty() {
+            None
+        } else {
+            Some(parse_http_url(v.trim()).map_err(|m| env_error("TOLLGATE_OTLP_ENDPOINT", m))?)
+        };
+    }
+    let mut otlp_headers = Vec::new();
+    if let Some(headers) = raw.otlp_headers {
+        let span = headers.span();
+        for (name, value) in headers.into_inner() {
+            let valid = axum::http::HeaderName::from_bytes(name.as_bytes()).is_ok()
+                && axum::http::HeaderValue::from_str(&value).is_ok();
+            if !valid {
+                // The value is a secret: the message names the header only.
+                return Err(bad(
+                    span,
+                    "otlp_headers".into(),
+                    format!(
+                        "`{name}` is not a valid header name, or its value is not a valid header value"
+                    ),
+                ));
+            }
+            otlp_headers.push((name, Secret::new(value)));
+        }
+    }
+    let otlp_sample_ratio = ranged(
+        &bad,
+        raw.otlp_sample_ratio,
+        "otlp_sample_ratio",
+        0.0..=1.0,
+        1.0,
+    )?;
     let header_read_timeout_seconds = ranged(
         &bad,
         raw.header_read_timeout_seconds,
@@ -1035,6 +1086,9 @@ fn parse(
         webhook_queue_capacity,
         webhook_concurrency,
         metrics_token,
+        otlp_endpoint,
+        otlp_headers,
+        otlp_sample_ratio,
         image_fetch_allow_private_targets,
         judge_timeout_ms,
         incident_sample_share,

@@ -27,4 +27,5 @@ pub mod setup;
 pub mod store;
 pub mod tenants;
 pub mod time_util;
+pub mod traces;
 pub mod ui;

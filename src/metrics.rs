@@ -131,6 +131,8 @@ pub struct Metrics {
     streams_in_flight: Gauge,
     writer_queue: Gauge,
     webhook_queue: Gauge,
+    spans_exported: Counter,
+    spans_dropped: Family<ReasonLabels, Counter>,
 }
 
 impl Default for Metrics {
@@ -265,7 +267,21 @@ impl Metrics {
             "Events waiting for webhook delivery",
             webhook_queue.clone(),
         );
+        let spans_exported = Counter::default();
+        registry.register(
+            "tollgate_otlp_spans_exported",
+            "Trace spans accepted by the OTLP collector",
+            spans_exported.clone(),
+        );
+        let spans_dropped = Family::default();
+        registry.register(
+            "tollgate_otlp_spans_dropped",
+            "Trace spans dropped, by reason (queue_full: the export queue was full; export_failed: the collector refused or did not answer)",
+            spans_dropped.clone(),
+        );
         Metrics {
+            spans_exported,
+            spans_dropped,
             registry,
             requests,
             request_duration,
@@ -414,6 +430,16 @@ impl Metrics {
                 event: name.to_owned(),
             })
             .inc();
+    }
+
+    pub fn spans_exported(&self, n: u64) {
+        self.spans_exported.inc_by(n);
+    }
+
+    pub fn spans_dropped(&self, reason: &'static str, n: u64) {
+        self.spans_dropped
+            .get_or_create(&ReasonLabels { reason })
+            .inc_by(n);
     }
 
     pub fn event_dropped(&self) {

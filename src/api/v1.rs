@@ -19,6 +19,9 @@ use serde_json::{Value, json};
 
 use crate::app::AppState;
 use crate::auth::extract::InferenceKey;
+use crate::traces;
+use opentelemetry::context::FutureExt as _;
+use opentelemetry::{Context, KeyValue};
 
 pub fn routes() -> Router<AppState> {
     Router::new()
@@ -81,14 +84,34 @@ pub(crate) async fn answer_chat(
     headers: &HeaderMap,
     body: &[u8],
 ) -> Response {
-    with_rate_limit(state, key, async {
+    let trace = state.traces.server_span(headers, "chat");
+    let handled = with_rate_limit(state, key, async {
         let request_id = headers
             .get("x-request-id")
             .and_then(|v| v.to_str().ok())
             .unwrap_or_default();
+        traces::record(|| {
+            vec![
+                KeyValue::new("tollgate.tenant.id", key.tenant_id.clone()),
+                KeyValue::new("tollgate.key.id", key.id.clone()),
+            ]
+        });
         chat(state, key, request_id, body).await
-    })
-    .await
+    });
+    let response = handled.with_context(trace.clone()).await;
+    let _active = trace.attach();
+    traces::record(|| {
+        let status = response.status().as_u16();
+        let mut attributes = vec![KeyValue::new(
+            "http.response.status_code",
+            i64::from(status),
+        )];
+        if let Some(error) = response.extensions().get::<ApiError>() {
+            attributes.push(KeyValue::new("error.type", error.code.as_str()));
+        }
+        attributes
+    });
+    response
 }
 
 /// Counts the request against the key's per-minute limit and runs `handle`
@@ -146,6 +169,10 @@ async fn chat(
     body: &[u8],
 ) -> Result<Response, ApiError> {
     let request = request::parse(body)?;
+    if let Some(requested) = request.chain.first() {
+        traces::rename(|| format!("chat {requested}"));
+        traces::record(|| vec![KeyValue::new("gen_ai.request.model", requested.clone())]);
+    }
     // The metrics' model label: the catalogue id that served, else the
     // first of the chain the catalogue knows.
     let primary = request
@@ -171,7 +198,9 @@ async fn chat(
                         (header::CACHE_CONTROL, "no-cache"),
                         (HeaderName::from_static("x-accel-buffering"), "no"),
                     ],
-                    axum::body::Body::from_stream(body),
+                    // The server span ends with the stream, and the
+                    // stream's charge records its usage on it.
+                    axum::body::Body::from_stream(body.with_context(Context::current())),
                 )
                     .into_response(),
                 model,

@@ -44,6 +44,10 @@ use crate::store::Store;
 use crate::tenants;
 use crate::tenants::{CompliancePolicy, ReviewMode, Tier};
 use crate::time_util::now_ms;
+use crate::traces;
+use opentelemetry::KeyValue;
+use opentelemetry::context::FutureExt as _;
+use opentelemetry::trace::{SpanKind, TraceContextExt as _};
 use request::ChatRequest;
 use walk::{Walk, Walked, completion_allowance, reserve_key_tokens};
 
@@ -207,7 +211,17 @@ pub async fn chat_completions(
         ));
     }
     let tenant = admit(state, key)?;
-    let risk = gate(state, key, &tenant.policy, &request, request_id).await?;
+    let classifying = traces::child(|| "classify".into(), SpanKind::Internal, Vec::new);
+    let risk = gate(state, key, &tenant.policy, &request, request_id)
+        .with_context(classifying.clone())
+        .await;
+    if let Ok(risk) = &risk {
+        let level = KeyValue::new("tollgate.risk.level", risk.level.as_str());
+        classifying.span().set_attribute(level.clone());
+        traces::record(|| vec![level]);
+    }
+    drop(classifying);
+    let risk = risk?;
     let compliance = Arc::new(Compliance::new(&tenant.policy, &request, raw, &risk));
     if compliance.hold && request.stream {
         // A held answer is shown only once approved: there is nothing to
@@ -361,6 +375,35 @@ pub async fn chat_completions(
         Code::AllProvidersFailed,
         format!("every model of the chain failed: {}", summary.join("; ")),
     ))
+}
+
+/// The attributes of an upstream attempt's client span.
+fn attempt_attributes(model: &Model) -> Vec<KeyValue> {
+    let mut attributes = vec![
+        KeyValue::new("gen_ai.operation.name", "chat"),
+        KeyValue::new("gen_ai.request.model", model.upstream.clone()),
+        KeyValue::new("gen_ai.provider.name", provider_name(model.provider.kind)),
+    ];
+    if let Some(base) = &model.provider.base_url {
+        if let Some(host) = base.host_str() {
+            attributes.push(KeyValue::new("server.address", host.to_owned()));
+        }
+        if let Some(port) = base.port_or_known_default() {
+            attributes.push(KeyValue::new("server.port", i64::from(port)));
+        }
+    }
+    attributes
+}
+
+/// The GenAI semantic conventions' `gen_ai.provider.name`.
+pub(crate) fn provider_name(kind: crate::catalogue::ProviderKind) -> &'static str {
+    use crate::catalogue::ProviderKind;
+    match kind {
+        ProviderKind::Openai => "openai",
+        ProviderKind::Anthropic => "anthropic",
+        ProviderKind::Gemini => "gcp.gemini",
+        ProviderKind::Mock => "tollgate.mock",
+    }
 }
 
 /// The tenant's wallet: empty refuses the request, except for enterprise
@@ -909,7 +952,9 @@ impl Extensions {
         hold: Option<Hold>,
     ) -> Result<Charged, ApiError> {
         let also = self.compliance_writes(&record, output, completed, hold);
+        let charging = traces::child(|| "charge".into(), SpanKind::Internal, Vec::new);
         let charged = billing::charge_with(&self.store, &self.keys, record.clone(), also)
+            .with_context(charging)
             .await
             .map_err(|e| ApiError::internal("recording the charge", e))?;
         self.sampler
@@ -1035,6 +1080,17 @@ impl AfterCharge {
     /// fired, `fallback.triggered` when a later model served, and
     /// `request.completed` when the request completed.
     fn run(self, record: &UsageRecord, charged: &Charged, completed: bool) {
+        traces::record(|| {
+            vec![
+                KeyValue::new("gen_ai.response.model", record.model.clone()),
+                KeyValue::new("gen_ai.usage.input_tokens", record.prompt_tokens as i64),
+                KeyValue::new(
+                    "gen_ai.usage.output_tokens",
+                    record.completion_tokens as i64,
+                ),
+                KeyValue::new("tollgate.cost.credits", micros_to_credits(charged.cost)),
+            ]
+        });
         self.metrics.charged(
             &record.model,
             record.prompt_tokens,

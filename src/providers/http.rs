@@ -50,6 +50,11 @@ pub async fn send(
     base: &Url,
 ) -> Result<Sent, UpstreamError> {
     let deadline = Instant::now() + provider.first_byte_timeout;
+    // The attempt's client span continues upstream (W3C trace context).
+    let request = match crate::traces::traceparent() {
+        Some(value) => request.header("traceparent", value),
+        None => request,
+    };
     let response = match tokio::time::timeout(provider.first_byte_timeout, request.send()).await {
         Err(_) => {
             return Err(UpstreamError::new(

@@ -1,0 +1,257 @@
+//! OpenTelemetry traces end to end: a test OTLP receiver decodes the
+//! protobuf the server posts to `/v1/traces` (docs/observability.md).
+
+mod common;
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::routing::post;
+use common::upstream::Upstream;
+use common::{TestServer, client};
+use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+use opentelemetry_proto::tonic::common::v1::{AnyValue, KeyValue, any_value};
+use opentelemetry_proto::tonic::trace::v1::{Span, span::SpanKind};
+use prost::Message;
+use serde_json::json;
+
+const SECRET_PROMPT: &str = "PURPLE-ELEPHANT-7731 my private question";
+const CALLER_TRACE: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
+const CALLER_SPAN: &str = "00f067aa0ba902b7";
+
+#[derive(Clone, Default)]
+struct Received(Arc<Mutex<Vec<Bytes>>>);
+
+async fn receive(State(received): State<Received>, body: Bytes) -> &'static str {
+    received.0.lock().unwrap().push(body);
+    ""
+}
+
+async fn receiver() -> (String, Received, tokio::task::JoinHandle<()>) {
+    let received = Received::default();
+    let app = Router::new()
+        .route("/v1/traces", post(receive))
+        .with_state(received.clone());
+    let (addr, task) = common::serve(app).await;
+    (format!("http://{addr}"), received, task)
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn attribute<'a>(attributes: &'a [KeyValue], key: &str) -> Option<&'a any_value::Value> {
+    attributes
+        .iter()
+        .find(|kv| kv.key == key)
+        .and_then(|kv| kv.value.as_ref())
+        .and_then(|v: &AnyValue| v.value.as_ref())
+}
+
+fn string(span: &Span, key: &str) -> String {
+    match attribute(&span.attributes, key) {
+        Some(any_value::Value::StringValue(s)) => s.clone(),
+        other => panic!("{key} on {}: {other:?}", span.name),
+    }
+}
+
+fn int(span: &Span, key: &str) -> i64 {
+    match attribute(&span.attributes, key) {
+        Some(any_value::Value::IntValue(n)) => *n,
+        other => panic!("{key} on {}: {other:?}", span.name),
+    }
+}
+
+fn decode(bodies: &[Bytes]) -> (Vec<ExportTraceServiceRequest>, Vec<Span>) {
+    let requests: Vec<ExportTraceServiceRequest> = bodies
+        .iter()
+        .map(|b| ExportTraceServiceRequest::decode(b.as_ref()).expect("OTLP protobuf"))
+        .collect();
+    let spans = requests
+        .iter()
+        .flat_map(|r| &r.resource_spans)
+        .flat_map(|r| &r.scope_spans)
+        .flat_map(|s| s.spans.clone())
+        .collect();
+    (requests, spans)
+}
+
+#[tokio::test]
+async fn a_request_is_one_server_span_continuing_the_callers_trace_with_no_text_or_key() {
+    let upstream = Upstream::start().await;
+    let (endpoint, received, _task) = receiver().await;
+    let server = TestServer::start_with(
+        Some(&common::upstream::catalogue(
+            &upstream.base_url,
+            &[("ok", "ok")],
+        )),
+        &[("TOLLGATE_OTLP_ENDPOINT", &endpoint)],
+    );
+    let (key_id, key) = server.create_key(&[]);
+    let response = client()
+        .post(server.url("/v1/chat/completions"))
+        .bearer_auth(&key)
+        .header("traceparent", format!("00-{CALLER_TRACE}-{CALLER_SPAN}-01"))
+        .json(&json!({"model": "ok", "messages": [{"role": "user", "content": SECRET_PROMPT}]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let answer = response.text().await.unwrap();
+
+    // Wait for the batch (flushed within half a second).
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let (requests, spans) = loop {
+        let bodies = received.0.lock().unwrap().clone();
+        let (requests, spans) = decode(&bodies);
+        if spans.iter().any(|s| s.kind == SpanKind::Server as i32) || Instant::now() > deadline {
+            break (requests, spans);
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let names: Vec<&str> = spans.iter().map(|s| s.name.as_str()).collect();
+    let server_span = spans
+        .iter()
+        .find(|s| s.kind == SpanKind::Server as i32)
+        .unwrap_or_else(|| panic!("no server span in {names:?}"));
+    assert_eq!(server_span.name, "chat ok");
+    assert_eq!(hex(&server_span.trace_id), CALLER_TRACE);
+    assert_eq!(hex(&server_span.parent_span_id), CALLER_SPAN);
+    assert_eq!(string(server_span, "gen_ai.operation.name"), "chat");
+    assert_eq!(string(server_span, "gen_ai.request.model"), "ok");
+    assert_eq!(string(server_span, "gen_ai.response.model"), "ok");
+    assert_eq!(string(server_span, "gen_ai.provider.name"), "openai");
+    assert_eq!(int(server_span, "gen_ai.usage.input_tokens"), 10);
+    assert_eq!(int(server_span, "gen_ai.usage.output_tokens"), 5);
+    assert_eq!(int(server_span, "http.response.status_code"), 200);
+    assert_eq!(string(server_span, "tollgate.key.id"), key_id);
+    assert!(!string(server_span, "tollgate.tenant.id").is_empty());
+    assert!(!string(server_span, "tollgate.risk.level").is_empty());
+    assert!(matches!(
+        attribute(&server_span.attributes, "tollgate.cost.credits"),
+        Some(any_value::Value::DoubleValue(c)) if (*c - 0.00002).abs() < 1e-9
+    ));
+
+    let children: Vec<&Span> = spans
+        .iter()
+        .filter(|s| s.parent_span_id == server_span.span_id)
+        .collect();
+    let child_names: Vec<&str> = children.iter().map(|s| s.name.as_str()).collect();
+    for expected in ["classify", "charge"] {
+        assert!(
+            child_names.contains(&expected),
+            "{expected} in {child_names:?}"
+        );
+    }
+    let attempt = children
+        .iter()
+        .find(|s| s.kind == SpanKind::Client as i32)
+        .unwrap_or_else(|| panic!("no client span in {child_names:?}"));
+    assert_eq!(hex(&attempt.trace_id), CALLER_TRACE);
+    assert_eq!(string(attempt, "server.address"), "127.0.0.1");
+    assert_eq!(string(attempt, "gen_ai.provider.name"), "openai");
+    assert_eq!(int(attempt, "http.response.status_code"), 200);
+
+    // The upstream saw the attempt's span as its parent.
+    let sent = upstream.recorded.headers();
+    let traceparent = sent[0]["traceparent"].to_str().unwrap().to_owned();
+    assert_eq!(
+        traceparent,
+        format!("00-{CALLER_TRACE}-{}-01", hex(&attempt.span_id))
+    );
+
+    let resource = requests[0].resource_spans[0].resource.as_ref().unwrap();
+    assert!(matches!(
+        attribute(&resource.attributes, "service.name"),
+        Some(any_value::Value::StringValue(s)) if s == "tollgate"
+    ));
+    assert!(attribute(&resource.attributes, "service.version").is_some());
+
+    // Neither the prompt, the answer nor the key, anywhere in the bytes.
+    let answer_text = serde_json::from_str::<serde_json::Value>(&answer).unwrap()["choices"][0]
+        ["message"]["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    for body in received.0.lock().unwrap().iter() {
+        let bytes = body.as_ref();
+        for needle in ["PURPLE-ELEPHANT", key.as_str(), answer_text.as_str()] {
+            assert!(
+                !bytes.windows(needle.len()).any(|w| w == needle.as_bytes()),
+                "{needle} in an export"
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_collector_that_is_down_delays_nothing_and_the_dropped_spans_are_counted() {
+    let upstream = Upstream::start().await;
+    // A port that refuses connections.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let endpoint = format!("http://{}", closed.local_addr().unwrap());
+    drop(closed);
+    let server = TestServer::start_with(
+        Some(&common::upstream::catalogue(
+            &upstream.base_url,
+            &[("ok", "ok")],
+        )),
+        &[("TOLLGATE_OTLP_ENDPOINT", &endpoint)],
+    );
+    let (_, key) = server.create_key(&[]);
+    let started = Instant::now();
+    for _ in 0..5 {
+        let response = common::chat_post(
+            &server,
+            &key,
+            &json!({"model": "ok", "messages": [{"role": "user", "content": "hi"}]}),
+        )
+        .await;
+        assert_eq!(response.status(), 200);
+    }
+    assert!(started.elapsed() < Duration::from_secs(5));
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let text = common::scrape_metrics(&server).await;
+        let dropped: f64 = text
+            .lines()
+            .find(|l| l.starts_with("tollgate_otlp_spans_dropped_total{reason=\"export_failed\"}"))
+            .and_then(|l| l.rsplit(' ').next())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0.0);
+        if dropped >= 5.0 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no dropped spans counted:\n{text}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+#[tokio::test]
+async fn without_an_endpoint_nothing_is_sent_upstream_as_traceparent() {
+    let upstream = Upstream::start().await;
+    let server = TestServer::start_with(
+        Some(&common::upstream::catalogue(
+            &upstream.base_url,
+            &[("ok", "ok")],
+        )),
+        &[],
+    );
+    let (_, key) = server.create_key(&[]);
+    let response = client()
+        .post(server.url("/v1/chat/completions"))
+        .bearer_auth(&key)
+        .header("traceparent", format!("00-{CALLER_TRACE}-{CALLER_SPAN}-01"))
+        .json(&json!({"model": "ok", "messages": [{"role": "user", "content": "hi"}]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    assert!(upstream.recorded.headers()[0].get("traceparent").is_none());
+}
