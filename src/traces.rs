@@ -194,6 +194,13 @@ pub fn rename(name: impl FnOnce() -> String) {
     }
 }
 
+/// Names the current (server) span `{operation} {model}` and records
+/// `gen_ai.request.model`, once the request's model is known.
+pub fn request_model(operation: &str, model: &str) {
+    rename(|| format!("{operation} {model}"));
+    record(|| vec![KeyValue::new("gen_ai.request.model", model.to_owned())]);
+}
+
 /// The `traceparent` to send upstream from the current span, if any.
 pub fn traceparent() -> Option<HeaderValue> {
     let current = Context::current();

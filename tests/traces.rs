@@ -255,3 +255,94 @@ async fn without_an_endpoint_nothing_is_sent_upstream_as_traceparent() {
     assert_eq!(response.status(), 200);
     assert!(upstream.recorded.headers()[0].get("traceparent").is_none());
 }
+
+/// Every inference route has its server span, not only chat: the Anthropic
+/// passthrough (`chat {model}` with a client span to the provider) and the
+/// media routes (`image_generation {model}`).
+#[tokio::test]
+async fn the_passthroughs_and_media_routes_have_their_server_spans() {
+    let anthropic = common::anthropic::Anthropic::start().await;
+    let (endpoint, received, _task) = receiver().await;
+    let config = format!(
+        "[[providers]]\nid = \"claude\"\nkind = \"anthropic\"\nbase_url = \"{}\"\napi_key_env = \"TEST_ANTHROPIC_KEY\"\n\
+         [[providers]]\nid = \"mock\"\nkind = \"mock\"\n\
+         [[models]]\nid = \"claude-ok\"\nprovider = \"claude\"\nupstream = \"claude-ok\"\ninput = [\"TEXT\"]\noutput = [\"TEXT\"]\n\
+         context_window = 200000\npricing = {{ unit = \"per_token\", input_per_million = 1.0, output_per_million = 2.0 }}\n\
+         [[models]]\nid = \"pictures\"\nprovider = \"mock\"\nupstream = \"image\"\ninput = [\"TEXT\"]\noutput = [\"IMAGE\"]\n\
+         context_window = 1000\npricing = {{ unit = \"per_image\", per_image = 0.04 }}\n",
+        anthropic.base_url
+    );
+    let server = TestServer::start_with(
+        Some(&config),
+        &[
+            ("TOLLGATE_OTLP_ENDPOINT", &endpoint),
+            ("TEST_ANTHROPIC_KEY", "sk-ant-traces"),
+        ],
+    );
+    let (_, key) = server.create_key(&[]);
+    let message = client()
+        .post(server.url("/v1/messages"))
+        .header("x-api-key", &key)
+        .json(&json!({ "model": "claude-ok", "max_tokens": 16,
+                       "messages": [{ "role": "user", "content": SECRET_PROMPT }] }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(message.status(), 200);
+    let image = client()
+        .post(server.url("/v1/images/generations"))
+        .bearer_auth(&key)
+        .json(&json!({ "model": "pictures", "prompt": "a lighthouse" }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(image.status(), 200, "{}", image.text().await.unwrap());
+
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let spans = loop {
+        let bodies = received.0.lock().unwrap().clone();
+        let (_, spans) = decode(&bodies);
+        let servers = spans
+            .iter()
+            .filter(|s| s.kind == SpanKind::Server as i32)
+            .count();
+        if servers >= 2 || Instant::now() > deadline {
+            break spans;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let names: Vec<&str> = spans.iter().map(|s| s.name.as_str()).collect();
+    let messages = spans
+        .iter()
+        .find(|s| s.kind == SpanKind::Server as i32 && s.name == "chat claude-ok")
+        .unwrap_or_else(|| panic!("no passthrough span in {names:?}"));
+    assert_eq!(string(messages, "gen_ai.request.model"), "claude-ok");
+    assert_eq!(string(messages, "gen_ai.provider.name"), "anthropic");
+    assert_eq!(int(messages, "http.response.status_code"), 200);
+    assert!(
+        spans
+            .iter()
+            .any(|s| s.kind == SpanKind::Client as i32 && s.parent_span_id == messages.span_id),
+        "no client span under the passthrough: {names:?}"
+    );
+    let pictures = spans
+        .iter()
+        .find(|s| s.kind == SpanKind::Server as i32 && s.name == "image_generation pictures")
+        .unwrap_or_else(|| panic!("no image span in {names:?}"));
+    assert_eq!(
+        string(pictures, "gen_ai.operation.name"),
+        "image_generation"
+    );
+    assert_eq!(int(pictures, "http.response.status_code"), 200);
+    let bytes: Vec<u8> = received
+        .0
+        .lock()
+        .unwrap()
+        .iter()
+        .flatten()
+        .copied()
+        .collect();
+    let text = String::from_utf8_lossy(&bytes);
+    assert!(!text.contains("PURPLE-ELEPHANT"), "prompt text in a span");
+    assert!(!text.contains(&key), "key value in a span");
+}

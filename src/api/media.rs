@@ -18,7 +18,7 @@ use serde_json::{Map, Value, json};
 
 use crate::api::body::Body;
 use crate::api::json::JsonBody;
-use crate::api::v1::with_rate_limit;
+use crate::api::v1::{traced, with_rate_limit};
 use crate::app::AppState;
 use crate::auth::extract::InferenceKey;
 use crate::auth::keys::ApiKey;
@@ -27,6 +27,7 @@ use crate::gateway::form::{self, FormPart};
 use crate::gateway::media::{self, MediaAnswer, MediaRequest, Route, ServiceFields};
 use crate::metrics::ModelLabel;
 use crate::providers::media::MediaCall;
+use crate::traces;
 
 pub fn routes() -> Router<AppState> {
     Router::new()
@@ -71,7 +72,10 @@ async fn create_image(
     headers: HeaderMap,
     body: JsonBody,
 ) -> Response {
-    handle(&state, &key, &headers, || parse_generation(&body.0)).await
+    handle(&state, &key, &headers, "image_generation", || {
+        parse_generation(&body.0)
+    })
+    .await
 }
 
 /// `POST /v1/images/edits`
@@ -81,7 +85,10 @@ async fn edit_image(
     headers: HeaderMap,
     body: Body,
 ) -> Response {
-    handle(&state, &key, &headers, || parse_edit(&headers, &body.0)).await
+    handle(&state, &key, &headers, "image_edit", || {
+        parse_edit(&headers, &body.0)
+    })
+    .await
 }
 
 /// `POST /v1/audio/transcriptions`
@@ -91,7 +98,7 @@ async fn create_transcription(
     headers: HeaderMap,
     body: Body,
 ) -> Response {
-    handle(&state, &key, &headers, || {
+    handle(&state, &key, &headers, "transcription", || {
         parse_transcription(&headers, &body.0)
     })
     .await
@@ -104,24 +111,27 @@ async fn create_speech(
     headers: HeaderMap,
     body: JsonBody,
 ) -> Response {
-    handle(&state, &key, &headers, || parse_speech(&body.0)).await
+    handle(&state, &key, &headers, "speech", || parse_speech(&body.0)).await
 }
 
 /// The per-minute limit first (its headers go on every answer), then the
-/// parsed request through the pipeline.
+/// parsed request through the pipeline, in its server span named for
+/// `operation` (docs/observability.md).
 async fn handle(
     state: &AppState,
     key: &ApiKey,
     headers: &HeaderMap,
+    operation: &'static str,
     parse: impl FnOnce() -> Result<MediaRequest, ApiError>,
 ) -> Response {
-    with_rate_limit(state, key, async {
+    let handled = with_rate_limit(state, key, async {
         let request_id = headers
             .get("x-request-id")
             .and_then(|v| v.to_str().ok())
             .unwrap_or_default();
         let request = parse()?;
         let model = request.model.clone();
+        traces::request_model(operation, &model);
         let mut response = match media::serve(state, key, request_id, request).await {
             Ok(answer) => respond(answer),
             Err(error) => error.into_response(),
@@ -130,8 +140,8 @@ async fn handle(
             response.extensions_mut().insert(ModelLabel(model));
         }
         Ok(response)
-    })
-    .await
+    });
+    traced(state, key, headers, operation, handled).await
 }
 
 fn respond(answer: MediaAnswer) -> Response {

@@ -17,7 +17,7 @@ use axum::routing::post;
 use serde_json::Value;
 
 use crate::api::json::JsonBody;
-use crate::api::v1::with_rate_limit;
+use crate::api::v1::{traced, with_rate_limit};
 use crate::app::AppState;
 use crate::auth::extract::InferenceKey;
 use crate::auth::keys::ApiKey;
@@ -26,6 +26,7 @@ use crate::error::{ApiError, Code};
 use crate::gateway::native::wire::Wire;
 use crate::gateway::native::{self, NativeCall, NativeOutcome, ServiceFields};
 use crate::metrics::ModelLabel;
+use crate::traces;
 
 pub fn routes() -> Router<AppState> {
     Router::new()
@@ -44,7 +45,7 @@ async fn create_message(
     headers: HeaderMap,
     body: JsonBody,
 ) -> Response {
-    with_rate_limit(&state, &key, async {
+    let handled = with_rate_limit(&state, &key, async {
         let forwarded = ANTHROPIC_HEADERS
             .into_iter()
             .filter_map(|name| {
@@ -61,9 +62,10 @@ async fn create_message(
             forwarded,
             service_fields(&headers)?,
         )?;
+        traces::request_model("chat", &call.requested);
         Ok(run(&state, &key, &headers, call).await)
-    })
-    .await
+    });
+    traced(&state, &key, &headers, "chat", handled).await
 }
 
 /// `POST .../models/{model}:generateContent` and `:streamGenerateContent`
@@ -76,7 +78,7 @@ async fn generate_content(
     headers: HeaderMap,
     body: JsonBody,
 ) -> Response {
-    with_rate_limit(&state, &key, async {
+    let handled = with_rate_limit(&state, &key, async {
         let Some((model, action)) = model_action.rsplit_once(':') else {
             return Err(ApiError::not_found(format!(
                 "no such route: expected `models/{{model}}:generateContent` or `:streamGenerateContent`, got `{model_action}`"
@@ -116,9 +118,10 @@ async fn generate_content(
             Vec::new(),
             service_fields(&headers)?,
         )?;
+        traces::request_model("generate_content", &call.requested);
         Ok(run(&state, &key, &headers, call).await)
-    })
-    .await
+    });
+    traced(&state, &key, &headers, "generate_content", handled).await
 }
 
 /// Runs the call and maps its outcome to a response.

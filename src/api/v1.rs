@@ -84,21 +84,39 @@ pub(crate) async fn answer_chat(
     headers: &HeaderMap,
     body: &[u8],
 ) -> Response {
-    let trace = state.traces.server_span(headers, "chat");
     let handled = with_rate_limit(state, key, async {
         let request_id = headers
             .get("x-request-id")
             .and_then(|v| v.to_str().ok())
             .unwrap_or_default();
+        chat(state, key, request_id, body).await
+    });
+    traced(state, key, headers, "chat", handled).await
+}
+
+/// Runs an inference request's handling inside its server span (named
+/// `{operation}` until the model is known: [`traces::request_model`]),
+/// with the tenant, the key and the answer's status as attributes. When
+/// tracing is off, it only runs `handle`.
+pub(crate) async fn traced(
+    state: &AppState,
+    key: &ApiKey,
+    headers: &HeaderMap,
+    operation: &'static str,
+    handle: impl Future<Output = Response>,
+) -> Response {
+    let trace = state.traces.server_span(headers, operation);
+    let response = async {
         traces::record(|| {
             vec![
                 KeyValue::new("tollgate.tenant.id", key.tenant_id.clone()),
                 KeyValue::new("tollgate.key.id", key.id.clone()),
             ]
         });
-        chat(state, key, request_id, body).await
-    });
-    let response = handled.with_context(trace.clone()).await;
+        handle.await
+    }
+    .with_context(trace.clone())
+    .await;
     let _active = trace.attach();
     traces::record(|| {
         let status = response.status().as_u16();
@@ -170,8 +188,7 @@ async fn chat(
 ) -> Result<Response, ApiError> {
     let request = request::parse(body)?;
     if let Some(requested) = request.chain.first() {
-        traces::rename(|| format!("chat {requested}"));
-        traces::record(|| vec![KeyValue::new("gen_ai.request.model", requested.clone())]);
+        traces::request_model("chat", requested);
     }
     // The metrics' model label: the catalogue id that served, else the
     // first of the chain the catalogue knows.

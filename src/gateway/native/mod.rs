@@ -267,7 +267,7 @@ pub async fn passthrough(
         retries: 0,
         in_flight: None,
     };
-    let sent = match send(state, &call).await {
+    let sent = match send_traced(state, &call).await {
         Ok(sent) => sent,
         Err(failure) => return failed(state, &served, failure),
     };
@@ -369,6 +369,46 @@ enum Failed {
     Status(u16, Bytes),
     /// A body that broke off or is not the protocol.
     Broken(String),
+}
+
+/// [`send`] in its client span (docs/observability.md): the upstream's
+/// address, status and error type.
+async fn send_traced(state: &AppState, call: &NativeCall) -> Result<Sent, Failed> {
+    use opentelemetry::KeyValue;
+    use opentelemetry::context::FutureExt as _;
+    use opentelemetry::trace::{SpanKind, TraceContextExt as _};
+    let span = crate::traces::child(
+        || format!("chat {}", call.model.upstream),
+        SpanKind::Client,
+        || super::attempt_attributes(&call.model),
+    );
+    let sent = send(state, call).with_context(span.clone()).await;
+    let attempt = span.span();
+    match &sent {
+        Ok(_) => attempt.set_attribute(KeyValue::new("http.response.status_code", 200)),
+        Err(Failed::Status(status, _)) => {
+            attempt.set_attribute(KeyValue::new(
+                "http.response.status_code",
+                i64::from(*status),
+            ));
+            attempt.set_attribute(KeyValue::new("error.type", status.to_string()));
+        }
+        Err(Failed::Unreachable(kind, _)) => {
+            attempt.set_attribute(KeyValue::new("error.type", *kind))
+        }
+        Err(Failed::Broken(_)) => attempt.set_attribute(KeyValue::new("error.type", "broken")),
+    }
+    // The attempt's span ends here; the provider goes on the server span.
+    drop(span);
+    if sent.is_ok() {
+        crate::traces::record(|| {
+            vec![KeyValue::new(
+                "gen_ai.provider.name",
+                super::provider_name(call.model.provider.kind),
+            )]
+        });
+    }
+    sent
 }
 
 /// Sends the caller's body to the model's provider with the provider's
