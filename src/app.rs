@@ -72,6 +72,13 @@ impl AppState {
         let store = Arc::new(store);
         let allow_private_images = config.image_fetch_allow_private_targets;
         let metrics = Arc::new(crate::metrics::Metrics::new());
+        let observer = metrics.clone();
+        // Set once per store; a second AppState on the same store (tests)
+        // keeps the first observer.
+        let _ = store
+            .writer_stats()
+            .commit_observer
+            .set(Box::new(move |elapsed| observer.store_commit(elapsed)));
         let events = crate::events::Events::start(&config, store.clone(), metrics.clone());
         let traces = crate::traces::Traces::start(&config, metrics.clone());
         let connect_timeout = config

@@ -130,6 +130,7 @@ pub struct Metrics {
     pii_redactions: Family<PiiLabels, Counter>,
     streams_in_flight: Gauge,
     writer_queue: Gauge,
+    store_commit: Histogram,
     webhook_queue: Gauge,
     spans_exported: Counter,
     spans_dropped: Family<ReasonLabels, Counter>,
@@ -255,6 +256,12 @@ impl Metrics {
             "Streamed responses currently open",
             streams_in_flight.clone(),
         );
+        let store_commit = Histogram::new(exponential_buckets(0.00005, 2.0, 16));
+        registry.register(
+            "tollgate_store_commit_seconds",
+            "Duration of each store write transaction, fsync included (one per batch of writes)",
+            store_commit.clone(),
+        );
         let writer_queue = Gauge::default();
         registry.register(
             "tollgate_writer_queue_depth",
@@ -302,6 +309,7 @@ impl Metrics {
             pii_redactions,
             streams_in_flight,
             writer_queue,
+            store_commit,
             webhook_queue,
         }
     }
@@ -345,6 +353,11 @@ impl Metrics {
                 self.refusals.get_or_create(&ReasonLabels { reason }).inc();
             }
         }
+    }
+
+    /// One store write transaction's duration (see `WriterStats`).
+    pub fn store_commit(&self, elapsed: Duration) {
+        self.store_commit.observe(elapsed.as_secs_f64());
     }
 
     pub fn upstream(&self, provider: &str, outcome: &str, elapsed: Duration) {

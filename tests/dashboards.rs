@@ -114,11 +114,15 @@ async fn every_panel_and_rule_names_a_metric_that_metrics_exposes() {
     let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let otlp = format!("http://{}", closed.local_addr().unwrap());
     drop(closed);
+    // One quick retry, so the retry counter has a value.
+    let config =
+        common::upstream::catalogue(&upstream.base_url, &[("ok", "ok"), ("s503", "status-503")])
+            .replace(
+                "max_retries = 0\n",
+                "max_retries = 1\nretry_backoff_ms = 1\n",
+            );
     let server = TestServer::start_with(
-        Some(&common::upstream::catalogue(
-            &upstream.base_url,
-            &[("ok", "ok"), ("s503", "status-503")],
-        )),
+        Some(&config),
         &[("WEBHOOK_URLS", &hook), ("TOLLGATE_OTLP_ENDPOINT", &otlp)],
     );
     let (_, key) = server.create_key(&[]);

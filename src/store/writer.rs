@@ -60,12 +60,27 @@ where
 }
 
 /// Counters describing the writer's batching, for benchmarks and metrics.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct WriterStats {
     pub commits: AtomicU64,
     pub jobs: AtomicU64,
     pub largest_batch: AtomicUsize,
     pub queued: AtomicUsize,
+    /// Told the duration of every write transaction, commit and fsync
+    /// included (the metrics' store write latency). Set once by whoever
+    /// measures; the store does not know the metrics.
+    pub commit_observer: std::sync::OnceLock<Box<dyn Fn(std::time::Duration) + Send + Sync>>,
+}
+
+impl std::fmt::Debug for WriterStats {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WriterStats")
+            .field("commits", &self.commits)
+            .field("jobs", &self.jobs)
+            .field("largest_batch", &self.largest_batch)
+            .field("queued", &self.queued)
+            .finish_non_exhaustive()
+    }
 }
 
 pub struct Writer {
@@ -149,7 +164,7 @@ impl Drop for Writer {
 
 fn run_batch(db: &Database, mut batch: Vec<Box<dyn Job>>, stats: &WriterStats) {
     let size = batch.len();
-    match apply(db, &mut batch) {
+    match apply(db, &mut batch, stats) {
         Ok(()) => {
             stats.commits.fetch_add(1, Ordering::Relaxed);
             stats.jobs.fetch_add(size as u64, Ordering::Relaxed);
@@ -165,7 +180,7 @@ fn run_batch(db: &Database, mut batch: Vec<Box<dyn Job>>, stats: &WriterStats) {
             // Isolate the failure: each job alone, in its own transaction.
             for job in batch {
                 let mut single = vec![job];
-                let outcome = apply(db, &mut single);
+                let outcome = apply(db, &mut single, stats);
                 if outcome.is_ok() {
                     stats.commits.fetch_add(1, Ordering::Relaxed);
                     stats.jobs.fetch_add(1, Ordering::Relaxed);
@@ -176,7 +191,8 @@ fn run_batch(db: &Database, mut batch: Vec<Box<dyn Job>>, stats: &WriterStats) {
     }
 }
 
-fn apply(db: &Database, jobs: &mut [Box<dyn Job>]) -> Result<(), StoreError> {
+fn apply(db: &Database, jobs: &mut [Box<dyn Job>], stats: &WriterStats) -> Result<(), StoreError> {
+    let started = std::time::Instant::now();
     // Durability::Immediate is redb's default: commit returns after fsync.
     let txn = db.begin_write()?;
     for job in jobs.iter_mut() {
@@ -184,6 +200,9 @@ fn apply(db: &Database, jobs: &mut [Box<dyn Job>]) -> Result<(), StoreError> {
         job.apply(&txn)?;
     }
     txn.commit()?;
+    if let Some(observe) = stats.commit_observer.get() {
+        observe(started.elapsed());
+    }
     Ok(())
 }
 
