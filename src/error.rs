@@ -47,6 +47,8 @@ pub enum Code {
     UnsupportedMediaType,
     RateLimitExceeded,
     TooManySignInAttempts,
+    PasswordSignInDisabled,
+    InvalidSsoCode,
     UpstreamUnprocessable,
     CapabilityUnsupported,
     AllProvidersFailed,
@@ -87,6 +89,8 @@ impl Code {
             Code::UnsupportedMediaType => "unsupported_media_type",
             Code::RateLimitExceeded => "rate_limit_exceeded",
             Code::TooManySignInAttempts => "too_many_sign_in_attempts",
+            Code::PasswordSignInDisabled => "password_sign_in_disabled",
+            Code::InvalidSsoCode => "invalid_sso_code",
             Code::UpstreamUnprocessable => "unprocessable_request",
             Code::CapabilityUnsupported => "capability_unsupported",
             Code::AllProvidersFailed => "all_providers_failed",
@@ -103,13 +107,15 @@ impl Code {
             | Code::ConsentRequired
             | Code::ConsentInvalid => StatusCode::BAD_REQUEST,
             Code::MissingApiKey | Code::InvalidApiKey => StatusCode::UNAUTHORIZED,
-            Code::MissingToken | Code::InvalidToken | Code::InvalidCredentials => {
-                StatusCode::UNAUTHORIZED
-            }
+            Code::MissingToken
+            | Code::InvalidToken
+            | Code::InvalidCredentials
+            | Code::InvalidSsoCode => StatusCode::UNAUTHORIZED,
             Code::BudgetExceeded | Code::InsufficientCredits => StatusCode::PAYMENT_REQUIRED,
             Code::RevokedApiKey
             | Code::KeyExpired
             | Code::AccountDisabled
+            | Code::PasswordSignInDisabled
             | Code::Forbidden
             | Code::HighRiskNotAllowed
             | Code::ProhibitedUse

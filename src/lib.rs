@@ -23,6 +23,7 @@ pub mod providers;
 pub mod redact;
 pub mod serve;
 pub mod setup;
+pub mod sso;
 pub mod store;
 pub mod tenants;
 pub mod time_util;
