@@ -17,7 +17,7 @@ trap 'rm -rf "$work"' EXIT
 # --- contents: path, mode, owner ---------------------------------------------
 dpkg-deb --contents "$deb" >"$work/contents"
 has() { # MODE PATH
-    awk -v mode="$1" -v path="$2" '$1 == mode && $2 == "root/root" && $NF == path { found = 1 } END { exit !found }' "$work/contents" ||
+    awk -v mode="$1" -v path="$2" '$1 == mode && ($2 == "root/root" || $2 == "0/0") && $NF == path { found = 1 } END { exit !found }' "$work/contents" ||
         fail "no $2 with mode $1 owned by root: $(grep -F "$2" "$work/contents" || echo absent)"
 }
 has -rwxr-xr-x ./usr/bin/tollgate
@@ -43,6 +43,10 @@ for script in postinst prerm postrm; do
     [ -x "$work/DEBIAN/$script" ] || fail "no executable $script"
     sh -n "$work/DEBIAN/$script" || fail "$script does not parse"
     ! grep -q '#DEBHELPER#' "$work/DEBIAN/$script" || fail "$script still holds #DEBHELPER#"
+    # cargo-deb's snippets each start a line of their own (a marker in a
+    # comment would put one mid-line).
+    ! grep -v '^# Automatically added by cargo-deb$' "$work/DEBIAN/$script" | grep -q 'Automatically added by cargo-deb' ||
+        fail "$script has a cargo-deb snippet inside another line"
 done
 postinst=$work/DEBIAN/postinst
 grep -q 'useradd --system' "$postinst" || fail "postinst does not create the tollgate system user"
@@ -51,8 +55,13 @@ grep -q 'install -d -m 0750 -o "$SERVICE_USER" -g "$SERVICE_USER" "$STATE_DIR"' 
 grep -q '^STATE_DIR=/var/lib/tollgate$' "$postinst" || fail "postinst's STATE_DIR is not /var/lib/tollgate"
 # Enable nothing and start nothing without the operator: no enable, and at
 # most a try-restart (a service already running, on upgrade).
-! grep -Eq 'deb-systemd-helper( --quiet)? enable|systemctl( --system)? enable' "$postinst" ||
-    fail "postinst enables the unit"
+# cargo-deb's snippet re-creates the links of a unit the operator had
+# enabled (`was-enabled`); any other enable is refused.
+awk 'heredoc && $0 == tag { heredoc = 0; next }
+     heredoc { next }  # text printed for the operator
+     match($0, /<<.[A-Z]+./) { tag = substr($0, RSTART + 3, RLENGTH - 4); heredoc = 1 }
+     /deb-systemd-helper( --quiet)? enable|systemctl( --system)? enable/ && prev !~ /was-enabled/ { bad = 1 }
+     NF && $1 !~ /^#/ { prev = $0 } END { exit bad }' "$postinst" || fail "postinst enables the unit"
 ! grep -Eq 'deb-systemd-invoke (start|restart) ' "$postinst" || fail "postinst starts the unit"
 # Data is kept on remove and purge.
 ! grep -Eq 'rm -[a-z]*r[a-z]* .*(/var/lib/tollgate|\$STATE_DIR|\$BACKUP_DIR)' "$work/DEBIAN/postrm" ||

@@ -171,6 +171,13 @@ fn debian_maintainer_scripts_are_valid_sh() {
             text.lines().any(|line| line.trim() == "#DEBHELPER#"),
             "packaging/debian/{name} lacks the #DEBHELPER# line cargo-deb needs"
         );
+        // cargo-deb replaces every occurrence, even inside a comment, which
+        // would run its snippet early or comment half of it out.
+        assert_eq!(
+            text.matches("#DEBHELPER#").count(),
+            1,
+            "packaging/debian/{name} names #DEBHELPER# outside its one line"
+        );
 
         let mode = fs::metadata(&path)
             .unwrap_or_else(|e| panic!("stat {name}: {e}"))
