@@ -61,6 +61,8 @@ pub struct AppState {
     pub sampler: crate::compliance::incidents::Sampler,
     /// Unauthenticated refusals, logged once per source and minute.
     pub refusals: Arc<crate::auth::refusals::RefusalLog>,
+    /// Single sign-on, when `[sso]` is configured.
+    pub sso: Option<Arc<crate::sso::Sso>>,
     /// Unix seconds at start, for `created` fields of catalogue views.
     pub started_at: i64,
 }
@@ -106,7 +108,12 @@ impl AppState {
             tracing::error!(error = %e, "reading the stored catalogue entries failed; serving the configuration's only");
             LiveCatalogue::from_config(&config)
         });
+        let sso = config
+            .sso
+            .clone()
+            .map(|sso| Arc::new(crate::sso::Sso::new(sso)));
         AppState {
+            sso,
             catalogue: Arc::new(catalogue),
             config: Arc::new(config),
             keys: Keys::new(store.clone()),

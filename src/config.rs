@@ -48,7 +48,14 @@ const ENV_KEYS: &[&str] = &[
     "TOLLGATE_IMAGE_FETCH_ALLOW_PRIVATE_TARGETS",
     "TOLLGATE_RISK_RULES_DIR",
 ];
-const ENV_OTHER: &[&str] = &["TOLLGATE_CONFIG", "TOLLGATE_OWNER_PASSWORD"];
+/// `TOLLGATE_SSO_CLIENT_SECRET` is the documented home of the single
+/// sign-on client secret (any variable named by `sso.client_secret_env`
+/// works).
+const ENV_OTHER: &[&str] = &[
+    "TOLLGATE_CONFIG",
+    "TOLLGATE_OWNER_PASSWORD",
+    "TOLLGATE_SSO_CLIENT_SECRET",
+];
 
 /// A secret value (an upstream API key). Never printed, never serialized.
 #[derive(Clone, PartialEq, Eq)]
@@ -169,6 +176,8 @@ pub struct Config {
     /// The risk classifier compiled from the built-in packs and those of
     /// `risk_rules_dir`: a bad pack refuses the configuration.
     pub risk_rules: Arc<Classifier>,
+    /// Single sign-on with an OpenID Connect provider (`[sso]`).
+    pub sso: Option<crate::sso::config::SsoConfig>,
     pub providers: Vec<ProviderConfig>,
     pub models: Vec<ModelConfig>,
 }
@@ -358,6 +367,7 @@ struct RawConfig {
     incident_refusal_burst: Option<Spanned<u32>>,
     compliance_sweep_seconds: Option<Spanned<u64>>,
     risk_rules_dir: Option<Spanned<PathBuf>>,
+    sso: Option<crate::sso::config::RawSso>,
     #[serde(default)]
     providers: Vec<RawProvider>,
     #[serde(default)]
@@ -779,6 +789,11 @@ fn parse(
         60,
     )?;
 
+    let sso = raw
+        .sso
+        .map(|raw| crate::sso::config::validate(raw, &bad, env))
+        .transpose()?;
+
     let mut providers = Vec::new();
     let mut provider_ids = HashSet::new();
     for (i, p) in raw.providers.into_iter().enumerate() {
@@ -1097,6 +1112,7 @@ fn parse(
         compliance_sweep_seconds,
         risk_rules_dir,
         risk_rules,
+        sso,
         providers,
         models,
     })

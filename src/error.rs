@@ -49,6 +49,8 @@ pub enum Code {
     TooManySignInAttempts,
     TokenRateLimitExceeded,
     ModelRateLimitExceeded,
+    PasswordSignInDisabled,
+    InvalidSsoCode,
     UpstreamUnprocessable,
     CapabilityUnsupported,
     AllProvidersFailed,
@@ -91,6 +93,8 @@ impl Code {
             Code::TooManySignInAttempts => "too_many_sign_in_attempts",
             Code::TokenRateLimitExceeded => "token_rate_limit_exceeded",
             Code::ModelRateLimitExceeded => "model_rate_limit_exceeded",
+            Code::PasswordSignInDisabled => "password_sign_in_disabled",
+            Code::InvalidSsoCode => "invalid_sso_code",
             Code::UpstreamUnprocessable => "unprocessable_request",
             Code::CapabilityUnsupported => "capability_unsupported",
             Code::AllProvidersFailed => "all_providers_failed",
@@ -107,13 +111,15 @@ impl Code {
             | Code::ConsentRequired
             | Code::ConsentInvalid => StatusCode::BAD_REQUEST,
             Code::MissingApiKey | Code::InvalidApiKey => StatusCode::UNAUTHORIZED,
-            Code::MissingToken | Code::InvalidToken | Code::InvalidCredentials => {
-                StatusCode::UNAUTHORIZED
-            }
+            Code::MissingToken
+            | Code::InvalidToken
+            | Code::InvalidCredentials
+            | Code::InvalidSsoCode => StatusCode::UNAUTHORIZED,
             Code::BudgetExceeded | Code::InsufficientCredits => StatusCode::PAYMENT_REQUIRED,
             Code::RevokedApiKey
             | Code::KeyExpired
             | Code::AccountDisabled
+            | Code::PasswordSignInDisabled
             | Code::Forbidden
             | Code::HighRiskNotAllowed
             | Code::ProhibitedUse

@@ -24,6 +24,7 @@ pub mod redact;
 pub mod routing;
 pub mod serve;
 pub mod setup;
+pub mod sso;
 pub mod store;
 pub mod tenants;
 pub mod time_util;

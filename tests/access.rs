@@ -118,8 +118,18 @@ const COVERED_BY_DASHBOARD_API: &[&str] = &[
     "/api/v1/users/{id}",
 ];
 
-/// Routes open without credentials (`login` checks its body itself).
-const PUBLIC: &[&str] = &["/api/v1/auth/login", "/healthz", "/readyz", "/metrics"];
+/// Routes open without credentials (`login` checks its body itself; the
+/// single sign-on round trip is checked in tests/sso.rs).
+const PUBLIC: &[&str] = &[
+    "/api/v1/auth/login",
+    "/api/v1/auth/methods",
+    "/api/v1/auth/oidc/start",
+    "/api/v1/auth/oidc/callback",
+    "/api/v1/auth/oidc/exchange",
+    "/healthz",
+    "/readyz",
+    "/metrics",
+];
 
 /// Every inference route: (method, pattern, path asked, body).
 #[rustfmt::skip]

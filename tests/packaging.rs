@@ -171,6 +171,13 @@ fn debian_maintainer_scripts_are_valid_sh() {
             text.lines().any(|line| line.trim() == "#DEBHELPER#"),
             "packaging/debian/{name} lacks the #DEBHELPER# line cargo-deb needs"
         );
+        // cargo-deb replaces every occurrence, even inside a comment, which
+        // would run its snippet early or comment half of it out.
+        assert_eq!(
+            text.matches("#DEBHELPER#").count(),
+            1,
+            "packaging/debian/{name} names #DEBHELPER# outside its one line"
+        );
 
         let mode = fs::metadata(&path)
             .unwrap_or_else(|e| panic!("stat {name}: {e}"))
@@ -192,4 +199,59 @@ fn debian_maintainer_scripts_are_valid_sh() {
             describe(&syntax)
         );
     }
+}
+
+/// The package metadata: the config is a conffile, the data directory is
+/// never shipped, and nothing is enabled or started at install. (The built
+/// .deb itself is checked by packaging/check-deb.sh, which .ci/test runs
+/// after `cargo deb`.)
+#[test]
+fn the_deb_enables_and_starts_nothing_and_keeps_the_config_a_conffile() {
+    let manifest: toml::Value =
+        toml::from_str(&fs::read_to_string(repo_path("Cargo.toml")).unwrap()).unwrap();
+    let deb = &manifest["package"]["metadata"]["deb"];
+    assert_eq!(
+        deb["conf-files"].as_array().unwrap(),
+        &vec![toml::Value::String("/etc/tollgate/config.toml".into())]
+    );
+    let units = &deb["systemd-units"];
+    assert_eq!(units["enable"].as_bool(), Some(false));
+    assert_eq!(units["start"].as_bool(), Some(false));
+    for asset in deb["assets"].as_array().unwrap() {
+        let target = asset[1].as_str().unwrap();
+        assert!(
+            !target.starts_with("var/"),
+            "{target} would be owned by dpkg"
+        );
+        let source = asset[0].as_str().unwrap();
+        assert!(
+            source.starts_with("target/") || repo_path(source).exists(),
+            "{source} is missing"
+        );
+    }
+    let check = repo_path("packaging/check-deb.sh");
+    assert!(fs::metadata(&check).unwrap().permissions().mode() & 0o111 != 0);
+    let parsed = Command::new("sh").arg("-n").arg(&check).output().unwrap();
+    assert!(parsed.status.success(), "{}", describe(&parsed));
+}
+
+/// postinst creates the data directory 0750 for the service user, and
+/// postrm never deletes it, not even on purge.
+#[test]
+fn the_maintainer_scripts_create_the_data_directory_and_never_delete_it() {
+    let postinst = fs::read_to_string(repo_path("packaging/debian/postinst")).unwrap();
+    assert!(
+        postinst
+            .contains(r#"install -d -m 0750 -o "$SERVICE_USER" -g "$SERVICE_USER" "$STATE_DIR""#)
+    );
+    assert!(postinst.contains("useradd --system"));
+    let postrm = fs::read_to_string(repo_path("packaging/debian/postrm")).unwrap();
+    for line in postrm.lines().filter(|l| !l.trim_start().starts_with('#')) {
+        assert!(
+            !(line.contains("rm ") && (line.contains("STATE_DIR") || line.contains("/var/lib"))),
+            "postrm deletes data: {line}"
+        );
+    }
+    let unit = fs::read_to_string(repo_path("packaging/tollgate.service")).unwrap();
+    assert!(unit.contains("StateDirectoryMode=0750"));
 }

@@ -16,7 +16,7 @@ use crate::app::AppState;
 use crate::auth::accounts::Permission;
 use crate::auth::extract::Signed;
 use crate::auth::sessions;
-use crate::error::ApiError;
+use crate::error::{ApiError, Code};
 use crate::tenants;
 use crate::time_util::format_rfc3339;
 
@@ -39,6 +39,15 @@ async fn login(
     peer: Option<Extension<ConnectInfo<SocketAddr>>>,
     Json(body): Json<LoginBody>,
 ) -> Result<axum::Json<Value>, ApiError> {
+    // With single sign-on in charge, only the bootstrap owner keeps a
+    // password: the way in when the provider is down or misconfigured.
+    let password_closed = state.sso.as_ref().is_some_and(|s| !s.config.password_login);
+    if password_closed && body.email.trim().to_lowercase() != state.config.owner_email {
+        return Err(ApiError::new(
+            Code::PasswordSignInDisabled,
+            "password sign-in is disabled on this gateway; sign in with single sign-on",
+        ));
+    }
     let ttl = i64::try_from(state.config.session_ttl.as_millis()).unwrap_or(i64::MAX);
     let attempt = sessions::Attempt {
         email: &body.email,

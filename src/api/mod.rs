@@ -29,6 +29,7 @@ pub mod models;
 pub mod native;
 pub mod openapi;
 pub mod playground;
+pub mod sso;
 pub mod stats;
 pub mod tenants;
 pub mod users;
@@ -46,6 +47,7 @@ pub fn routes() -> Router<AppState> {
         .merge(media::routes())
         .merge(native::routes())
         .merge(dashboard::routes())
+        .merge(sso::routes())
         .merge(billing::routes())
         .merge(webhooks::routes())
         .merge(compliance::routes())

@@ -26,8 +26,18 @@ use crate::compliance::audit::{self, Draft};
 use crate::error::{ApiError, Code};
 use crate::time_util::now_ms;
 
-/// Routes anyone may call: probes and sign-in.
-const PUBLIC: &[&str] = &["/healthz", "/readyz", "/api/v1/auth/login", "/metrics"];
+/// Routes anyone may call: probes, sign-in, and the single sign-on
+/// round trip (which signs in: it cannot need a session).
+const PUBLIC: &[&str] = &[
+    "/healthz",
+    "/readyz",
+    "/api/v1/auth/login",
+    "/api/v1/auth/methods",
+    "/api/v1/auth/oidc/start",
+    "/api/v1/auth/oidc/callback",
+    "/api/v1/auth/oidc/exchange",
+    "/metrics",
+];
 
 /// Listed routes, and the dashboard's page and files (its data comes from
 /// `/api/v1`, which needs a session).

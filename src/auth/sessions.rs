@@ -202,6 +202,12 @@ pub async fn login(
     }
     let account = account.expect("a matched password has an account");
     throttle.succeeded(email);
+    issue(store, account, ttl_ms).await
+}
+
+/// Issues a session for an account that has proven who it is (a password,
+/// or a single sign-on's one-time code).
+pub async fn issue(store: &Store, account: Account, ttl_ms: i64) -> Result<Issued, ApiError> {
     let token = format!("{TOKEN_PREFIX}{}", random_token(32));
     let digest = sha256(token.as_bytes());
     let now = now_ms();

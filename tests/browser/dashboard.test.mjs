@@ -133,6 +133,27 @@ describe('frame (existing endpoints)', () => {
     await page.done({ allow: /401/ });
   });
 
+  test('an SSO refusal in the address is shown on the sign-in form in the server\'s words', async () => {
+    const page = await open();
+    await page.goto(`${BASE}/#/sso?error=sso_wrong_audience`);
+    await page.getByRole('alert').filter({ hasText: /another application/ }).waitFor();
+    // The code leaves the address bar; without [sso] there is no SSO button.
+    assert.equal(new URL(page.url()).hash, '');
+    assert.equal(await page.getByRole('link', { name: 'Sign in with SSO' }).count(), 0);
+    await page.goto(`${BASE}/#/sso?error=${encodeURIComponent('<b>call 555</b>')}`);
+    await page.getByRole('alert').filter({ hasText: 'Single sign-on did not complete. Try again.' }).waitFor();
+    assert.equal(await page.getByText('call 555').count(), 0);
+    await page.done();
+  });
+
+  test('a spent SSO code returns to the sign-in form with a message', async () => {
+    const page = await open();
+    await page.goto(`${BASE}/#/sso?code=not-a-code`);
+    await page.getByRole('alert').filter({ hasText: /sign in again|single sign-on/i }).waitFor();
+    assert.equal(await page.getByRole('button', { name: 'Sign in' }).isVisible(), true);
+    await page.done({ allow: /40[14]/ });
+  });
+
   test('sign in and sign out by keyboard', async () => {
     const page = await open();
     await page.goto(`${BASE}/`);

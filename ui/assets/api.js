@@ -93,6 +93,32 @@ export async function signIn(email, password) {
   sessionStorage.setItem(TOKEN_KEY, token);
 }
 
+/** Which ways in this gateway offers: `{password, sso, ssoRefusals}`. */
+export async function signInMethods() {
+  try {
+    const response = await fetch('/api/v1/auth/methods');
+    if (response.ok) return await response.json();
+  } catch {
+    // An older server or no network: the password form alone.
+  }
+  return { password: true, sso: false, ssoRefusals: {} };
+}
+
+/**
+ * Redeems the one-time code single sign-on handed the page (in the URL
+ * fragment, never a token) for a session.
+ */
+export async function redeemSsoCode(code) {
+  const response = await fetch('/api/v1/auth/oidc/exchange', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ code }),
+  });
+  if (!response.ok) throw await errorFrom(response);
+  const { token } = await response.json();
+  sessionStorage.setItem(TOKEN_KEY, token);
+}
+
 export async function signOut() {
   try {
     await api('POST', '/api/v1/auth/logout');

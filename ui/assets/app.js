@@ -4,7 +4,7 @@
 // fails shows the error in place, and a 401 anywhere returns to the sign-in
 // form with "your session expired".
 
-import { get, hasSession, signIn, signOut, whenExpired } from './api.js';
+import { get, hasSession, redeemSsoCode, signIn, signInMethods, signOut, whenExpired } from './api.js';
 import { h, errorBox } from './dom.js';
 import * as overview from './pages/overview.js';
 import * as keys from './pages/keys.js';
@@ -40,7 +40,10 @@ function can(permission) {
   return Boolean(me && me.permissions.includes(permission));
 }
 
-function showSignIn(message) {
+let methods = null;
+
+async function showSignIn(message) {
+  if (!methods) methods = await signInMethods();
   const error = h('div', { class: 'form-error', 'aria-live': 'assertive' });
   const email = h('input', { id: 'signin-email', name: 'email', type: 'email', required: true, autocomplete: 'username' });
   const password = h('input', { id: 'signin-password', name: 'password', type: 'password', required: true, autocomplete: 'current-password' });
@@ -51,7 +54,10 @@ function showSignIn(message) {
     h('div', { class: 'field' }, h('label', { for: 'signin-email' }, 'Email'), email),
     h('div', { class: 'field' }, h('label', { for: 'signin-password' }, 'Password'), password),
     error,
-    button);
+    button,
+    methods.sso ? h('div', { class: 'signin-sso' },
+      h('a', { class: 'button secondary', id: 'signin-sso', href: '/api/v1/auth/oidc/start' }, 'Sign in with SSO')) : null,
+    methods.password ? null : h('p', { class: 'hint' }, 'Password sign-in is kept for the gateway owner; everyone else signs in with SSO.'));
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
     button.disabled = true;
@@ -155,7 +161,37 @@ async function route() {
   }
 }
 
-window.addEventListener('hashchange', route);
+/**
+ * The single sign-on landing (`#/sso?code=...` or `#/sso?error=...`): the
+ * code is redeemed once for a session and removed from the address bar; a
+ * refusal is shown on the sign-in form with the server's message for its
+ * code (an unknown code gets a generic one, so a crafted link cannot put
+ * its own words on the page).
+ */
+async function landFromSso() {
+  const params = new URLSearchParams(location.hash.slice('#/sso?'.length));
+  history.replaceState(null, '', '/');
+  const code = params.get('code');
+  if (code) {
+    try {
+      await redeemSsoCode(code);
+      await start();
+    } catch (e) {
+      showSignIn(e.message);
+    }
+    return;
+  }
+  methods = await signInMethods();
+  const refusal = params.get('error') || '';
+  const known = Object.prototype.hasOwnProperty.call(methods.ssoRefusals || {}, refusal);
+  showSignIn(known ? methods.ssoRefusals[refusal] : 'Single sign-on did not complete. Try again.');
+}
 
-if (hasSession()) start();
+window.addEventListener('hashchange', () => {
+  if (location.hash.startsWith('#/sso?')) landFromSso();
+  else route();
+});
+
+if (location.hash.startsWith('#/sso?')) landFromSso();
+else if (hasSession()) start();
 else showSignIn();
