@@ -42,8 +42,19 @@ function can(permission) {
 
 let methods = null;
 
-async function showSignIn(message) {
+/** The sign-in choices the server offers, once per page load. */
+async function loadMethods() {
   if (!methods) methods = await signInMethods();
+  return methods;
+}
+
+/**
+ * The sign-in form, shown at once with focus in the email field (keys typed
+ * right after the page loads land there); the single sign-on button and
+ * hint are added when the server's choices arrive.
+ */
+function showSignIn(message) {
+  const extras = h('div', { class: 'signin-extras' });
   const error = h('div', { class: 'form-error', 'aria-live': 'assertive' });
   const email = h('input', { id: 'signin-email', name: 'email', type: 'email', required: true, autocomplete: 'username' });
   const password = h('input', { id: 'signin-password', name: 'password', type: 'password', required: true, autocomplete: 'current-password' });
@@ -55,9 +66,13 @@ async function showSignIn(message) {
     h('div', { class: 'field' }, h('label', { for: 'signin-password' }, 'Password'), password),
     error,
     button,
-    methods.sso ? h('div', { class: 'signin-sso' },
-      h('a', { class: 'button secondary', id: 'signin-sso', href: '/api/v1/auth/oidc/start' }, 'Sign in with SSO')) : null,
-    methods.password ? null : h('p', { class: 'hint' }, 'Password sign-in is kept for the gateway owner; everyone else signs in with SSO.'));
+    extras);
+  loadMethods().then((offered) => {
+    extras.replaceChildren(
+      offered.sso ? h('div', { class: 'signin-sso' },
+        h('a', { class: 'button secondary', id: 'signin-sso', href: '/api/v1/auth/oidc/start' }, 'Sign in with SSO')) : null,
+      offered.password ? null : h('p', { class: 'hint' }, 'Password sign-in is kept for the gateway owner; everyone else signs in with SSO.'));
+  }).catch(() => {});
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
     button.disabled = true;
@@ -181,7 +196,7 @@ async function landFromSso() {
     }
     return;
   }
-  methods = await signInMethods();
+  await loadMethods();
   const refusal = params.get('error') || '';
   const known = Object.prototype.hasOwnProperty.call(methods.ssoRefusals || {}, refusal);
   showSignIn(known ? methods.ssoRefusals[refusal] : 'Single sign-on did not complete. Try again.');
