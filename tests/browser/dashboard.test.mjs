@@ -364,9 +364,25 @@ describe('pages (keys, users, models, stats and playground endpoints)', () => {
     const edit = page.getByRole('dialog', { name: 'Edit mock-omni' });
     await edit.getByLabel('Further deployments').fill('mock echo 2');
     await edit.getByLabel('Routing strategy').selectOption('least_busy');
+    await edit.getByLabel('Weight of this deployment').fill('3');
+    await edit.getByLabel(/^Requests per minute/).fill('100');
+    await edit.getByLabel(/^Tokens per minute/).fill('50000');
     await edit.getByRole('button', { name: 'Save' }).click();
     await omni.getByText('mock / echo ×2').waitFor();
     await omni.getByText('least busy').waitFor();
+    await omni.getByText(/×3/).waitFor();
+    // What the API stored comes back into the form.
+    await omni.getByRole('button', { name: 'Edit' }).click();
+    const again = page.getByRole('dialog', { name: 'Edit mock-omni' });
+    assert.equal(await again.getByLabel('Weight of this deployment').inputValue(), '3');
+    assert.equal(await again.getByLabel(/^Requests per minute/).inputValue(), '100');
+    assert.equal(await again.getByLabel(/^Tokens per minute/).inputValue(), '50000');
+    await again.getByLabel(/^Requests per minute/).fill('');
+    await again.getByRole('button', { name: 'Save' }).click();
+    await omni.getByRole('button', { name: 'Edit' }).click();
+    const cleared = page.getByRole('dialog', { name: 'Edit mock-omni' });
+    assert.equal(await cleared.getByLabel(/^Requests per minute/).inputValue(), '');
+    await cleared.getByRole('button', { name: 'Cancel' }).click();
 
     await createKey(page, 'tpm-key');
     await keyRow(page, 'tpm-key').getByRole('button', { name: 'Edit' }).click();

@@ -51,12 +51,15 @@ function modelFields(model) {
   fields.push(
     { name: 'provider', label: 'Provider id', required: true, value: model?.provider ?? '' },
     { name: 'upstream', label: 'Upstream model name', required: true, value: model?.upstream ?? '' },
+    { name: 'weight', label: 'Weight of this deployment', type: 'number', min: 1, step: 1, value: model?.deployments?.[0]?.weight ?? 1 },
     {
       name: 'more', label: 'Further deployments', type: 'textarea',
       value: (model?.deployments ?? []).slice(1).map((d) => `${d.provider} ${d.upstream} ${d.weight}`).join('\n'),
       help: 'One per line: provider id, upstream model name, weight (default 1). The first deployment is the provider above.',
     },
     { name: 'strategy', label: 'Routing strategy', type: 'select', options: STRATEGIES, value: model?.strategy ?? 'weighted' },
+    { name: 'rpmLimit', label: 'Requests per minute, all keys (empty: no limit)', type: 'number', min: 1, step: 1, value: model?.rpmLimit ?? '' },
+    { name: 'tpmLimit', label: 'Tokens per minute, all keys (empty: no limit)', type: 'number', min: 1, step: 1, value: model?.tpmLimit ?? '' },
     { name: 'inputCapabilities', label: 'Input', type: 'checks', options: CAPABILITIES, value: model?.inputCapabilities ?? ['TEXT'] },
     { name: 'outputCapabilities', label: 'Output', type: 'checks', options: CAPABILITIES, value: model?.outputCapabilities ?? ['TEXT'] },
     { name: 'contextWindow', label: 'Context window (tokens)', type: 'number', min: 1, step: 1, required: true, value: model?.contextWindow ?? '' },
@@ -84,12 +87,15 @@ function modelBody(values, model) {
   const pricing = { unit: values.unit, [first]: numberOrNull(values.price1) ?? 0 };
   if (second) pricing[second] = numberOrNull(values.price2) ?? 0;
   const more = furtherDeployments(values.more);
-  const routing = more.length || model
-    ? { deployments: [{ provider: values.provider, upstream: values.upstream, weight: model?.deployments?.[0]?.weight ?? 1 }, ...more] }
+  const weighted = (numberOrNull(values.weight) ?? 1) !== 1;
+  const routing = more.length || model || weighted
+    ? { deployments: [{ provider: values.provider, upstream: values.upstream, weight: numberOrNull(values.weight) ?? 1 }, ...more] }
     : { provider: values.provider, upstream: values.upstream };
   const body = {
     ...routing,
     strategy: values.strategy,
+    rpmLimit: numberOrNull(values.rpmLimit),
+    tpmLimit: numberOrNull(values.tpmLimit),
     inputCapabilities: values.inputCapabilities,
     outputCapabilities: values.outputCapabilities,
     contextWindow: numberOrNull(values.contextWindow),
