@@ -116,6 +116,9 @@ pub enum RiskCommand {
     Eval {
         /// The labelled file, one JSON object a line.
         file: PathBuf,
+        /// Only the cases whose `split` field is this (`train`, `heldout`).
+        #[arg(long)]
+        split: Option<String>,
         /// Print JSON.
         #[arg(long)]
         json: bool,

@@ -9,11 +9,14 @@ use crate::compliance::{Classifier, Grey, Level};
 
 pub fn run(classifier: &Classifier, command: &RiskCommand) -> Result<(), Failure> {
     match command {
-        RiskCommand::Eval { file, json } => {
+        RiskCommand::Eval { file, split, json } => {
             let text = std::fs::read_to_string(file)
                 .map_err(|e| Failure::usage(format!("{}: {e}", file.display())))?;
-            let cases = eval::parse_cases(&text)
+            let mut cases = eval::parse_cases(&text)
                 .map_err(|e| Failure::usage(format!("{}: {e}", file.display())))?;
+            if let Some(split) = split {
+                cases.retain(|c| c.split.as_deref() == Some(split.as_str()));
+            }
             let report = eval::evaluate(classifier, &cases);
             if *json {
                 println!(
@@ -119,6 +122,30 @@ fn print_report(report: &Report) {
         "for a judge (cases): {} content-only hit, {} anchor without act, {} unknown language",
         report.content_only, report.anchor_without_act, report.unknown_language
     );
+    for (title, map) in [
+        ("language", &report.languages),
+        ("practice (expected area)", &report.practices),
+        ("phrasing family", &report.families),
+    ] {
+        println!();
+        println!(
+            "exact level per {title} (correct / cases; rows of the confusion: P H L M expected, got P H L M):"
+        );
+        for (key, slice) in map {
+            let c = &slice.confusion;
+            let row = |e: usize| format!("{} {} {} {}", c[e][3], c[e][2], c[e][1], c[e][0]);
+            println!(
+                "  {key:<45} {:>3} / {:<3} {:>7}   P[{}] H[{}] L[{}] M[{}]",
+                slice.correct(),
+                slice.total(),
+                pct(slice.rate()),
+                row(3),
+                row(2),
+                row(1),
+                row(0)
+            );
+        }
+    }
     if !report.misses.is_empty() {
         println!();
         println!("misses (id, expected, got, rules):");

@@ -87,8 +87,27 @@ impl std::str::FromStr for Level {
 pub enum Source {
     /// `purpose` or `deployer_context`.
     Purpose,
-    /// The conversation.
+    /// The system and developer messages: the deployer's or a tool
+    /// vendor's instructions.
+    Instructions,
+    /// The end user's turns.
     Content,
+}
+
+impl Source {
+    /// Purpose first, then instructions, then the user's turns.
+    fn rank(self) -> u8 {
+        self as u8
+    }
+
+    /// Where, in words.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Source::Purpose => "the declared purpose",
+            Source::Instructions => "the system instructions",
+            Source::Content => "the user's messages",
+        }
+    }
 }
 
 /// One rule that matched.
@@ -100,6 +119,17 @@ pub struct Hit {
     /// What the rule is about, in words (ends with its legal reference).
     pub summary: String,
     pub source: Source,
+    /// The words that made it match, for an auditor.
+    pub evidence: String,
+}
+
+/// A rule whose terms were found but that did not count, and why: for an
+/// auditor (`tollgate risk classify --explain`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SetAside {
+    pub rule: String,
+    pub source: Source,
+    pub why: String,
 }
 
 /// What the rules cannot decide and an LLM judge should: TAXONOMY 3.1
@@ -127,6 +157,9 @@ pub struct Classification {
     pub hits: Vec<Hit>,
     /// Questions for a judge; empty when the rules are sure.
     pub grey: Vec<Grey>,
+    /// Matches that were found and set aside (suppressed, negated, a
+    /// tool's own prompt), for an auditor.
+    pub set_aside: Vec<SetAside>,
     /// The judge's review, when the tenant policy asked for one.
     pub judge: Option<super::judge::Judgement>,
 }
@@ -163,7 +196,7 @@ impl Classification {
         };
         let place = match first.source {
             Source::Purpose => "the declared purpose",
-            Source::Content => "the conversation",
+            Source::Instructions | Source::Content => "the conversation",
         };
         let mut sentence = format!(
             "Classified {} because {place} indicates {}.",
@@ -249,84 +282,132 @@ impl Classifier {
         deployer_context: Option<&Value>,
         messages: &Value,
     ) -> Classification {
-        let declared = text::normalise(&text::declared_text(purpose, deployer_context));
-        let conversation = text::normalise(&text::conversation_text(messages));
-        let declared_found = self.scan(&declared);
-        let conversation_found = self.scan(&conversation);
-        let exception_claimed = |rule: usize| {
-            declared_found
-                .iter()
-                .chain(&conversation_found)
-                .any(|f| f.role == Role::Exception(rule as u16))
+        let texts = [
+            (
+                Source::Purpose,
+                text::normalise(&text::declared_text(purpose, deployer_context)),
+            ),
+            (
+                Source::Instructions,
+                text::normalise(&text::instructions_text(messages)),
+            ),
+            (Source::Content, text::normalise(&text::user_text(messages))),
+        ];
+        let found: Vec<Vec<Found>> = texts.iter().map(|(_, t)| self.scan(t)).collect();
+        // An exception marker anywhere, with the words that claim it.
+        let exception = |rule: usize| {
+            texts.iter().zip(&found).find_map(|((_, text), found)| {
+                found
+                    .iter()
+                    .find(|f| f.role == Role::Exception(rule as u16))
+                    .map(|f| text.words(f.token, f.last))
+            })
         };
+        // A software tool's own prompt (a coding agent, an IDE assistant, an
+        // SDK template) is written by its vendor about the model's work on
+        // code, not about a use on people: what its words match is set
+        // aside, and only the end user's turns and the declared purpose
+        // count.
+        let tool_markers = distinct_tokens(&found[1], |role| role == Role::ToolPrompt);
+        let tool_prompt = tool_markers >= TOOL_PROMPT_MARKERS;
 
         let rules = &self.compiled.rules;
         // Only rules with a purpose term or an anchor somewhere can match:
         // usually none or a few, so the others cost nothing.
         let mut candidate = vec![false; rules.len()];
-        for f in declared_found.iter().chain(&conversation_found) {
+        for f in found.iter().flatten() {
             if let Role::Anchor(r) | Role::Purpose(r) = f.role {
                 candidate[r as usize] = true;
             }
         }
-        let mut hits: Vec<(usize, Source)> = Vec::new();
+        let mut hits: Vec<(usize, Source, String)> = Vec::new();
+        let mut set_aside: Vec<SetAside> = Vec::new();
         let mut anchored: Vec<usize> = Vec::new();
         for (rule, meta) in rules.iter().enumerate().filter(|&(r, _)| candidate[r]) {
-            let declared_match = self.matches(rule, &declared, &declared_found, Source::Purpose);
-            let content_match =
-                self.matches(rule, &conversation, &conversation_found, Source::Content);
-            let target = match meta.exception_to {
-                Some(to) if exception_claimed(rule) => to,
-                _ => rule,
-            };
-            if declared_match == Match::Hit {
-                hits.push((target, Source::Purpose));
-            }
-            if content_match == Match::Hit {
-                hits.push((target, Source::Content));
-            }
-            if content_match == Match::AnchorOnly && meta.level >= Level::High {
-                anchored.push(rule);
+            for ((source, text), found) in texts.iter().zip(&found) {
+                let source = *source;
+                match self.matches(rule, text, found, source) {
+                    Match::Hit(mut evidence) => {
+                        if source == Source::Instructions && tool_prompt {
+                            set_aside.push(SetAside {
+                                rule: meta.id.clone(),
+                                source,
+                                why: format!(
+                                    "{evidence}, but the system/developer instructions are a software tool's own prompt ({tool_markers} tool terms), not a use on people"
+                                ),
+                            });
+                            continue;
+                        }
+                        let target = match (meta.exception_to, exception(rule)) {
+                            (Some(to), Some(words)) => {
+                                evidence.push_str(&format!(
+                                    "; \"{words}\" claims an exception of {}, so it counts as {} (with review)",
+                                    meta.id, rules[to].id
+                                ));
+                                to
+                            }
+                            _ => rule,
+                        };
+                        hits.push((target, source, evidence));
+                    }
+                    Match::AnchorOnly
+                        if source != Source::Purpose
+                            && meta.level >= Level::High
+                            && !(source == Source::Instructions && tool_prompt) =>
+                    {
+                        anchored.push(rule)
+                    }
+                    Match::Suppressed(why) => set_aside.push(SetAside {
+                        rule: meta.id.clone(),
+                        source,
+                        why,
+                    }),
+                    _ => {}
+                }
             }
         }
-        hits.sort_by_key(|&(rule, source)| {
-            (
-                std::cmp::Reverse(rules[rule].level),
-                source == Source::Content,
-                rule,
-            )
+        hits.sort_by_key(|&(rule, source, _)| {
+            (std::cmp::Reverse(rules[rule].level), source.rank(), rule)
         });
-        hits.dedup();
+        hits.dedup_by(|a, b| a.0 == b.0 && a.1 == b.1);
 
         let mut grey = Vec::new();
-        for &(rule, source) in &hits {
-            if source == Source::Content && !hits.contains(&(rule, Source::Purpose)) {
-                grey.push(Grey::ContentOnly {
-                    rule: rules[rule].id.clone(),
-                });
+        for (rule, source, _) in &hits {
+            if *source != Source::Purpose
+                && !hits
+                    .iter()
+                    .any(|(r, s, _)| r == rule && *s == Source::Purpose)
+            {
+                let g = Grey::ContentOnly {
+                    rule: rules[*rule].id.clone(),
+                };
+                if !grey.contains(&g) {
+                    grey.push(g);
+                }
             }
         }
+        anchored.dedup();
         for rule in anchored {
-            if !hits.iter().any(|&(r, _)| r == rule) {
+            if !hits.iter().any(|&(r, _, _)| r == rule) {
                 grey.push(Grey::AnchorWithoutAct {
                     rule: rules[rule].id.clone(),
                 });
             }
         }
-        if !self.known_language(&[
-            (&declared, &declared_found),
-            (&conversation, &conversation_found),
-        ]) {
+        let pairs: Vec<(&Normalised, &Vec<Found>)> =
+            texts.iter().map(|(_, t)| t).zip(&found).collect();
+        if !self.known_language(&pairs) {
             grey.push(Grey::UnknownLanguage);
         }
 
         let hits: Vec<Hit> = hits
             .into_iter()
-            .map(|(rule, source)| Hit {
+            .map(|(rule, source, evidence)| Hit {
                 rule: rules[rule].id.clone(),
                 level: rules[rule].level,
                 summary: rules[rule].summary.clone(),
                 source,
+                evidence,
             })
             .collect();
         let level = hits.first().map_or(Level::Minimal, |h| h.level);
@@ -334,6 +415,7 @@ impl Classifier {
             level,
             hits,
             grey,
+            set_aside,
             judge: None,
         }
     }
@@ -357,18 +439,21 @@ impl Classifier {
         found
     }
 
-    /// Whether `rule` matches a text, given the terms found in it.
+    /// Whether `rule` matches a text, given the terms found in it, with the
+    /// words that made it match or set it aside.
     fn matches(&self, rule: usize, text: &Normalised, found: &[Found], source: Source) -> Match {
         let r = rule as u16;
-        if source == Source::Purpose && found.iter().any(|f| f.role == Role::Purpose(r)) {
-            return Match::Hit;
+        if source == Source::Purpose
+            && let Some(f) = found.iter().find(|f| f.role == Role::Purpose(r))
+        {
+            return Match::Hit(format!("purpose term \"{}\"", text.words(f.token, f.last)));
         }
         let anchors = spans(found, |role| role == Role::Anchor(r));
         if anchors.is_empty() {
             return Match::Nothing;
         }
         let meta = &self.compiled.rules[rule];
-        let acts = if meta.has_acts {
+        let mut acts = if meta.has_acts {
             // A word inside an anchor is not an act: in "credit score" the
             // anchor's own "score" is not the act of scoring.
             let mut acts = spans(found, |role| role == Role::Act(r));
@@ -377,58 +462,116 @@ impl Classifier {
         } else {
             anchors.clone()
         };
+        // "Do not rank them", "ne les classe pas", "nicht bewerten": a
+        // negated act is no act. The negation comes at most two words
+        // before the act (or right after it, as in German and Dutch).
+        let negations = tokens(found, |role| role == Role::Negation);
+        let negated = |b: &(u32, u32)| {
+            negations.iter().any(|&n| {
+                text.sentences[n as usize] == text.sentences[b.0 as usize]
+                    && ((n < b.0 && b.0 - n <= 2) || n == b.1 + 1)
+            })
+        };
+        let before = acts.len();
+        acts.retain(|b| !negated(b));
+        let all_negated = before > 0 && acts.is_empty();
         let near = |a: u32, b: u32| {
             text.sentences[a as usize] == text.sentences[b as usize]
                 || (a.abs_diff(b) as usize) <= WINDOW
         };
-        let pairs: Vec<(u32, u32)> = anchors
+        let pairs: Vec<((u32, u32), (u32, u32))> = anchors
             .iter()
             .flat_map(|&a| acts.iter().map(move |&b| (a, b)))
-            .map(|(a, b)| (a.0, b.0))
-            .filter(|&(a, b)| near(a, b))
+            .filter(|&(a, b)| near(a.0, b.0))
             .collect();
         if pairs.is_empty() {
+            if all_negated {
+                return Match::Suppressed("every act is negated".into());
+            }
             return Match::AnchorOnly;
         }
+        let describe = |&(a, b): &((u32, u32), (u32, u32))| {
+            if a == b {
+                format!("term \"{}\"", text.words(a.0, a.1))
+            } else {
+                format!(
+                    "anchor \"{}\" with act \"{}\"",
+                    text.words(a.0, a.1),
+                    text.words(b.0, b.1)
+                )
+            }
+        };
         // A rule with its own objects (workers, biometric input, police)
         // needs one in both texts; `needs_person` only in content, where
         // "kill the process" must not count as firing someone.
         let objects = meta
             .has_objects
-            .then(|| tokens(found, |role| role == Role::Object(r)));
-        let persons = (meta.needs_person && source == Source::Content)
-            .then(|| tokens(found, |role| role == Role::Person));
-        let with_object = |&(a, b): &(u32, u32)| {
-            [&objects, &persons].into_iter().all(|required| {
-                required
-                    .as_ref()
-                    .is_none_or(|o| o.iter().any(|&p| near(p, a) || near(p, b)))
+            .then(|| spans(found, |role| role == Role::Object(r)));
+        let persons = (meta.needs_person && source != Source::Purpose)
+            .then(|| spans(found, |role| role == Role::Person));
+        let with_object = |&(a, b): &((u32, u32), (u32, u32))| -> Option<String> {
+            let mut named = String::new();
+            for (required, what) in [(&objects, "object"), (&persons, "person")] {
+                if let Some(o) = required {
+                    let p = o.iter().find(|&&p| near(p.0, a.0) || near(p.0, b.0))?;
+                    named.push_str(&format!(" and {what} \"{}\"", text.words(p.0, p.1)));
+                }
+            }
+            Some(named)
+        };
+        let with_objects: Vec<(String, u32, u32)> = pairs
+            .iter()
+            .filter_map(|pair| {
+                with_object(pair).map(|o| (format!("{}{o}", describe(pair)), pair.0.0, pair.1.0))
             })
+            .collect();
+        let Some(first) = with_objects.first() else {
+            return Match::Suppressed(format!(
+                "{}, but no {} near it",
+                describe(&pairs[0]),
+                if meta.has_objects {
+                    "object of the rule"
+                } else {
+                    "person"
+                }
+            ));
         };
         if source == Source::Purpose {
             // The deployer states the use: no suppressor applies.
-            return if pairs.iter().any(with_object) {
-                Match::Hit
-            } else {
-                Match::Suppressed
-            };
+            return Match::Hit(first.0.clone());
         }
-        let framing = tokens(found, |role| {
+        let framing: Vec<(u32, u32)> = spans(found, |role| {
             matches!(role, Role::Meta | Role::SelfUse | Role::LegalPerson)
                 || role == Role::Suppressor(r)
         });
-        let fiction = found.iter().any(|f| f.role == Role::Fiction)
-            && !found.iter().any(|f| f.role == Role::Artefact);
+        let fiction = found.iter().find(|f| f.role == Role::Fiction);
+        if let Some(f) = fiction
+            && !found.iter().any(|f| f.role == Role::Artefact)
+        {
+            return Match::Suppressed(format!(
+                "{}, but the request is fiction (\"{}\") without a working artefact",
+                first.0,
+                text.words(f.token, f.last)
+            ));
+        }
         let sentence = |t: u32| text.sentences[t as usize];
-        let hit = !fiction
-            && pairs.iter().any(|pair| {
-                let &(a, b) = pair;
-                with_object(pair)
-                    && !framing
-                        .iter()
-                        .any(|&s| sentence(s) == sentence(a) || sentence(s) == sentence(b))
-            });
-        if hit { Match::Hit } else { Match::Suppressed }
+        let mut why = String::new();
+        for (evidence, a, b) in &with_objects {
+            match framing
+                .iter()
+                .find(|&&(s, _)| sentence(s) == sentence(*a) || sentence(s) == sentence(*b))
+            {
+                None => return Match::Hit(evidence.clone()),
+                Some(&(s, e)) if why.is_empty() => {
+                    why = format!(
+                        "{evidence}, but \"{}\" in the same sentence frames it as talk about the topic, the user's own matter, a company or a carve-out",
+                        text.words(s, e)
+                    );
+                }
+                Some(_) => {}
+            }
+        }
+        Match::Suppressed(why)
     }
 
     /// Whether the texts are recognisably in a pack's language: at least
@@ -460,14 +603,28 @@ struct Found {
     last: u32,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 enum Match {
     Nothing,
     /// A domain term, but no act near it.
     AnchorOnly,
-    /// Anchor and act, but a person was missing or the framing suppressed it.
-    Suppressed,
-    Hit,
+    /// Anchor and act, but a person was missing, the act was negated or the
+    /// framing suppressed it: why.
+    Suppressed(String),
+    /// The words that made it match.
+    Hit(String),
+}
+
+/// How many distinct software-tool terms make system/developer
+/// instructions a tool's own prompt.
+const TOOL_PROMPT_MARKERS: usize = 3;
+
+/// The number of distinct tokens where a role was found.
+fn distinct_tokens(found: &[Found], want: impl Fn(Role) -> bool) -> usize {
+    let mut t: Vec<u32> = tokens(found, want);
+    t.sort_unstable();
+    t.dedup();
+    t.len()
 }
 
 fn tokens(found: &[Found], want: impl Fn(Role) -> bool) -> Vec<u32> {

@@ -104,6 +104,15 @@ struct RawFraming {
     /// Natural persons, for rules with `needs_person`.
     #[serde(default)]
     persons: Vec<String>,
+    /// Words of a software tool's own prompt (repository, shell, pull
+    /// request): system instructions with several of them are a coding
+    /// agent's or an IDE's, and what they match is set aside.
+    #[serde(default)]
+    tool_prompt: Vec<String>,
+    /// Negations: an act right after one (or right before, in German and
+    /// Dutch word order) is not an act.
+    #[serde(default)]
+    negation: Vec<String>,
 }
 
 #[derive(Deserialize, Default)]
@@ -139,6 +148,8 @@ pub(super) enum Role {
     Suppressor(u16),
     Exception(u16),
     Person,
+    ToolPrompt,
+    Negation,
     Meta,
     Fiction,
     Artefact,
@@ -279,6 +290,8 @@ pub(super) fn compile<'a>(
         add(&mut builder, &f.self_use, Role::SelfUse, None)?;
         add(&mut builder, &f.legal_person, Role::LegalPerson, None)?;
         add(&mut builder, &f.persons, Role::Person, None)?;
+        add(&mut builder, &f.tool_prompt, Role::ToolPrompt, None)?;
+        add(&mut builder, &f.negation, Role::Negation, Some(Edge::Word))?;
         for (id, terms) in &pack.rules {
             let &i = index
                 .get(id.as_str())
