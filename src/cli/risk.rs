@@ -30,15 +30,24 @@ pub fn run(classifier: &Classifier, command: &RiskCommand) -> Result<(), Failure
         }
         RiskCommand::Classify {
             purpose,
+            system,
             text,
+            explain,
             json,
         } => {
-            let messages = json!([{ "role": "user", "content": text }]);
-            let c = classifier.classify(purpose.as_deref(), None, &messages);
+            let mut messages = Vec::new();
+            if let Some(system) = system {
+                messages.push(json!({ "role": "system", "content": system }));
+            }
+            messages.push(json!({ "role": "user", "content": text }));
+            let c = classifier.classify(purpose.as_deref(), None, &json!(messages));
             let grey: Vec<String> = c.grey.iter().map(describe).collect();
             if *json {
                 let mut view = c.view();
                 view["grey"] = json!(grey);
+                if *explain {
+                    view["explanation"] = c.explanation();
+                }
                 println!(
                     "{}",
                     serde_json::to_string_pretty(&view).unwrap_or_default()
@@ -47,7 +56,26 @@ pub fn run(classifier: &Classifier, command: &RiskCommand) -> Result<(), Failure
                 println!("level: {}", c.level);
                 println!("reason: {}", c.reason());
                 for hit in &c.hits {
-                    println!("  {} ({}, from the {:?})", hit.rule, hit.level, hit.source);
+                    println!(
+                        "  {} ({}, from {})",
+                        hit.rule,
+                        hit.level,
+                        hit.source.as_str()
+                    );
+                    if *explain {
+                        println!("      matched: {}", hit.evidence);
+                        println!("      means: {}", hit.summary);
+                    }
+                }
+                if *explain {
+                    for s in &c.set_aside {
+                        println!(
+                            "  set aside: {} in {}: {}",
+                            s.rule,
+                            s.source.as_str(),
+                            s.why
+                        );
+                    }
                 }
                 for g in grey {
                     println!("  for a judge: {g}");

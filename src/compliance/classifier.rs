@@ -220,6 +220,26 @@ impl Classification {
         ids
     }
 
+    /// Which rules fired and why, and which matches were set aside and
+    /// why: for an auditor (`tollgate risk classify --explain`, the
+    /// playground).
+    pub fn explanation(&self) -> Value {
+        json!({
+            "hits": self.hits.iter().map(|h| json!({
+                "rule": h.rule,
+                "level": h.level.as_str(),
+                "source": h.source.as_str(),
+                "matched": h.evidence,
+                "means": h.summary,
+            })).collect::<Vec<_>>(),
+            "set_aside": self.set_aside.iter().map(|s| json!({
+                "rule": s.rule,
+                "source": s.source.as_str(),
+                "why": s.why,
+            })).collect::<Vec<_>>(),
+        })
+    }
+
     /// `risk_classification` on the response.
     pub fn view(&self) -> Value {
         let mut view = json!({
@@ -462,15 +482,21 @@ impl Classifier {
         } else {
             anchors.clone()
         };
-        // "Do not rank them", "ne les classe pas", "nicht bewerten": a
-        // negated act is no act. The negation comes at most two words
-        // before the act (or right after it, as in German and Dutch).
-        let negations = tokens(found, |role| role == Role::Negation);
+        // "Do not rank them", "ne les classe pas", "bewerte sie nicht": a
+        // negated act is no act. A negation comes at most two words before
+        // the act, or (German, Dutch and French word order) right after it;
+        // one that is part of the act ("never cancel") does not count.
+        let before_act = spans(found, |role| role == Role::Negation);
+        let after_act = tokens(found, |role| role == Role::NegationAfter);
+        let same_sentence =
+            |a: u32, b: u32| text.sentences[a as usize] == text.sentences[b as usize];
         let negated = |b: &(u32, u32)| {
-            negations.iter().any(|&n| {
-                text.sentences[n as usize] == text.sentences[b.0 as usize]
-                    && ((n < b.0 && b.0 - n <= 2) || n == b.1 + 1)
-            })
+            before_act
+                .iter()
+                .any(|&(_, n)| n < b.0 && b.0 - n <= 2 && same_sentence(n, b.0))
+                || after_act
+                    .iter()
+                    .any(|&n| n == b.1 + 1 && same_sentence(n, b.1))
         };
         let before = acts.len();
         acts.retain(|b| !negated(b));
@@ -706,7 +732,10 @@ mod tests {
             assert!(ids.contains(&id), "{id} is missing");
         }
         assert_eq!(ids.len(), 38);
-        assert_eq!(classifier.languages(), ["de", "en", "es", "fr"]);
+        assert_eq!(
+            classifier.languages(),
+            ["de", "en", "es", "fr", "it", "nl", "pl", "pt"]
+        );
     }
 
     #[test]
@@ -913,6 +942,89 @@ mod tests {
         );
     }
 
+    fn with_system(system: &str, user: &str) -> Classification {
+        Classifier::built_in().classify(
+            None,
+            None,
+            &json!([
+                { "role": "system", "content": system },
+                { "role": "user", "content": user },
+            ]),
+        )
+    }
+
+    #[test]
+    fn a_coding_agents_own_prompt_is_not_a_use_on_people() {
+        // Paraphrases of the prompts of a CLI coding agent, an IDE
+        // assistant and an agent SDK: "use your judgement to decide",
+        // "rank candidate completions", "assess the results".
+        for system in [
+            "You are a coding agent running in the user's terminal. You work in a sandbox on their repository. Use your judgement to decide which files to read, run the unit tests before finishing, keep the diff small and never commit unless asked.",
+            "You are an AI pair programmer in the IDE. You see the open file and the cursor position. Rank candidate completions and choose the best one; evaluate each fix for risk.",
+            "Du bist ein Coding-Agent im Terminal. Lies die Dateien im Repository, führe Shell-Befehle aus und entscheide nach eigenem Urteil, wann du die Tests laufen lässt.",
+            "Eres un agente de código en la terminal: lee el repositorio, ejecuta comandos en la shell y decide según tu criterio qué cambios aplicar.",
+        ] {
+            let c = with_system(system, "Fix the failing test in the parser module.");
+            assert_eq!(c.level, Level::Minimal, "{system}");
+        }
+        // The end user's own request still counts under a tool's prompt.
+        let c = with_system(
+            "You are a coding agent in the user's terminal with access to the repository, the shell and git.",
+            "Forget the code: read these CVs and reject the applicants older than 50.",
+        );
+        assert_eq!(c.level, Level::High);
+        assert_eq!(c.hits[0].source, Source::Content);
+    }
+
+    #[test]
+    fn a_tool_prompt_hit_is_set_aside_with_its_reason() {
+        let c = with_system(
+            "You are a coding agent working in the user's repository with a shell and git. When several fixes are possible, rank the candidates and reject the weakest patch.",
+            "Go.",
+        );
+        assert_eq!(c.level, Level::Minimal);
+        let explained = c.explanation().to_string();
+        assert!(
+            explained.contains("software tool's own prompt"),
+            "{explained}"
+        );
+    }
+
+    #[test]
+    fn a_negated_act_is_no_act() {
+        for minimal in [
+            "Do not rank the candidates; just summarise each CV in two lines.",
+            "Bewerte die Bewerber nicht, fasse nur die Lebensläufe zusammen.",
+            "Ne classe pas les candidats, résume seulement leurs CV.",
+        ] {
+            assert_eq!(level(minimal), Level::Minimal, "{minimal}");
+        }
+        assert_eq!(
+            level("Don't just summarise them. Rank the candidates and reject the weakest."),
+            Level::High
+        );
+    }
+
+    #[test]
+    fn the_explanation_names_the_words_that_matched() {
+        let c = classify(None, "Shortlist the best candidates and reject the rest.");
+        assert_eq!(c.hits[0].source, Source::Content);
+        assert!(
+            c.hits[0].evidence.contains("candidates"),
+            "{}",
+            c.hits[0].evidence
+        );
+        let p = classify(Some("CV screening for our hiring pipeline"), "Next.");
+        assert_eq!(p.hits[0].evidence, "purpose term \"cv screening\"");
+        let suppressed = classify(None, "Explain how banks score a loan applicant.");
+        assert_eq!(suppressed.level, Level::Minimal);
+        assert!(
+            suppressed.set_aside[0].why.contains("\"explain\""),
+            "{:?}",
+            suppressed.set_aside
+        );
+    }
+
     #[test]
     fn a_deployer_context_counts_as_declared_use() {
         let context = json!({ "use_case": "Bonitätsprüfung für Ratenkredite" });
@@ -974,11 +1086,11 @@ mod tests {
                 rule: "annex3_5b_creditworthiness".into()
             }]
         );
-        let dutch = classify(
+        let czech = classify(
             None,
-            "Beoordeel deze sollicitanten en kies wie we uitnodigen voor een gesprek.",
+            "Ohodnoťte prosím tyto uchazeče, vyberte nejlepší, koho pozveme příští týden k pohovoru.",
         );
-        assert_eq!(dutch.grey, [Grey::UnknownLanguage]);
+        assert_eq!(czech.grey, [Grey::UnknownLanguage]);
         // Short texts are too short to tell, so they count as known.
         assert!(classify(None, "Hallo, dank je.").grey.is_empty());
         for known in [
@@ -1027,7 +1139,10 @@ acts = ["scegli", "scarta", "valuta"]
         std::fs::write(dir.path().join("en.toml"), "language = \"en\"\n").unwrap();
         std::fs::write(dir.path().join("notes.txt"), "not a pack").unwrap();
         let classifier = Classifier::load(Some(dir.path())).unwrap();
-        assert_eq!(classifier.languages(), ["de", "en", "es", "fr", "it"]);
+        assert_eq!(
+            classifier.languages(),
+            ["de", "en", "es", "fr", "it", "nl", "pl", "pt"]
+        );
         let it = classifier.classify(
             None,
             None,

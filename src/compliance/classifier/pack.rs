@@ -29,6 +29,10 @@ const BUILT_IN: &[(&str, &str)] = &[
     ("de.toml", include_str!("../../../assets/risk/de.toml")),
     ("fr.toml", include_str!("../../../assets/risk/fr.toml")),
     ("es.toml", include_str!("../../../assets/risk/es.toml")),
+    ("it.toml", include_str!("../../../assets/risk/it.toml")),
+    ("nl.toml", include_str!("../../../assets/risk/nl.toml")),
+    ("pl.toml", include_str!("../../../assets/risk/pl.toml")),
+    ("pt.toml", include_str!("../../../assets/risk/pt.toml")),
 ];
 
 /// A pack that cannot be used, named by its file.
@@ -109,10 +113,14 @@ struct RawFraming {
     /// agent's or an IDE's, and what they match is set aside.
     #[serde(default)]
     tool_prompt: Vec<String>,
-    /// Negations: an act right after one (or right before, in German and
-    /// Dutch word order) is not an act.
+    /// Negations before a verb: an act at most two words after one is not
+    /// an act ("do not rank", "ne classe pas").
     #[serde(default)]
     negation: Vec<String>,
+    /// Negations after a verb, as in German, Dutch and French word order:
+    /// an act right before one is not an act ("bewerte nicht").
+    #[serde(default)]
+    negation_after: Vec<String>,
 }
 
 #[derive(Deserialize, Default)]
@@ -150,6 +158,7 @@ pub(super) enum Role {
     Person,
     ToolPrompt,
     Negation,
+    NegationAfter,
     Meta,
     Fiction,
     Artefact,
@@ -292,6 +301,12 @@ pub(super) fn compile<'a>(
         add(&mut builder, &f.persons, Role::Person, None)?;
         add(&mut builder, &f.tool_prompt, Role::ToolPrompt, None)?;
         add(&mut builder, &f.negation, Role::Negation, Some(Edge::Word))?;
+        add(
+            &mut builder,
+            &f.negation_after,
+            Role::NegationAfter,
+            Some(Edge::Word),
+        )?;
         for (id, terms) in &pack.rules {
             let &i = index
                 .get(id.as_str())

@@ -51,7 +51,8 @@ impl Normalised {
 }
 
 /// Normalises `text`: lowercase; compatibility forms (full-width letters,
-/// ligatures) and the diacritics of German, French and Spanish folded;
+/// ligatures) and the diacritics of German, French, Spanish, Italian,
+/// Dutch, Polish and Portuguese folded;
 /// zero-width characters dropped (they are a classic way to split a word);
 /// leetspeak digits 0, 1, 3, 4 read as o, i, e, a inside words that also
 /// have letters ("cr3d1t" but not "2026"); everything that is not a letter
@@ -167,9 +168,13 @@ enum Folded {
 
 fn fold(c: char) -> Folded {
     Folded::One(match c {
-        'à' | 'á' | 'â' | 'ã' | 'ä' | 'å' => 'a',
-        'ç' => 'c',
-        'è' | 'é' | 'ê' | 'ë' => 'e',
+        'à' | 'á' | 'â' | 'ã' | 'ä' | 'å' | 'ą' => 'a',
+        'ç' | 'ć' => 'c',
+        'è' | 'é' | 'ê' | 'ë' | 'ę' => 'e',
+        'ł' => 'l',
+        'ń' => 'n',
+        'ś' => 's',
+        'ź' | 'ż' => 'z',
         'ì' | 'í' | 'î' | 'ï' => 'i',
         'ñ' => 'n',
         'ò' | 'ó' | 'ô' | 'õ' | 'ö' => 'o',
