@@ -344,9 +344,12 @@ impl Classifier {
         let mut set_aside: Vec<SetAside> = Vec::new();
         let mut anchored: Vec<usize> = Vec::new();
         for (rule, meta) in rules.iter().enumerate().filter(|&(r, _)| candidate[r]) {
+            let r = rule as u16;
+            let object_anywhere = found.iter().flatten().any(|f| f.role == Role::Object(r));
+            let mut conversation_hit = false;
             for ((source, text), found) in texts.iter().zip(&found) {
                 let source = *source;
-                match self.matches(rule, text, found, source) {
+                match self.matches(rule, text, found, source, object_anywhere) {
                     Match::Hit(mut evidence) => {
                         if source == Source::Instructions && tool_prompt {
                             set_aside.push(SetAside {
@@ -368,6 +371,7 @@ impl Classifier {
                             }
                             _ => rule,
                         };
+                        conversation_hit |= source != Source::Purpose;
                         hits.push((target, source, evidence));
                     }
                     Match::AnchorOnly
@@ -384,6 +388,27 @@ impl Classifier {
                     }),
                     _ => {}
                 }
+            }
+            // Across texts: the deployer's instructions or declared purpose
+            // name the domain, the user's turn the act (or the reverse).
+            let purpose = (&texts[0].1, found[0].as_slice(), Source::Purpose);
+            let instructions = (&texts[1].1, found[1].as_slice(), Source::Instructions);
+            let user = (&texts[2].1, found[2].as_slice(), Source::Content);
+            let across = if conversation_hit {
+                None
+            } else if tool_prompt {
+                self.across(rule, purpose, user)
+            } else {
+                self.across(rule, instructions, user)
+                    .or_else(|| self.across(rule, purpose, user))
+                    .or_else(|| self.across(rule, purpose, instructions))
+            };
+            if let Some(evidence) = across {
+                let target = match (meta.exception_to, exception(rule)) {
+                    (Some(to), Some(_)) => to,
+                    _ => rule,
+                };
+                hits.push((target, Source::Instructions, evidence));
             }
         }
         hits.sort_by_key(|&(rule, source, _)| {
@@ -461,9 +486,20 @@ impl Classifier {
 
     /// Whether `rule` matches a text, given the terms found in it, with the
     /// words that made it match or set it aside.
-    fn matches(&self, rule: usize, text: &Normalised, found: &[Found], source: Source) -> Match {
+    /// `object_anywhere`: an object of the rule is in one of the texts, which
+    /// a purpose term of a rule with objects needs ("emotion analytics" is
+    /// Article 5(1)(f) only for workers or students).
+    fn matches(
+        &self,
+        rule: usize,
+        text: &Normalised,
+        found: &[Found],
+        source: Source,
+        object_anywhere: bool,
+    ) -> Match {
         let r = rule as u16;
         if source == Source::Purpose
+            && (object_anywhere || !self.compiled.rules[rule].has_objects)
             && let Some(f) = found.iter().find(|f| f.role == Role::Purpose(r))
         {
             return Match::Hit(format!("purpose term \"{}\"", text.words(f.token, f.last)));
@@ -482,22 +518,7 @@ impl Classifier {
         } else {
             anchors.clone()
         };
-        // "Do not rank them", "ne les classe pas", "bewerte sie nicht": a
-        // negated act is no act. A negation comes at most two words before
-        // the act, or (German, Dutch and French word order) right after it;
-        // one that is part of the act ("never cancel") does not count.
-        let before_act = spans(found, |role| role == Role::Negation);
-        let after_act = tokens(found, |role| role == Role::NegationAfter);
-        let same_sentence =
-            |a: u32, b: u32| text.sentences[a as usize] == text.sentences[b as usize];
-        let negated = |b: &(u32, u32)| {
-            before_act
-                .iter()
-                .any(|&(_, n)| n < b.0 && b.0 - n <= 2 && same_sentence(n, b.0))
-                || after_act
-                    .iter()
-                    .any(|&n| n == b.1 + 1 && same_sentence(n, b.1))
-        };
+        let negated = |b: &(u32, u32)| is_negated(text, found, *b);
         let before = acts.len();
         acts.retain(|b| !negated(b));
         let all_negated = before > 0 && acts.is_empty();
@@ -555,10 +576,10 @@ impl Classifier {
             return Match::Suppressed(format!(
                 "{}, but no {} near it",
                 describe(&pairs[0]),
-                if meta.has_objects {
-                    "object of the rule"
-                } else {
-                    "person"
+                match (meta.has_objects, meta.needs_person) {
+                    (true, true) => "object of the rule and person",
+                    (true, false) => "object of the rule",
+                    _ => "person",
                 }
             ));
         };
@@ -569,6 +590,7 @@ impl Classifier {
         let framing: Vec<(u32, u32)> = spans(found, |role| {
             matches!(role, Role::Meta | Role::SelfUse | Role::LegalPerson)
                 || role == Role::Suppressor(r)
+                || (role == Role::Building && meta.level < Level::Prohibited)
         });
         let fiction = found.iter().find(|f| f.role == Role::Fiction);
         if let Some(f) = fiction
@@ -598,6 +620,79 @@ impl Classifier {
             }
         }
         Match::Suppressed(why)
+    }
+
+    /// A rule matched across the deployer's instructions and the user's
+    /// turn: one names the domain, the other the act ("You operate the
+    /// district heating network" + "close valve 4"; "You are the grading
+    /// assistant of a school" + "here are the test answers of 9B"). Each
+    /// text's own framing, negations and fiction still apply; a person or
+    /// object may be in either.
+    fn across(
+        &self,
+        rule: usize,
+        a: (&Normalised, &[Found], Source),
+        b: (&Normalised, &[Found], Source),
+    ) -> Option<String> {
+        let r = rule as u16;
+        let meta = &self.compiled.rules[rule];
+        if !meta.has_acts {
+            return None;
+        }
+        // What each text offers: its unframed anchors and unnegated,
+        // unframed acts; None when the text is fiction.
+        let offer = |(text, found, _): (&Normalised, &[Found], Source)| {
+            if found.iter().any(|f| f.role == Role::Fiction)
+                && !found.iter().any(|f| f.role == Role::Artefact)
+            {
+                return None;
+            }
+            let framed: Vec<u32> = tokens(found, |role| {
+                matches!(role, Role::Meta | Role::SelfUse | Role::LegalPerson)
+                    || role == Role::Suppressor(r)
+                    || (role == Role::Building && meta.level < Level::Prohibited)
+            })
+            .into_iter()
+            .map(|t| text.sentences[t as usize])
+            .collect();
+            let free = |s: &(u32, u32)| !framed.contains(&text.sentences[s.0 as usize]);
+            let anchors: Vec<(u32, u32)> = spans(found, |role| role == Role::Anchor(r))
+                .into_iter()
+                .filter(free)
+                .collect();
+            let acts: Vec<(u32, u32)> = spans(found, |role| role == Role::Act(r))
+                .into_iter()
+                .filter(|b| !anchors.iter().any(|a| a.0 <= b.1 && b.0 <= a.1))
+                .filter(|b| !is_negated(text, found, *b))
+                .filter(free)
+                .collect();
+            Some((anchors, acts))
+        };
+        let (a_anchors, a_acts) = offer(a)?;
+        let (b_anchors, b_acts) = offer(b)?;
+        let pair = |anchors: &[(u32, u32)],
+                    at: (&Normalised, Source),
+                    acts: &[(u32, u32)],
+                    bt: (&Normalised, Source)| {
+            let (x, y) = (anchors.first()?, acts.first()?);
+            Some(format!(
+                "anchor \"{}\" in {} with act \"{}\" in {}",
+                at.0.words(x.0, x.1),
+                at.1.as_str(),
+                bt.0.words(y.0, y.1),
+                bt.1.as_str()
+            ))
+        };
+        let evidence = pair(&a_anchors, (a.0, a.2), &b_acts, (b.0, b.2))
+            .or_else(|| pair(&b_anchors, (b.0, b.2), &a_acts, (a.0, a.2)))?;
+        let has = |role: Role| a.1.iter().chain(b.1).any(|f| f.role == role);
+        if meta.has_objects && !has(Role::Object(r)) {
+            return None;
+        }
+        if meta.needs_person && !has(Role::Person) {
+            return None;
+        }
+        Some(evidence)
     }
 
     /// Whether the texts are recognisably in a pack's language: at least
@@ -644,6 +739,19 @@ enum Match {
 /// How many distinct software-tool terms make system/developer
 /// instructions a tool's own prompt.
 const TOOL_PROMPT_MARKERS: usize = 3;
+
+/// Whether an act is negated: "do not rank them", "ne les classe pas",
+/// "bewerte sie nicht". A negation comes at most two words before the act,
+/// or (German, Dutch and French word order) right after it; one that is
+/// part of the act ("never cancel") does not count.
+fn is_negated(text: &Normalised, found: &[Found], act: (u32, u32)) -> bool {
+    let same_sentence = |a: u32, b: u32| text.sentences[a as usize] == text.sentences[b as usize];
+    found.iter().any(|f| match f.role {
+        Role::Negation => f.last < act.0 && act.0 - f.last <= 2 && same_sentence(f.last, act.0),
+        Role::NegationAfter => f.token == act.1 + 1 && same_sentence(f.token, act.1),
+        _ => false,
+    })
+}
 
 /// The number of distinct tokens where a role was found.
 fn distinct_tokens(found: &[Found], want: impl Fn(Role) -> bool) -> usize {

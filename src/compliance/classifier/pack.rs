@@ -113,6 +113,11 @@ struct RawFraming {
     /// agent's or an IDE's, and what they match is set aside.
     #[serde(default)]
     tool_prompt: Vec<String>,
+    /// Building software (unit tests, a function that...): helping build an
+    /// Annex III system is not using it (TAXONOMY labelling rule 4), so it
+    /// suppresses high and limited rules, never an Article 5 one.
+    #[serde(default)]
+    building: Vec<String>,
     /// Negations before a verb: an act at most two words after one is not
     /// an act ("do not rank", "ne classe pas").
     #[serde(default)]
@@ -159,6 +164,7 @@ pub(super) enum Role {
     ToolPrompt,
     Negation,
     NegationAfter,
+    Building,
     Meta,
     Fiction,
     Artefact,
@@ -300,6 +306,7 @@ pub(super) fn compile<'a>(
         add(&mut builder, &f.legal_person, Role::LegalPerson, None)?;
         add(&mut builder, &f.persons, Role::Person, None)?;
         add(&mut builder, &f.tool_prompt, Role::ToolPrompt, None)?;
+        add(&mut builder, &f.building, Role::Building, None)?;
         add(&mut builder, &f.negation, Role::Negation, Some(Edge::Word))?;
         add(
             &mut builder,
