@@ -142,8 +142,9 @@ pub enum Grey {
     /// A domain term of a high or prohibited rule appeared without an
     /// operative act, and the rule did not match otherwise.
     AnchorWithoutAct { rule: String },
-    /// The text is not recognisably English, German, French or Spanish, so
-    /// the rules may have missed it.
+    /// The text is not recognisably in a pack's language (English, German,
+    /// French, Spanish, Italian, Dutch, Polish, Portuguese built in), so the
+    /// rules may have missed it.
     UnknownLanguage,
 }
 
@@ -1096,6 +1097,40 @@ mod tests {
             explained.contains("software tool's own prompt"),
             "{explained}"
         );
+    }
+
+    #[test]
+    fn a_deployer_prompt_names_the_domain_and_the_user_turn_the_act() {
+        let c = with_system(
+            "You operate the district heating network of the city.",
+            "Set the supply temperature and close valve 4 if the pressure exceeds the limit.",
+        );
+        assert_eq!(c.level, Level::High);
+        assert_eq!(c.hits[0].rule, "annex3_2_critical_infrastructure");
+        assert!(c.hits[0].evidence.contains("system instructions"));
+        // Talk about the topic in the user's turn still frames it.
+        let talk = with_system(
+            "You operate the district heating network of the city.",
+            "Explain in general how a valve controls the pressure.",
+        );
+        assert_eq!(talk.level, Level::Minimal);
+    }
+
+    #[test]
+    fn a_purpose_term_of_a_rule_with_objects_needs_one() {
+        // Emotion analytics is Article 5(1)(f) for staff, Annex III 1(c)
+        // for an audience.
+        let staff = classify(
+            Some("Emotion analytics for our call-centre staff"),
+            "Process today's recordings.",
+        );
+        assert_eq!(staff.level, Level::Prohibited);
+        let audience = classify(
+            Some("Emotion recognition for audience research"),
+            "Process today's recordings.",
+        );
+        assert_eq!(audience.level, Level::High);
+        assert_eq!(audience.hits[0].rule, "annex3_1c_emotion_recognition");
     }
 
     #[test]
