@@ -1076,6 +1076,14 @@ mod tests {
             let c = with_system(system, "Fix the failing test in the parser module.");
             assert_eq!(c.level, Level::Minimal, "{system}");
         }
+        // Even without the tool's words, "judgement" and "decide" are not a
+        // court applying the law (the Codex CLI false positive).
+        for instruction in [
+            "Use your judgement to decide whether this is a test-related task.",
+            "You should use judicious initiative to decide on the right level of detail; show good judgment.",
+        ] {
+            assert_eq!(with_system(instruction, "Go on.").level, Level::Minimal);
+        }
         // The end user's own request still counts under a tool's prompt.
         let c = with_system(
             "You are a coding agent in the user's terminal with access to the repository, the shell and git.",
