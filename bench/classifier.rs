@@ -51,6 +51,16 @@ fn risky() -> Value {
     messages
 }
 
+/// A coding agent's request: a long system prompt of the tool (about 250
+/// words, the kind that once matched a high-risk rule) and a short user
+/// turn; the system prompt is read apart and recognised as a tool's own.
+fn agent() -> Value {
+    json!([
+        { "role": "system", "content": "You are a coding agent running in the user's terminal. You work in a sandbox on the user's repository and can read files, run shell commands and apply patches. Use your judgement to decide which files to read and when to run the unit tests. Keep diffs small and focused; follow the project's style guide, and never commit or push unless the user asks. When several fixes are possible, rank the candidate patches by risk and choose the smallest one that passes the tests. Before finishing, run the linter and the test suite, and report what you changed and why. If a command fails, read the error, assess whether the test or the code is wrong, and fix the right one. Do not modify files outside the workspace. Ask before installing dependencies. When you are unsure what the user wants, ask a short question instead of guessing. Terminate any background process you started before you finish. Prefer the standard library; explain any new dependency in one sentence. Write commit messages in the imperative mood when asked to commit. Respect .gitignore and never print secrets from environment files. Summarise long command output instead of pasting it. Use the available tools: Bash, Read, Edit and Grep." },
+        { "role": "user", "content": "The parser test fails on dates with a time zone offset. Fix it and add a unit test." },
+    ])
+}
+
 fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
     let runs = if quick { 20_000 } else { 200_000 };
@@ -84,6 +94,10 @@ fn main() {
     let hit = measure(runs, || {
         black_box(classifier.classify(None, None, black_box(&risky)));
     });
+    let agent = agent();
+    let tool = measure(runs, || {
+        black_box(classifier.classify(None, None, black_box(&agent)));
+    });
 
     let us = |ns: u64| ns as f64 / 1000.0;
     println!("Tollgate risk classification (rules only, {runs} runs each)");
@@ -106,9 +120,10 @@ fn main() {
     row("classify, typical request", plain);
     row("classify, typical + purpose", with_purpose);
     row("classify, high-risk request", hit);
+    row("classify, coding-agent prompt", tool);
     println!(
         "  aim: well under 50 us -> {}",
-        if us(plain.0.max(hit.0)) < 50.0 {
+        if us(plain.0.max(hit.0).max(tool.0)) < 50.0 {
             "met"
         } else {
             "NOT met"
@@ -123,6 +138,7 @@ fn main() {
         "typical": { "p50_ns": plain.0, "p99_ns": plain.1 },
         "typical_with_purpose": { "p50_ns": with_purpose.0, "p99_ns": with_purpose.1 },
         "high_risk": { "p50_ns": hit.0, "p99_ns": hit.1 },
+        "coding_agent": { "p50_ns": tool.0, "p99_ns": tool.1 },
     });
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench");
     let _ = std::fs::create_dir_all(&dir);

@@ -5,6 +5,16 @@
 //! `tests/data/risk-regression.jsonl` holds further one-message cases in the
 //! four languages (near-misses with other senses of a stem, rules the dev set
 //! has no case for), written while the packs were made, held to the same bar.
+//!
+//! `tests/data/euai-heldout.jsonl` and `tests/data/euai-train.jsonl` are the
+//! project's own labelled set (issue 26), written from the texts of Article
+//! 5, Annex III and Article 50 in eight languages. The held-out part was
+//! written first and no rule is tuned on it: it must meet the goals (at
+//! least 95 % of prohibited and high caught, at most 3 % of minimal raised,
+//! limited recall at least 90 %, every language at least 90 %). When it
+//! does not, the failure prints the figures per language and practice, not
+//! the cases, so that the rules are not tuned on them by reading the
+//! failure.
 
 use std::process::Command;
 
@@ -13,6 +23,10 @@ use serde_json::Value;
 const BIN: &str = env!("CARGO_BIN_EXE_tollgate");
 
 fn eval(file: &str) -> Value {
+    eval_split(file, None)
+}
+
+fn eval_split(file: &str, split: Option<&str>) -> Value {
     let dir = tempfile::tempdir().unwrap();
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(file);
     let mut command = Command::new(BIN);
@@ -20,6 +34,9 @@ fn eval(file: &str) -> Value {
         .current_dir(dir.path())
         .args(["risk", "eval", "--json"])
         .arg(path);
+    if let Some(split) = split {
+        command.args(["--split", split]);
+    }
     for (name, _) in std::env::vars().filter(|(k, _)| k.starts_with("TOLLGATE_")) {
         command.env_remove(name);
     }
@@ -93,4 +110,196 @@ fn a_bad_eval_file_is_a_usage_error_naming_the_line() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("line 1"));
+}
+
+const HELD_OUT: &str = "tests/data/euai-heldout.jsonl";
+const TRAIN: &str = "tests/data/euai-train.jsonl";
+const LANGUAGES: [&str; 8] = ["de", "en", "es", "fr", "it", "nl", "pl", "pt"];
+
+fn rate(report: &Value, path: &[&str]) -> f64 {
+    let mut v = report;
+    for p in path {
+        v = &v[*p];
+    }
+    v.as_f64()
+        .unwrap_or_else(|| panic!("no figure at {path:?}"))
+}
+
+/// The figures of a report, without its cases: what a failure may show.
+fn summary(report: &Value) -> String {
+    let mut out = format!(
+        "catch {:.3}, minimal raised {:.3}, limited {:.3}\n",
+        rate(report, &["catch_rate"]),
+        rate(report, &["false_raise_rate"]),
+        rate(report, &["accuracy", "limited", "rate"]),
+    );
+    for key in ["languages", "practices", "families"] {
+        for (name, slice) in report[key].as_object().unwrap() {
+            out.push_str(&format!(
+                "  {key} {name}: {} / {} ({:.3})\n",
+                slice["correct"],
+                slice["cases"],
+                slice["rate"].as_f64().unwrap()
+            ));
+        }
+    }
+    out
+}
+
+#[test]
+fn the_own_labelled_set_has_600_cases_in_8_languages_and_a_held_out_part() {
+    let held_out = eval_split(HELD_OUT, Some("heldout"));
+    let train = eval_split(TRAIN, Some("train"));
+    let (h, t) = (
+        held_out["cases"].as_u64().unwrap(),
+        train["cases"].as_u64().unwrap(),
+    );
+    assert!(h + t >= 600, "{h} held-out + {t} train cases");
+    assert!(h >= 150, "{h} held-out cases");
+    for report in [&held_out, &train] {
+        let languages = report["languages"].as_object().unwrap();
+        for lang in LANGUAGES {
+            assert!(languages.contains_key(lang), "no {lang} case");
+        }
+        for level in ["prohibited", "high", "limited", "minimal"] {
+            assert!(report["accuracy"][level]["total"].as_u64().unwrap() > 0);
+        }
+    }
+    // Every Article 5 point and Annex III area has cases in the set.
+    let practices: Vec<String> = [&held_out, &train]
+        .iter()
+        .flat_map(|r| r["practices"].as_object().unwrap().keys().cloned())
+        .collect();
+    for area in [
+        "art5_1_a",
+        "art5_1_b",
+        "art5_1_c",
+        "art5_1_d",
+        "art5_1_e",
+        "art5_1_f",
+        "art5_1_g",
+        "art5_1_h",
+        "annex3_1a",
+        "annex3_1b",
+        "annex3_1c",
+        "annex3_2",
+        "annex3_3a",
+        "annex3_3b",
+        "annex3_3c",
+        "annex3_3d",
+        "annex3_4a",
+        "annex3_4b",
+        "annex3_5a",
+        "annex3_5b",
+        "annex3_5c",
+        "annex3_5d",
+        "annex3_6a",
+        "annex3_6b",
+        "annex3_6c",
+        "annex3_6d",
+        "annex3_6e",
+        "annex3_7a",
+        "annex3_7b",
+        "annex3_7c",
+        "annex3_7d",
+        "annex3_8a",
+        "annex3_8b",
+        "annexI",
+        "art50_1",
+        "art50_4_deepfake",
+        "art50_4_public",
+    ] {
+        assert!(
+            practices.iter().any(|p| p.starts_with(area)),
+            "no case for {area}"
+        );
+    }
+}
+
+#[test]
+fn the_held_out_part_keeps_its_measured_level() {
+    // The issue's goals on this part are >= 95 % of prohibited and high
+    // caught and every language >= 90 %. They are NOT met: measured 87/97
+    // (89.7 %), English 80 %, German 87 % (docs/compliance.md). Until they
+    // are, this test holds the measured level so that no change makes the
+    // held-out part worse; raise the floors as the rules improve, never
+    // lower them. The minimal and limited goals are met and held as goals.
+    let report = eval_split(HELD_OUT, Some("heldout"));
+    let shown = summary(&report);
+    assert!(rate(&report, &["catch_rate"]) >= 0.89, "{shown}");
+    assert!(rate(&report, &["false_raise_rate"]) <= 0.03, "{shown}");
+    assert!(
+        rate(&report, &["accuracy", "limited", "rate"]) >= 0.90,
+        "{shown}"
+    );
+    for lang in LANGUAGES {
+        let floor = match lang {
+            "en" => 0.80,
+            "de" => 0.86,
+            _ => 0.90,
+        };
+        assert!(
+            rate(&report, &["languages", lang, "rate"]) >= floor,
+            "{lang}: {shown}"
+        );
+    }
+}
+
+#[test]
+fn the_train_part_meets_the_goals() {
+    let report = eval_split(TRAIN, Some("train"));
+    let shown = format!("{}{:#}", summary(&report), report["misses"]);
+    assert!(rate(&report, &["catch_rate"]) >= 0.95, "{shown}");
+    assert!(rate(&report, &["false_raise_rate"]) <= 0.03, "{shown}");
+    assert!(
+        rate(&report, &["accuracy", "limited", "rate"]) >= 0.90,
+        "{shown}"
+    );
+    for lang in LANGUAGES {
+        assert!(
+            rate(&report, &["languages", lang, "rate"]) >= 0.90,
+            "{lang}: {shown}"
+        );
+    }
+}
+
+/// Cross-validation by phrasing family: the rules are written by hand, so
+/// they cannot be retrained with one family left out; instead, each
+/// phrasing family (imperative, deployer system prompt, declared purpose
+/// only, multi-turn, agent prompts, near-misses) is measured on the held-out
+/// part, whose sentences no rule was written from, beside the same family
+/// on the train part. The gap is the estimate of what a family the rules
+/// have not seen loses. Reported (`--nocapture`), not asserted: the goals
+/// above are the bar.
+#[test]
+fn cross_validation_by_phrasing_family_is_reported() {
+    let held_out = eval_split(HELD_OUT, Some("heldout"));
+    let train = eval_split(TRAIN, Some("train"));
+    println!("phrasing family      train           held-out");
+    for (family, slice) in held_out["families"].as_object().unwrap() {
+        let t = &train["families"][family];
+        let (tc, tn) = (
+            t["correct"].as_u64().unwrap_or(0),
+            t["cases"].as_u64().unwrap_or(0),
+        );
+        let train_rate = if tn == 0 {
+            "(no train case)".to_owned()
+        } else {
+            format!("{:>5.1} %", tc as f64 * 100.0 / tn as f64)
+        };
+        println!(
+            "  {family:<18} {tc:>3} / {tn:<3} {train_rate}   {:>3} / {:<3} {:>5.1} %",
+            slice["correct"],
+            slice["cases"],
+            slice["rate"].as_f64().unwrap() * 100.0
+        );
+        assert!(slice["cases"].as_u64().unwrap() > 0);
+    }
+    println!("practice (held-out)");
+    for (practice, slice) in held_out["practices"].as_object().unwrap() {
+        println!(
+            "  {practice:<45} {:>3} / {:<3}",
+            slice["correct"], slice["cases"]
+        );
+    }
 }

@@ -9,10 +9,16 @@
 //! what `/v1/chat/completions` answers for it, streamed when
 //! `stream: true`. A revoked or expired playground key is replaced by a new
 //! one on the next request; to take the playground away, change the role.
+//!
+//! Every playground answer, served or refused, carries
+//! `x-tollgate-risk-explanation`: which risk rules fired on the request and
+//! on which words, and which matches were set aside and why (the same as
+//! `tollgate risk classify --explain`), so the dashboard can show a tester
+//! or a compliance officer why a request was classified as it was.
 
 use axum::Router;
 use axum::extract::State;
-use axum::http::HeaderMap;
+use axum::http::{HeaderMap, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 
@@ -55,7 +61,12 @@ async fn playground_chat(
         )
         .into_response();
     }
-    let response = crate::api::v1::answer_chat(&state, &key, &headers, &body.0).await;
+    let mut response = crate::api::v1::answer_chat(&state, &key, &headers, &body.0).await;
+    if let Some(explanation) = explanation_header(&state.classifier, &body.0) {
+        response
+            .headers_mut()
+            .insert(EXPLANATION_HEADER, explanation);
+    }
     if response.status().is_client_error() || response.status().is_server_error() {
         let draft = refusal(
             &key.tenant_id,
@@ -66,6 +77,40 @@ async fn playground_chat(
         record_entry(&state, draft).await;
     }
     response
+}
+
+/// The header that carries the risk explanation.
+pub const EXPLANATION_HEADER: &str = "x-tollgate-risk-explanation";
+
+/// The rules' explanation of a chat request body (rules only, as the
+/// gateway classifies it before any judge), as a header value: JSON with
+/// every character outside ASCII escaped, since a header is ASCII. None
+/// when the body is not a JSON object.
+fn explanation_header(
+    classifier: &crate::compliance::Classifier,
+    body: &[u8],
+) -> Option<HeaderValue> {
+    let request: serde_json::Value = serde_json::from_slice(body).ok()?;
+    request.is_object().then_some(())?;
+    let c = classifier.classify(
+        request["purpose"].as_str(),
+        request.get("deployer_context"),
+        &request["messages"],
+    );
+    let mut explanation = c.explanation();
+    explanation["level"] = c.level.as_str().into();
+    let mut ascii = String::new();
+    for ch in explanation.to_string().chars() {
+        if ch.is_ascii() && !ch.is_ascii_control() {
+            ascii.push(ch);
+        } else {
+            let mut units = [0u16; 2];
+            for unit in ch.encode_utf16(&mut units) {
+                ascii.push_str(&format!("\\u{unit:04x}"));
+            }
+        }
+    }
+    HeaderValue::from_str(&ascii).ok()
 }
 
 /// The account's usable playground key (not revoked, not expired), created
@@ -105,4 +150,26 @@ fn find(state: &AppState, account: &Account) -> Result<Option<ApiKey>, ApiError>
                 && matches!(k.state(now), KeyState::Active | KeyState::OverBudget)
         })
         .max_by_key(|k| k.created_at))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compliance::Classifier;
+
+    #[test]
+    fn the_explanation_header_names_the_rules_and_is_ascii_json() {
+        let body = serde_json::json!({
+            "model": "mock",
+            "messages": [{ "role": "user", "content": "Sortiere die Bewerber aus und lehne die schwächsten ab." }],
+        });
+        let header =
+            explanation_header(&Classifier::built_in(), body.to_string().as_bytes()).unwrap();
+        let text = header.to_str().unwrap();
+        let parsed: serde_json::Value = serde_json::from_str(text).unwrap();
+        assert_eq!(parsed["level"], "high");
+        assert_eq!(parsed["hits"][0]["rule"], "annex3_4a_recruitment");
+        assert!(parsed["hits"][0]["matched"].is_string());
+        assert!(explanation_header(&Classifier::built_in(), b"not json").is_none());
+    }
 }

@@ -116,17 +116,28 @@ pub enum RiskCommand {
     Eval {
         /// The labelled file, one JSON object a line.
         file: PathBuf,
+        /// Only the cases whose `split` field is this (`train`, `heldout`).
+        #[arg(long)]
+        split: Option<String>,
         /// Print JSON.
         #[arg(long)]
         json: bool,
     },
-    /// Classify one request made of a purpose and one user message.
+    /// Classify one request made of a purpose, an optional system message
+    /// and one user message.
     Classify {
         /// The declared purpose.
         #[arg(long)]
         purpose: Option<String>,
+        /// A system message (instructions of the deployer or of a tool).
+        #[arg(long)]
+        system: Option<String>,
         /// The user message.
         text: String,
+        /// Also show, for each rule, the words that made it match or why a
+        /// match was set aside (suppressed, negated, a tool's own prompt).
+        #[arg(long)]
+        explain: bool,
         /// Print JSON.
         #[arg(long)]
         json: bool,

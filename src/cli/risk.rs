@@ -9,11 +9,14 @@ use crate::compliance::{Classifier, Grey, Level};
 
 pub fn run(classifier: &Classifier, command: &RiskCommand) -> Result<(), Failure> {
     match command {
-        RiskCommand::Eval { file, json } => {
+        RiskCommand::Eval { file, split, json } => {
             let text = std::fs::read_to_string(file)
                 .map_err(|e| Failure::usage(format!("{}: {e}", file.display())))?;
-            let cases = eval::parse_cases(&text)
+            let mut cases = eval::parse_cases(&text)
                 .map_err(|e| Failure::usage(format!("{}: {e}", file.display())))?;
+            if let Some(split) = split {
+                cases.retain(|c| c.split.as_deref() == Some(split.as_str()));
+            }
             let report = eval::evaluate(classifier, &cases);
             if *json {
                 println!(
@@ -27,15 +30,24 @@ pub fn run(classifier: &Classifier, command: &RiskCommand) -> Result<(), Failure
         }
         RiskCommand::Classify {
             purpose,
+            system,
             text,
+            explain,
             json,
         } => {
-            let messages = json!([{ "role": "user", "content": text }]);
-            let c = classifier.classify(purpose.as_deref(), None, &messages);
+            let mut messages = Vec::new();
+            if let Some(system) = system {
+                messages.push(json!({ "role": "system", "content": system }));
+            }
+            messages.push(json!({ "role": "user", "content": text }));
+            let c = classifier.classify(purpose.as_deref(), None, &json!(messages));
             let grey: Vec<String> = c.grey.iter().map(describe).collect();
             if *json {
                 let mut view = c.view();
                 view["grey"] = json!(grey);
+                if *explain {
+                    view["explanation"] = c.explanation();
+                }
                 println!(
                     "{}",
                     serde_json::to_string_pretty(&view).unwrap_or_default()
@@ -44,7 +56,26 @@ pub fn run(classifier: &Classifier, command: &RiskCommand) -> Result<(), Failure
                 println!("level: {}", c.level);
                 println!("reason: {}", c.reason());
                 for hit in &c.hits {
-                    println!("  {} ({}, from the {:?})", hit.rule, hit.level, hit.source);
+                    println!(
+                        "  {} ({}, from {})",
+                        hit.rule,
+                        hit.level,
+                        hit.source.as_str()
+                    );
+                    if *explain {
+                        println!("      matched: {}", hit.evidence);
+                        println!("      means: {}", hit.summary);
+                    }
+                }
+                if *explain {
+                    for s in &c.set_aside {
+                        println!(
+                            "  set aside: {} in {}: {}",
+                            s.rule,
+                            s.source.as_str(),
+                            s.why
+                        );
+                    }
                 }
                 for g in grey {
                     println!("  for a judge: {g}");
@@ -119,6 +150,30 @@ fn print_report(report: &Report) {
         "for a judge (cases): {} content-only hit, {} anchor without act, {} unknown language",
         report.content_only, report.anchor_without_act, report.unknown_language
     );
+    for (title, map) in [
+        ("language", &report.languages),
+        ("practice (expected area)", &report.practices),
+        ("phrasing family", &report.families),
+    ] {
+        println!();
+        println!(
+            "exact level per {title} (correct / cases; rows of the confusion: P H L M expected, got P H L M):"
+        );
+        for (key, slice) in map {
+            let c = &slice.confusion;
+            let row = |e: usize| format!("{} {} {} {}", c[e][3], c[e][2], c[e][1], c[e][0]);
+            println!(
+                "  {key:<45} {:>3} / {:<3} {:>7}   P[{}] H[{}] L[{}] M[{}]",
+                slice.correct(),
+                slice.total(),
+                pct(slice.rate()),
+                row(3),
+                row(2),
+                row(1),
+                row(0)
+            );
+        }
+    }
     if !report.misses.is_empty() {
         println!();
         println!("misses (id, expected, got, rules):");

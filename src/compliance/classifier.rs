@@ -87,8 +87,27 @@ impl std::str::FromStr for Level {
 pub enum Source {
     /// `purpose` or `deployer_context`.
     Purpose,
-    /// The conversation.
+    /// The system and developer messages: the deployer's or a tool
+    /// vendor's instructions.
+    Instructions,
+    /// The end user's turns.
     Content,
+}
+
+impl Source {
+    /// Purpose first, then instructions, then the user's turns.
+    fn rank(self) -> u8 {
+        self as u8
+    }
+
+    /// Where, in words.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Source::Purpose => "the declared purpose",
+            Source::Instructions => "the system instructions",
+            Source::Content => "the user's messages",
+        }
+    }
 }
 
 /// One rule that matched.
@@ -100,6 +119,17 @@ pub struct Hit {
     /// What the rule is about, in words (ends with its legal reference).
     pub summary: String,
     pub source: Source,
+    /// The words that made it match, for an auditor.
+    pub evidence: String,
+}
+
+/// A rule whose terms were found but that did not count, and why: for an
+/// auditor (`tollgate risk classify --explain`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SetAside {
+    pub rule: String,
+    pub source: Source,
+    pub why: String,
 }
 
 /// What the rules cannot decide and an LLM judge should: TAXONOMY 3.1
@@ -112,8 +142,9 @@ pub enum Grey {
     /// A domain term of a high or prohibited rule appeared without an
     /// operative act, and the rule did not match otherwise.
     AnchorWithoutAct { rule: String },
-    /// The text is not recognisably English, German, French or Spanish, so
-    /// the rules may have missed it.
+    /// The text is not recognisably in a pack's language (English, German,
+    /// French, Spanish, Italian, Dutch, Polish, Portuguese built in), so the
+    /// rules may have missed it.
     UnknownLanguage,
 }
 
@@ -127,6 +158,9 @@ pub struct Classification {
     pub hits: Vec<Hit>,
     /// Questions for a judge; empty when the rules are sure.
     pub grey: Vec<Grey>,
+    /// Matches that were found and set aside (suppressed, negated, a
+    /// tool's own prompt), for an auditor.
+    pub set_aside: Vec<SetAside>,
     /// The judge's review, when the tenant policy asked for one.
     pub judge: Option<super::judge::Judgement>,
 }
@@ -163,7 +197,7 @@ impl Classification {
         };
         let place = match first.source {
             Source::Purpose => "the declared purpose",
-            Source::Content => "the conversation",
+            Source::Instructions | Source::Content => "the conversation",
         };
         let mut sentence = format!(
             "Classified {} because {place} indicates {}.",
@@ -185,6 +219,26 @@ impl Classification {
             }
         }
         ids
+    }
+
+    /// Which rules fired and why, and which matches were set aside and
+    /// why: for an auditor (`tollgate risk classify --explain`, the
+    /// playground).
+    pub fn explanation(&self) -> Value {
+        json!({
+            "hits": self.hits.iter().map(|h| json!({
+                "rule": h.rule,
+                "level": h.level.as_str(),
+                "source": h.source.as_str(),
+                "matched": h.evidence,
+                "means": h.summary,
+            })).collect::<Vec<_>>(),
+            "set_aside": self.set_aside.iter().map(|s| json!({
+                "rule": s.rule,
+                "source": s.source.as_str(),
+                "why": s.why,
+            })).collect::<Vec<_>>(),
+        })
     }
 
     /// `risk_classification` on the response.
@@ -249,84 +303,157 @@ impl Classifier {
         deployer_context: Option<&Value>,
         messages: &Value,
     ) -> Classification {
-        let declared = text::normalise(&text::declared_text(purpose, deployer_context));
-        let conversation = text::normalise(&text::conversation_text(messages));
-        let declared_found = self.scan(&declared);
-        let conversation_found = self.scan(&conversation);
-        let exception_claimed = |rule: usize| {
-            declared_found
-                .iter()
-                .chain(&conversation_found)
-                .any(|f| f.role == Role::Exception(rule as u16))
+        let texts = [
+            (
+                Source::Purpose,
+                text::normalise(&text::declared_text(purpose, deployer_context)),
+            ),
+            (
+                Source::Instructions,
+                text::normalise(&text::instructions_text(messages)),
+            ),
+            (Source::Content, text::normalise(&text::user_text(messages))),
+        ];
+        let found: Vec<Vec<Found>> = texts.iter().map(|(_, t)| self.scan(t)).collect();
+        // An exception marker anywhere, with the words that claim it.
+        let exception = |rule: usize| {
+            texts.iter().zip(&found).find_map(|((_, text), found)| {
+                found
+                    .iter()
+                    .find(|f| f.role == Role::Exception(rule as u16))
+                    .map(|f| text.words(f.token, f.last))
+            })
         };
+        // A software tool's own prompt (a coding agent, an IDE assistant, an
+        // SDK template) is written by its vendor about the model's work on
+        // code, not about a use on people: what its words match is set
+        // aside, and only the end user's turns and the declared purpose
+        // count.
+        let tool_markers = distinct_tokens(&found[1], |role| role == Role::ToolPrompt);
+        let tool_prompt = tool_markers >= TOOL_PROMPT_MARKERS;
 
         let rules = &self.compiled.rules;
         // Only rules with a purpose term or an anchor somewhere can match:
         // usually none or a few, so the others cost nothing.
         let mut candidate = vec![false; rules.len()];
-        for f in declared_found.iter().chain(&conversation_found) {
+        for f in found.iter().flatten() {
             if let Role::Anchor(r) | Role::Purpose(r) = f.role {
                 candidate[r as usize] = true;
             }
         }
-        let mut hits: Vec<(usize, Source)> = Vec::new();
+        let mut hits: Vec<(usize, Source, String)> = Vec::new();
+        let mut set_aside: Vec<SetAside> = Vec::new();
         let mut anchored: Vec<usize> = Vec::new();
         for (rule, meta) in rules.iter().enumerate().filter(|&(r, _)| candidate[r]) {
-            let declared_match = self.matches(rule, &declared, &declared_found, Source::Purpose);
-            let content_match =
-                self.matches(rule, &conversation, &conversation_found, Source::Content);
-            let target = match meta.exception_to {
-                Some(to) if exception_claimed(rule) => to,
-                _ => rule,
+            let r = rule as u16;
+            let object_anywhere = found.iter().flatten().any(|f| f.role == Role::Object(r));
+            let mut conversation_hit = false;
+            for ((source, text), found) in texts.iter().zip(&found) {
+                let source = *source;
+                match self.matches(rule, text, found, source, object_anywhere) {
+                    Match::Hit(mut evidence) => {
+                        if source == Source::Instructions && tool_prompt {
+                            set_aside.push(SetAside {
+                                rule: meta.id.clone(),
+                                source,
+                                why: format!(
+                                    "{evidence}, but the system/developer instructions are a software tool's own prompt ({tool_markers} tool terms), not a use on people"
+                                ),
+                            });
+                            continue;
+                        }
+                        let target = match (meta.exception_to, exception(rule)) {
+                            (Some(to), Some(words)) => {
+                                evidence.push_str(&format!(
+                                    "; \"{words}\" claims an exception of {}, so it counts as {} (with review)",
+                                    meta.id, rules[to].id
+                                ));
+                                to
+                            }
+                            _ => rule,
+                        };
+                        conversation_hit |= source != Source::Purpose;
+                        hits.push((target, source, evidence));
+                    }
+                    Match::AnchorOnly
+                        if source != Source::Purpose
+                            && meta.level >= Level::High
+                            && !(source == Source::Instructions && tool_prompt) =>
+                    {
+                        anchored.push(rule)
+                    }
+                    Match::Suppressed(why) => set_aside.push(SetAside {
+                        rule: meta.id.clone(),
+                        source,
+                        why,
+                    }),
+                    _ => {}
+                }
+            }
+            // Across texts: the deployer's instructions or declared purpose
+            // name the domain, the user's turn the act (or the reverse).
+            let purpose = (&texts[0].1, found[0].as_slice(), Source::Purpose);
+            let instructions = (&texts[1].1, found[1].as_slice(), Source::Instructions);
+            let user = (&texts[2].1, found[2].as_slice(), Source::Content);
+            let across = if conversation_hit {
+                None
+            } else if tool_prompt {
+                self.across(rule, purpose, user)
+            } else {
+                self.across(rule, instructions, user)
+                    .or_else(|| self.across(rule, purpose, user))
+                    .or_else(|| self.across(rule, purpose, instructions))
             };
-            if declared_match == Match::Hit {
-                hits.push((target, Source::Purpose));
-            }
-            if content_match == Match::Hit {
-                hits.push((target, Source::Content));
-            }
-            if content_match == Match::AnchorOnly && meta.level >= Level::High {
-                anchored.push(rule);
+            if let Some(evidence) = across {
+                let target = match (meta.exception_to, exception(rule)) {
+                    (Some(to), Some(_)) => to,
+                    _ => rule,
+                };
+                hits.push((target, Source::Instructions, evidence));
             }
         }
-        hits.sort_by_key(|&(rule, source)| {
-            (
-                std::cmp::Reverse(rules[rule].level),
-                source == Source::Content,
-                rule,
-            )
+        hits.sort_by_key(|&(rule, source, _)| {
+            (std::cmp::Reverse(rules[rule].level), source.rank(), rule)
         });
-        hits.dedup();
+        hits.dedup_by(|a, b| a.0 == b.0 && a.1 == b.1);
 
         let mut grey = Vec::new();
-        for &(rule, source) in &hits {
-            if source == Source::Content && !hits.contains(&(rule, Source::Purpose)) {
-                grey.push(Grey::ContentOnly {
-                    rule: rules[rule].id.clone(),
-                });
+        for (rule, source, _) in &hits {
+            if *source != Source::Purpose
+                && !hits
+                    .iter()
+                    .any(|(r, s, _)| r == rule && *s == Source::Purpose)
+            {
+                let g = Grey::ContentOnly {
+                    rule: rules[*rule].id.clone(),
+                };
+                if !grey.contains(&g) {
+                    grey.push(g);
+                }
             }
         }
+        anchored.dedup();
         for rule in anchored {
-            if !hits.iter().any(|&(r, _)| r == rule) {
+            if !hits.iter().any(|&(r, _, _)| r == rule) {
                 grey.push(Grey::AnchorWithoutAct {
                     rule: rules[rule].id.clone(),
                 });
             }
         }
-        if !self.known_language(&[
-            (&declared, &declared_found),
-            (&conversation, &conversation_found),
-        ]) {
+        let pairs: Vec<(&Normalised, &Vec<Found>)> =
+            texts.iter().map(|(_, t)| t).zip(&found).collect();
+        if !self.known_language(&pairs) {
             grey.push(Grey::UnknownLanguage);
         }
 
         let hits: Vec<Hit> = hits
             .into_iter()
-            .map(|(rule, source)| Hit {
+            .map(|(rule, source, evidence)| Hit {
                 rule: rules[rule].id.clone(),
                 level: rules[rule].level,
                 summary: rules[rule].summary.clone(),
                 source,
+                evidence,
             })
             .collect();
         let level = hits.first().map_or(Level::Minimal, |h| h.level);
@@ -334,6 +461,7 @@ impl Classifier {
             level,
             hits,
             grey,
+            set_aside,
             judge: None,
         }
     }
@@ -357,18 +485,32 @@ impl Classifier {
         found
     }
 
-    /// Whether `rule` matches a text, given the terms found in it.
-    fn matches(&self, rule: usize, text: &Normalised, found: &[Found], source: Source) -> Match {
+    /// Whether `rule` matches a text, given the terms found in it, with the
+    /// words that made it match or set it aside.
+    /// `object_anywhere`: an object of the rule is in one of the texts, which
+    /// a purpose term of a rule with objects needs ("emotion analytics" is
+    /// Article 5(1)(f) only for workers or students).
+    fn matches(
+        &self,
+        rule: usize,
+        text: &Normalised,
+        found: &[Found],
+        source: Source,
+        object_anywhere: bool,
+    ) -> Match {
         let r = rule as u16;
-        if source == Source::Purpose && found.iter().any(|f| f.role == Role::Purpose(r)) {
-            return Match::Hit;
+        if source == Source::Purpose
+            && (object_anywhere || !self.compiled.rules[rule].has_objects)
+            && let Some(f) = found.iter().find(|f| f.role == Role::Purpose(r))
+        {
+            return Match::Hit(format!("purpose term \"{}\"", text.words(f.token, f.last)));
         }
         let anchors = spans(found, |role| role == Role::Anchor(r));
         if anchors.is_empty() {
             return Match::Nothing;
         }
         let meta = &self.compiled.rules[rule];
-        let acts = if meta.has_acts {
+        let mut acts = if meta.has_acts {
             // A word inside an anchor is not an act: in "credit score" the
             // anchor's own "score" is not the act of scoring.
             let mut acts = spans(found, |role| role == Role::Act(r));
@@ -377,58 +519,181 @@ impl Classifier {
         } else {
             anchors.clone()
         };
+        let negated = |b: &(u32, u32)| is_negated(text, found, *b);
+        let before = acts.len();
+        acts.retain(|b| !negated(b));
+        let all_negated = before > 0 && acts.is_empty();
         let near = |a: u32, b: u32| {
             text.sentences[a as usize] == text.sentences[b as usize]
                 || (a.abs_diff(b) as usize) <= WINDOW
         };
-        let pairs: Vec<(u32, u32)> = anchors
+        let pairs: Vec<((u32, u32), (u32, u32))> = anchors
             .iter()
             .flat_map(|&a| acts.iter().map(move |&b| (a, b)))
-            .map(|(a, b)| (a.0, b.0))
-            .filter(|&(a, b)| near(a, b))
+            .filter(|&(a, b)| near(a.0, b.0))
             .collect();
         if pairs.is_empty() {
+            if all_negated {
+                return Match::Suppressed("every act is negated".into());
+            }
             return Match::AnchorOnly;
         }
+        let describe = |&(a, b): &((u32, u32), (u32, u32))| {
+            if a == b {
+                format!("term \"{}\"", text.words(a.0, a.1))
+            } else {
+                format!(
+                    "anchor \"{}\" with act \"{}\"",
+                    text.words(a.0, a.1),
+                    text.words(b.0, b.1)
+                )
+            }
+        };
         // A rule with its own objects (workers, biometric input, police)
         // needs one in both texts; `needs_person` only in content, where
         // "kill the process" must not count as firing someone.
         let objects = meta
             .has_objects
-            .then(|| tokens(found, |role| role == Role::Object(r)));
-        let persons = (meta.needs_person && source == Source::Content)
-            .then(|| tokens(found, |role| role == Role::Person));
-        let with_object = |&(a, b): &(u32, u32)| {
-            [&objects, &persons].into_iter().all(|required| {
-                required
-                    .as_ref()
-                    .is_none_or(|o| o.iter().any(|&p| near(p, a) || near(p, b)))
+            .then(|| spans(found, |role| role == Role::Object(r)));
+        let persons = (meta.needs_person && source != Source::Purpose)
+            .then(|| spans(found, |role| role == Role::Person));
+        let with_object = |&(a, b): &((u32, u32), (u32, u32))| -> Option<String> {
+            let mut named = String::new();
+            for (required, what) in [(&objects, "object"), (&persons, "person")] {
+                if let Some(o) = required {
+                    let p = o.iter().find(|&&p| near(p.0, a.0) || near(p.0, b.0))?;
+                    named.push_str(&format!(" and {what} \"{}\"", text.words(p.0, p.1)));
+                }
+            }
+            Some(named)
+        };
+        let with_objects: Vec<(String, u32, u32)> = pairs
+            .iter()
+            .filter_map(|pair| {
+                with_object(pair).map(|o| (format!("{}{o}", describe(pair)), pair.0.0, pair.1.0))
             })
+            .collect();
+        let Some(first) = with_objects.first() else {
+            return Match::Suppressed(format!(
+                "{}, but no {} near it",
+                describe(&pairs[0]),
+                match (meta.has_objects, meta.needs_person) {
+                    (true, true) => "object of the rule and person",
+                    (true, false) => "object of the rule",
+                    _ => "person",
+                }
+            ));
         };
         if source == Source::Purpose {
             // The deployer states the use: no suppressor applies.
-            return if pairs.iter().any(with_object) {
-                Match::Hit
-            } else {
-                Match::Suppressed
-            };
+            return Match::Hit(first.0.clone());
         }
-        let framing = tokens(found, |role| {
+        let framing: Vec<(u32, u32)> = spans(found, |role| {
             matches!(role, Role::Meta | Role::SelfUse | Role::LegalPerson)
                 || role == Role::Suppressor(r)
+                || (role == Role::Building && meta.level < Level::Prohibited)
         });
-        let fiction = found.iter().any(|f| f.role == Role::Fiction)
-            && !found.iter().any(|f| f.role == Role::Artefact);
+        let fiction = found.iter().find(|f| f.role == Role::Fiction);
+        if let Some(f) = fiction
+            && !found.iter().any(|f| f.role == Role::Artefact)
+        {
+            return Match::Suppressed(format!(
+                "{}, but the request is fiction (\"{}\") without a working artefact",
+                first.0,
+                text.words(f.token, f.last)
+            ));
+        }
         let sentence = |t: u32| text.sentences[t as usize];
-        let hit = !fiction
-            && pairs.iter().any(|pair| {
-                let &(a, b) = pair;
-                with_object(pair)
-                    && !framing
-                        .iter()
-                        .any(|&s| sentence(s) == sentence(a) || sentence(s) == sentence(b))
-            });
-        if hit { Match::Hit } else { Match::Suppressed }
+        let mut why = String::new();
+        for (evidence, a, b) in &with_objects {
+            match framing
+                .iter()
+                .find(|&&(s, _)| sentence(s) == sentence(*a) || sentence(s) == sentence(*b))
+            {
+                None => return Match::Hit(evidence.clone()),
+                Some(&(s, e)) if why.is_empty() => {
+                    why = format!(
+                        "{evidence}, but \"{}\" in the same sentence frames it as talk about the topic, the user's own matter, a company or a carve-out",
+                        text.words(s, e)
+                    );
+                }
+                Some(_) => {}
+            }
+        }
+        Match::Suppressed(why)
+    }
+
+    /// A rule matched across the deployer's instructions and the user's
+    /// turn: one names the domain, the other the act ("You operate the
+    /// district heating network" + "close valve 4"; "You are the grading
+    /// assistant of a school" + "here are the test answers of 9B"). Each
+    /// text's own framing, negations and fiction still apply; a person or
+    /// object may be in either.
+    fn across(
+        &self,
+        rule: usize,
+        a: (&Normalised, &[Found], Source),
+        b: (&Normalised, &[Found], Source),
+    ) -> Option<String> {
+        let r = rule as u16;
+        let meta = &self.compiled.rules[rule];
+        if !meta.has_acts {
+            return None;
+        }
+        // What each text offers: its unframed anchors and unnegated,
+        // unframed acts; None when the text is fiction.
+        let offer = |(text, found, _): (&Normalised, &[Found], Source)| {
+            if found.iter().any(|f| f.role == Role::Fiction)
+                && !found.iter().any(|f| f.role == Role::Artefact)
+            {
+                return None;
+            }
+            let framed: Vec<u32> = tokens(found, |role| {
+                matches!(role, Role::Meta | Role::SelfUse | Role::LegalPerson)
+                    || role == Role::Suppressor(r)
+                    || (role == Role::Building && meta.level < Level::Prohibited)
+            })
+            .into_iter()
+            .map(|t| text.sentences[t as usize])
+            .collect();
+            let free = |s: &(u32, u32)| !framed.contains(&text.sentences[s.0 as usize]);
+            let anchors: Vec<(u32, u32)> = spans(found, |role| role == Role::Anchor(r))
+                .into_iter()
+                .filter(free)
+                .collect();
+            let acts: Vec<(u32, u32)> = spans(found, |role| role == Role::Act(r))
+                .into_iter()
+                .filter(|b| !anchors.iter().any(|a| a.0 <= b.1 && b.0 <= a.1))
+                .filter(|b| !is_negated(text, found, *b))
+                .filter(free)
+                .collect();
+            Some((anchors, acts))
+        };
+        let (a_anchors, a_acts) = offer(a)?;
+        let (b_anchors, b_acts) = offer(b)?;
+        let pair = |anchors: &[(u32, u32)],
+                    at: (&Normalised, Source),
+                    acts: &[(u32, u32)],
+                    bt: (&Normalised, Source)| {
+            let (x, y) = (anchors.first()?, acts.first()?);
+            Some(format!(
+                "anchor \"{}\" in {} with act \"{}\" in {}",
+                at.0.words(x.0, x.1),
+                at.1.as_str(),
+                bt.0.words(y.0, y.1),
+                bt.1.as_str()
+            ))
+        };
+        let evidence = pair(&a_anchors, (a.0, a.2), &b_acts, (b.0, b.2))
+            .or_else(|| pair(&b_anchors, (b.0, b.2), &a_acts, (a.0, a.2)))?;
+        let has = |role: Role| a.1.iter().chain(b.1).any(|f| f.role == role);
+        if meta.has_objects && !has(Role::Object(r)) {
+            return None;
+        }
+        if meta.needs_person && !has(Role::Person) {
+            return None;
+        }
+        Some(evidence)
     }
 
     /// Whether the texts are recognisably in a pack's language: at least
@@ -460,14 +725,41 @@ struct Found {
     last: u32,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 enum Match {
     Nothing,
     /// A domain term, but no act near it.
     AnchorOnly,
-    /// Anchor and act, but a person was missing or the framing suppressed it.
-    Suppressed,
-    Hit,
+    /// Anchor and act, but a person was missing, the act was negated or the
+    /// framing suppressed it: why.
+    Suppressed(String),
+    /// The words that made it match.
+    Hit(String),
+}
+
+/// How many distinct software-tool terms make system/developer
+/// instructions a tool's own prompt.
+const TOOL_PROMPT_MARKERS: usize = 3;
+
+/// Whether an act is negated: "do not rank them", "ne les classe pas",
+/// "bewerte sie nicht". A negation comes at most two words before the act,
+/// or (German, Dutch and French word order) right after it; one that is
+/// part of the act ("never cancel") does not count.
+fn is_negated(text: &Normalised, found: &[Found], act: (u32, u32)) -> bool {
+    let same_sentence = |a: u32, b: u32| text.sentences[a as usize] == text.sentences[b as usize];
+    found.iter().any(|f| match f.role {
+        Role::Negation => f.last < act.0 && act.0 - f.last <= 2 && same_sentence(f.last, act.0),
+        Role::NegationAfter => f.token == act.1 + 1 && same_sentence(f.token, act.1),
+        _ => false,
+    })
+}
+
+/// The number of distinct tokens where a role was found.
+fn distinct_tokens(found: &[Found], want: impl Fn(Role) -> bool) -> usize {
+    let mut t: Vec<u32> = tokens(found, want);
+    t.sort_unstable();
+    t.dedup();
+    t.len()
 }
 
 fn tokens(found: &[Found], want: impl Fn(Role) -> bool) -> Vec<u32> {
@@ -549,7 +841,10 @@ mod tests {
             assert!(ids.contains(&id), "{id} is missing");
         }
         assert_eq!(ids.len(), 38);
-        assert_eq!(classifier.languages(), ["de", "en", "es", "fr"]);
+        assert_eq!(
+            classifier.languages(),
+            ["de", "en", "es", "fr", "it", "nl", "pl", "pt"]
+        );
     }
 
     #[test]
@@ -756,6 +1051,131 @@ mod tests {
         );
     }
 
+    fn with_system(system: &str, user: &str) -> Classification {
+        Classifier::built_in().classify(
+            None,
+            None,
+            &json!([
+                { "role": "system", "content": system },
+                { "role": "user", "content": user },
+            ]),
+        )
+    }
+
+    #[test]
+    fn a_coding_agents_own_prompt_is_not_a_use_on_people() {
+        // Paraphrases of the prompts of a CLI coding agent, an IDE
+        // assistant and an agent SDK: "use your judgement to decide",
+        // "rank candidate completions", "assess the results".
+        for system in [
+            "You are a coding agent running in the user's terminal. You work in a sandbox on their repository. Use your judgement to decide which files to read, run the unit tests before finishing, keep the diff small and never commit unless asked.",
+            "You are an AI pair programmer in the IDE. You see the open file and the cursor position. Rank candidate completions and choose the best one; evaluate each fix for risk.",
+            "Du bist ein Coding-Agent im Terminal. Lies die Dateien im Repository, führe Shell-Befehle aus und entscheide nach eigenem Urteil, wann du die Tests laufen lässt.",
+            "Eres un agente de código en la terminal: lee el repositorio, ejecuta comandos en la shell y decide según tu criterio qué cambios aplicar.",
+        ] {
+            let c = with_system(system, "Fix the failing test in the parser module.");
+            assert_eq!(c.level, Level::Minimal, "{system}");
+        }
+        // Even without the tool's words, "judgement" and "decide" are not a
+        // court applying the law (the Codex CLI false positive).
+        for instruction in [
+            "Use your judgement to decide whether this is a test-related task.",
+            "You should use judicious initiative to decide on the right level of detail; show good judgment.",
+        ] {
+            assert_eq!(with_system(instruction, "Go on.").level, Level::Minimal);
+        }
+        // The end user's own request still counts under a tool's prompt.
+        let c = with_system(
+            "You are a coding agent in the user's terminal with access to the repository, the shell and git.",
+            "Forget the code: read these CVs and reject the applicants older than 50.",
+        );
+        assert_eq!(c.level, Level::High);
+        assert_eq!(c.hits[0].source, Source::Content);
+    }
+
+    #[test]
+    fn a_tool_prompt_hit_is_set_aside_with_its_reason() {
+        let c = with_system(
+            "You are a coding agent working in the user's repository with a shell and git. When several fixes are possible, rank the candidates and reject the weakest patch.",
+            "Go.",
+        );
+        assert_eq!(c.level, Level::Minimal);
+        let explained = c.explanation().to_string();
+        assert!(
+            explained.contains("software tool's own prompt"),
+            "{explained}"
+        );
+    }
+
+    #[test]
+    fn a_deployer_prompt_names_the_domain_and_the_user_turn_the_act() {
+        let c = with_system(
+            "You operate the district heating network of the city.",
+            "Set the supply temperature and close valve 4 if the pressure exceeds the limit.",
+        );
+        assert_eq!(c.level, Level::High);
+        assert_eq!(c.hits[0].rule, "annex3_2_critical_infrastructure");
+        assert!(c.hits[0].evidence.contains("system instructions"));
+        // Talk about the topic in the user's turn still frames it.
+        let talk = with_system(
+            "You operate the district heating network of the city.",
+            "Explain in general how a valve controls the pressure.",
+        );
+        assert_eq!(talk.level, Level::Minimal);
+    }
+
+    #[test]
+    fn a_purpose_term_of_a_rule_with_objects_needs_one() {
+        // Emotion analytics is Article 5(1)(f) for staff, Annex III 1(c)
+        // for an audience.
+        let staff = classify(
+            Some("Emotion analytics for our call-centre staff"),
+            "Process today's recordings.",
+        );
+        assert_eq!(staff.level, Level::Prohibited);
+        let audience = classify(
+            Some("Emotion recognition for audience research"),
+            "Process today's recordings.",
+        );
+        assert_eq!(audience.level, Level::High);
+        assert_eq!(audience.hits[0].rule, "annex3_1c_emotion_recognition");
+    }
+
+    #[test]
+    fn a_negated_act_is_no_act() {
+        for minimal in [
+            "Do not rank the candidates; just summarise each CV in two lines.",
+            "Bewerte die Bewerber nicht, fasse nur die Lebensläufe zusammen.",
+            "Ne classe pas les candidats, résume seulement leurs CV.",
+        ] {
+            assert_eq!(level(minimal), Level::Minimal, "{minimal}");
+        }
+        assert_eq!(
+            level("Don't just summarise them. Rank the candidates and reject the weakest."),
+            Level::High
+        );
+    }
+
+    #[test]
+    fn the_explanation_names_the_words_that_matched() {
+        let c = classify(None, "Shortlist the best candidates and reject the rest.");
+        assert_eq!(c.hits[0].source, Source::Content);
+        assert!(
+            c.hits[0].evidence.contains("candidates"),
+            "{}",
+            c.hits[0].evidence
+        );
+        let p = classify(Some("CV screening for our hiring pipeline"), "Next.");
+        assert_eq!(p.hits[0].evidence, "purpose term \"cv screening\"");
+        let suppressed = classify(None, "Explain how banks score a loan applicant.");
+        assert_eq!(suppressed.level, Level::Minimal);
+        assert!(
+            suppressed.set_aside[0].why.contains("\"explain\""),
+            "{:?}",
+            suppressed.set_aside
+        );
+    }
+
     #[test]
     fn a_deployer_context_counts_as_declared_use() {
         let context = json!({ "use_case": "Bonitätsprüfung für Ratenkredite" });
@@ -817,11 +1237,11 @@ mod tests {
                 rule: "annex3_5b_creditworthiness".into()
             }]
         );
-        let dutch = classify(
+        let czech = classify(
             None,
-            "Beoordeel deze sollicitanten en kies wie we uitnodigen voor een gesprek.",
+            "Ohodnoťte prosím tyto uchazeče, vyberte nejlepší, koho pozveme příští týden k pohovoru.",
         );
-        assert_eq!(dutch.grey, [Grey::UnknownLanguage]);
+        assert_eq!(czech.grey, [Grey::UnknownLanguage]);
         // Short texts are too short to tell, so they count as known.
         assert!(classify(None, "Hallo, dank je.").grey.is_empty());
         for known in [
@@ -870,7 +1290,10 @@ acts = ["scegli", "scarta", "valuta"]
         std::fs::write(dir.path().join("en.toml"), "language = \"en\"\n").unwrap();
         std::fs::write(dir.path().join("notes.txt"), "not a pack").unwrap();
         let classifier = Classifier::load(Some(dir.path())).unwrap();
-        assert_eq!(classifier.languages(), ["de", "en", "es", "fr", "it"]);
+        assert_eq!(
+            classifier.languages(),
+            ["de", "en", "es", "fr", "it", "nl", "pl", "pt"]
+        );
         let it = classifier.classify(
             None,
             None,

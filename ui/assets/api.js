@@ -133,8 +133,9 @@ export async function signOut() {
  * JSON; resolves when the stream ends. A JSON (non-streamed) answer is
  * passed to onEvent whole.
  */
-export async function streamChat(path, body, onEvent) {
+export async function streamChat(path, body, onEvent, onHeaders) {
   const response = await send('POST', path, body);
+  if (onHeaders) onHeaders(response.headers);
   if (!response.ok) throw await errorFrom(response);
   const type = response.headers.get('content-type') || '';
   if (!type.includes('text/event-stream')) {

@@ -1,8 +1,12 @@
 //! Evaluation of the rules on a labelled set (the `dev.jsonl` format of the
 //! EU AI Act taxonomy): one JSON object a line with `id`, `purpose`,
 //! `messages`, `expected_level` and optionally `deployer_context` and
-//! `expected_area`. Only the rules run, never a judge, so the figures say
+//! `expected_area`, `lang` (ISO 639-1), `family` (the phrasing family:
+//! imperative, sysprompt, purpose, multiturn, agent, nearmiss...) and
+//! `split` (`train` or `heldout`). Only the rules run, never a judge, so the figures say
 //! what the rules alone catch.
+
+use std::collections::BTreeMap;
 
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -21,6 +25,44 @@ pub struct Case {
     pub expected_level: Level,
     #[serde(default)]
     pub expected_area: Option<String>,
+    #[serde(default)]
+    pub lang: Option<String>,
+    #[serde(default)]
+    pub family: Option<String>,
+    #[serde(default)]
+    pub split: Option<String>,
+}
+
+/// Exact-level results for one slice of the cases (a language, a practice,
+/// a phrasing family).
+#[derive(Debug, Clone, Default)]
+pub struct Slice {
+    /// `confusion[expected][got]`, indexed lowest level first.
+    pub confusion: [[usize; 4]; 4],
+}
+
+impl Slice {
+    pub fn total(&self) -> usize {
+        self.confusion.iter().flatten().sum()
+    }
+
+    /// Cases given exactly their expected level.
+    pub fn correct(&self) -> usize {
+        (0..4).map(|i| self.confusion[i][i]).sum()
+    }
+
+    pub fn rate(&self) -> f64 {
+        ratio(self.correct(), self.total())
+    }
+
+    fn to_json(&self) -> Value {
+        json!({
+            "cases": self.total(),
+            "correct": self.correct(),
+            "rate": self.rate(),
+            "confusion": self.confusion,
+        })
+    }
 }
 
 /// Reads a JSONL text; blank lines are skipped, a bad line names its number.
@@ -61,6 +103,12 @@ pub struct Report {
     pub anchor_without_act: usize,
     pub unknown_language: usize,
     pub misses: Vec<Miss>,
+    /// Per `lang` (cases without one: `?`).
+    pub languages: BTreeMap<String, Slice>,
+    /// Per expected area (`minimal` for cases without one).
+    pub practices: BTreeMap<String, Slice>,
+    /// Per phrasing family (cases without one: `?`).
+    pub families: BTreeMap<String, Slice>,
 }
 
 impl Report {
@@ -112,6 +160,9 @@ impl Report {
                 "anchor_without_act": self.anchor_without_act,
                 "unknown_language": self.unknown_language,
             },
+            "languages": slices(&self.languages),
+            "practices": slices(&self.practices),
+            "families": slices(&self.families),
             "misses": self.misses.iter().map(|m| json!({
                 "id": m.id,
                 "expected": m.expected.as_str(),
@@ -120,6 +171,10 @@ impl Report {
             })).collect::<Vec<_>>(),
         })
     }
+}
+
+fn slices(map: &BTreeMap<String, Slice>) -> Value {
+    Value::Object(map.iter().map(|(k, v)| (k.clone(), v.to_json())).collect())
 }
 
 fn ratio(a: usize, b: usize) -> f64 {
@@ -140,6 +195,9 @@ pub fn evaluate(classifier: &Classifier, cases: &[Case]) -> Report {
         anchor_without_act: 0,
         unknown_language: 0,
         misses: Vec::new(),
+        languages: BTreeMap::new(),
+        practices: BTreeMap::new(),
+        families: BTreeMap::new(),
     };
     for case in cases {
         let c = classifier.classify(
@@ -149,6 +207,25 @@ pub fn evaluate(classifier: &Classifier, cases: &[Case]) -> Report {
         );
         let (expected, got) = (case.expected_level, c.level);
         report.confusion[expected as usize][got as usize] += 1;
+        let unknown = || "?".to_owned();
+        for (map, key) in [
+            (
+                &mut report.languages,
+                case.lang.clone().unwrap_or_else(unknown),
+            ),
+            (
+                &mut report.practices,
+                case.expected_area
+                    .clone()
+                    .unwrap_or_else(|| "minimal".into()),
+            ),
+            (
+                &mut report.families,
+                case.family.clone().unwrap_or_else(unknown),
+            ),
+        ] {
+            map.entry(key).or_default().confusion[expected as usize][got as usize] += 1;
+        }
         if expected >= Level::High {
             report.risky += 1;
             report.caught += usize::from(got >= expected);

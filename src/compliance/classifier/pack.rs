@@ -29,6 +29,10 @@ const BUILT_IN: &[(&str, &str)] = &[
     ("de.toml", include_str!("../../../assets/risk/de.toml")),
     ("fr.toml", include_str!("../../../assets/risk/fr.toml")),
     ("es.toml", include_str!("../../../assets/risk/es.toml")),
+    ("it.toml", include_str!("../../../assets/risk/it.toml")),
+    ("nl.toml", include_str!("../../../assets/risk/nl.toml")),
+    ("pl.toml", include_str!("../../../assets/risk/pl.toml")),
+    ("pt.toml", include_str!("../../../assets/risk/pt.toml")),
 ];
 
 /// A pack that cannot be used, named by its file.
@@ -104,6 +108,24 @@ struct RawFraming {
     /// Natural persons, for rules with `needs_person`.
     #[serde(default)]
     persons: Vec<String>,
+    /// Words of a software tool's own prompt (repository, shell, pull
+    /// request): system instructions with several of them are a coding
+    /// agent's or an IDE's, and what they match is set aside.
+    #[serde(default)]
+    tool_prompt: Vec<String>,
+    /// Building software (unit tests, a function that...): helping build an
+    /// Annex III system is not using it (TAXONOMY labelling rule 4), so it
+    /// suppresses high and limited rules, never an Article 5 one.
+    #[serde(default)]
+    building: Vec<String>,
+    /// Negations before a verb: an act at most two words after one is not
+    /// an act ("do not rank", "ne classe pas").
+    #[serde(default)]
+    negation: Vec<String>,
+    /// Negations after a verb, as in German, Dutch and French word order:
+    /// an act right before one is not an act ("bewerte nicht").
+    #[serde(default)]
+    negation_after: Vec<String>,
 }
 
 #[derive(Deserialize, Default)]
@@ -139,6 +161,10 @@ pub(super) enum Role {
     Suppressor(u16),
     Exception(u16),
     Person,
+    ToolPrompt,
+    Negation,
+    NegationAfter,
+    Building,
     Meta,
     Fiction,
     Artefact,
@@ -279,6 +305,15 @@ pub(super) fn compile<'a>(
         add(&mut builder, &f.self_use, Role::SelfUse, None)?;
         add(&mut builder, &f.legal_person, Role::LegalPerson, None)?;
         add(&mut builder, &f.persons, Role::Person, None)?;
+        add(&mut builder, &f.tool_prompt, Role::ToolPrompt, None)?;
+        add(&mut builder, &f.building, Role::Building, None)?;
+        add(&mut builder, &f.negation, Role::Negation, Some(Edge::Word))?;
+        add(
+            &mut builder,
+            &f.negation_after,
+            Role::NegationAfter,
+            Some(Edge::Word),
+        )?;
         for (id, terms) in &pack.rules {
             let &i = index
                 .get(id.as_str())

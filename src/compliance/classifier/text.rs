@@ -31,6 +31,16 @@ impl Normalised {
         self.starts.partition_point(|&s| s as usize <= offset) - 1
     }
 
+    /// The normalised words of tokens `first..=last`.
+    pub fn words(&self, first: u32, last: u32) -> &str {
+        let start = self.starts[first as usize] as usize;
+        let end = self
+            .starts
+            .get(last as usize + 1)
+            .map_or(self.text.len(), |&s| s as usize - 1);
+        &self.text[start..end]
+    }
+
     pub fn is_token_start(&self, offset: usize) -> bool {
         offset == 0 || self.text.as_bytes()[offset - 1] == b' '
     }
@@ -41,7 +51,8 @@ impl Normalised {
 }
 
 /// Normalises `text`: lowercase; compatibility forms (full-width letters,
-/// ligatures) and the diacritics of German, French and Spanish folded;
+/// ligatures) and the diacritics of German, French, Spanish, Italian,
+/// Dutch, Polish and Portuguese folded;
 /// zero-width characters dropped (they are a classic way to split a word);
 /// leetspeak digits 0, 1, 3, 4 read as o, i, e, a inside words that also
 /// have letters ("cr3d1t" but not "2026"); everything that is not a letter
@@ -157,9 +168,13 @@ enum Folded {
 
 fn fold(c: char) -> Folded {
     Folded::One(match c {
-        'à' | 'á' | 'â' | 'ã' | 'ä' | 'å' => 'a',
-        'ç' => 'c',
-        'è' | 'é' | 'ê' | 'ë' => 'e',
+        'à' | 'á' | 'â' | 'ã' | 'ä' | 'å' | 'ą' => 'a',
+        'ç' | 'ć' => 'c',
+        'è' | 'é' | 'ê' | 'ë' | 'ę' => 'e',
+        'ł' => 'l',
+        'ń' => 'n',
+        'ś' => 's',
+        'ź' | 'ż' => 'z',
         'ì' | 'í' | 'î' | 'ï' => 'i',
         'ñ' => 'n',
         'ò' | 'ó' | 'ô' | 'õ' | 'ö' => 'o',
@@ -184,19 +199,28 @@ pub(super) fn declared_text(purpose: Option<&str>, deployer_context: Option<&Val
     text
 }
 
-/// The system and developer messages and the latest user turns.
-pub(super) fn conversation_text(messages: &Value) -> String {
+/// The system and developer messages: instructions written by the
+/// deployer or by a tool's vendor, not by the end user.
+pub(super) fn instructions_text(messages: &Value) -> String {
     let mut text = String::new();
-    let Some(messages) = messages.as_array() else {
-        return text;
-    };
     for m in messages
-        .iter()
+        .as_array()
+        .into_iter()
+        .flatten()
         .filter(|m| matches!(m["role"].as_str(), Some("system" | "developer")))
     {
         push_content(&m["content"], &mut text);
         text.push('\n');
     }
+    text
+}
+
+/// The latest user turns: what the end user asks.
+pub(super) fn user_text(messages: &Value) -> String {
+    let mut text = String::new();
+    let Some(messages) = messages.as_array() else {
+        return text;
+    };
     let users = messages.iter().filter(|m| m["role"] == "user").count();
     for m in messages
         .iter()
@@ -279,7 +303,8 @@ mod tests {
             ] },
             { "role": "assistant", "content": "An assistant turn is not read." },
         ]);
-        assert_eq!(conversation_text(&messages), "Describe this picture.\n\n");
+        assert_eq!(user_text(&messages), "Describe this picture.\n\n");
+        assert_eq!(instructions_text(&messages), "");
     }
 
     #[test]

@@ -15,6 +15,28 @@ function details(title, object) {
     ])));
 }
 
+// Why the request got its risk level: the rules that fired, on which
+// words and from which text, and the matches set aside (the
+// x-tollgate-risk-explanation header, also sent with a refusal).
+function explanation(headers) {
+  const raw = headers && headers.get('x-tollgate-risk-explanation');
+  if (!raw) return null;
+  let data;
+  try {
+    data = JSON.parse(raw);
+  } catch {
+    return null;
+  }
+  const hits = (data.hits || []).map((hit) => h('li', {},
+    h('strong', {}, hit.rule), ` (${hit.level}, from ${hit.source}): ${hit.matched}. `, h('small', {}, hit.means)));
+  const aside = (data.set_aside || []).map((s) => h('li', {}, h('strong', {}, s.rule), ` (${s.source}): ${s.why}`));
+  return h('section', { class: 'extension', 'aria-label': 'Why this risk level' },
+    h('h3', {}, `Why: classified ${data.level} by the rules`),
+    hits.length ? h('ul', {}, hits) : h('p', {}, 'No rule fired.'),
+    aside.length ? h('h4', {}, 'Set aside') : null,
+    aside.length ? h('ul', {}, aside) : null);
+}
+
 export async function render(root) {
   const { data } = await get('/api/v1/models');
   const enabled = data.filter((m) => m.enabled !== false);
@@ -53,6 +75,7 @@ export async function render(root) {
     let billing = null;
     let risk = null;
     let served = null;
+    let why = null;
     try {
       await streamChat('/api/v1/playground/chat', body, (event) => {
         if (event.error) throw Object.assign(new Error(event.error.message || 'The stream failed.'), { status: 0 });
@@ -63,14 +86,16 @@ export async function render(root) {
         }
         billing = event.billing || billing;
         risk = event.risk_classification || risk;
-      });
+      }, (headers) => { why = explanation(headers); });
       answer.dataset.done = 'true';
-      extensions.replaceChildren(
+      extensions.replaceChildren(...[
         served ? h('p', {}, `Answered by ${served}.`) : null,
         details('Billing', billing),
-        details('Risk classification', risk));
+        details('Risk classification', risk),
+        why].filter(Boolean));
     } catch (e) {
       if (e.status !== 401) show(errors, errorBox(e, 'The request failed'));
+      if (why) extensions.replaceChildren(why);
     } finally {
       send.disabled = false;
     }
