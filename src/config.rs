@@ -1226,24 +1226,27 @@ mod tests {
     #[test]
     fn risk_rules_dir_adds_packs_and_a_bad_pack_is_refused_naming_the_file() {
         let packs = tempfile::tempdir().unwrap();
-        std::fs::write(packs.path().join("it.toml"), "language = \"it\"\n").unwrap();
+        std::fs::write(packs.path().join("sv.toml"), "language = \"sv\"\n").unwrap();
         let dir = packs.path().display().to_string();
         let config = load_text(&format!("risk_rules_dir = {dir:?}\n"), &[]).unwrap();
         assert_eq!(
             config.risk_rules.languages(),
-            ["de", "en", "es", "fr", "it"]
+            ["de", "en", "es", "fr", "it", "nl", "pl", "pt", "sv"]
         );
         let default = load_text("", &[]).unwrap();
-        assert_eq!(default.risk_rules.languages(), ["de", "en", "es", "fr"]);
+        assert_eq!(
+            default.risk_rules.languages(),
+            ["de", "en", "es", "fr", "it", "nl", "pl", "pt"]
+        );
 
-        std::fs::write(packs.path().join("it.toml"), "language = 3\n").unwrap();
+        std::fs::write(packs.path().join("sv.toml"), "language = 3\n").unwrap();
         let e = load_text(&format!("\nrisk_rules_dir = {dir:?}\n"), &[]).unwrap_err();
         assert_eq!(e.key, "risk_rules_dir");
         assert!(e.origin.ends_with(":2"), "{e}");
-        assert!(e.message.starts_with("risk rule pack it.toml:"), "{e}");
+        assert!(e.message.starts_with("risk rule pack sv.toml:"), "{e}");
         let e = load_text("", &[("TOLLGATE_RISK_RULES_DIR", &dir)]).unwrap_err();
         assert_eq!(e.origin, "environment TOLLGATE_RISK_RULES_DIR");
-        assert!(e.message.contains("it.toml"), "{e}");
+        assert!(e.message.contains("sv.toml"), "{e}");
     }
 
     const GOOD: &str = r#"
