@@ -10,6 +10,8 @@
 
 mod common;
 
+use common::anthropic::Anthropic;
+use common::gemini::Gemini;
 use common::{TestServer, account, client, login};
 use serde_json::{Value, json};
 
@@ -477,7 +479,8 @@ async fn a_tenants_model_allow_list_holds_on_v1() {
                         "messages": [{ "role": "user", "content": "hello" }] });
     let answered: Value = post(&beta_key, chain).await.unwrap().json().await.unwrap();
     assert_eq!(answered["model"], "mock-chat", "{answered}");
-    // The Anthropic passthrough and images obey it too.
+    // Images obey it too (and the native passthroughs: see
+    // `the_native_passthroughs_obey_a_tenants_model_allow_list`).
     let images = client()
         .post(server.url("/v1/images/generations"))
         .bearer_auth(&beta_key)
@@ -508,6 +511,103 @@ async fn a_tenants_model_allow_list_holds_on_v1() {
     .await;
     assert_eq!(status, 200, "{access}");
     assert!(v1_models(&server, &beta_key).await.len() > 1);
+}
+
+/// The native passthroughs hold the allow-list too, refusing in their own
+/// dialect: Anthropic's error object on `/v1/messages`, Google's on
+/// `:generateContent`. The operator's tenant (no list) is served by both
+/// routes, so the refusal is the list's doing; nothing reaches a provider
+/// for the refused tenant.
+#[tokio::test]
+async fn the_native_passthroughs_obey_a_tenants_model_allow_list() {
+    use reqwest::Method as M;
+    let anthropic = Anthropic::start().await;
+    let gemini = Gemini::start().await;
+    let mut text = format!(
+        "[[providers]]\nid = \"claude\"\nkind = \"anthropic\"\nbase_url = \"{}\"\napi_key_env = \"TEST_ANTHROPIC_KEY\"\n\
+         [[providers]]\nid = \"gem\"\nkind = \"gemini\"\nbase_url = \"{}\"\napi_key_env = \"TEST_GEMINI_KEY\"\n\
+         [[providers]]\nid = \"mock\"\nkind = \"mock\"\n",
+        anthropic.base_url, gemini.base_url
+    );
+    for (id, provider, upstream) in [
+        ("claude-ok", "claude", "claude-ok"),
+        ("gemini-ok", "gem", "gemini-ok"),
+        ("mock-chat", "mock", "echo"),
+    ] {
+        text.push_str(&format!(
+            "[[models]]\nid = \"{id}\"\nprovider = \"{provider}\"\nupstream = \"{upstream}\"\n\
+             input = [\"TEXT\"]\noutput = [\"TEXT\"]\ncontext_window = 8192\n\
+             pricing = {{ unit = \"per_token\", input_per_million = 1.0, output_per_million = 2.0 }}\n"
+        ));
+    }
+    let server = TestServer::start_with(
+        Some(&text),
+        &[
+            ("TEST_ANTHROPIC_KEY", "sk-ant-allow-list"),
+            ("TEST_GEMINI_KEY", "gm-allow-list"),
+        ],
+    );
+    let (_, beta_admin, beta_key) = second_tenant(&server).await;
+    let (status, access) = send(
+        &server,
+        &beta_admin,
+        M::PUT,
+        "/api/v1/tenants/beta/models",
+        Some(json!({ "models": ["mock-chat"] })),
+    )
+    .await;
+    assert_eq!(status, 200, "{access}");
+    let (_, operator_key) = server.create_key(&[]);
+
+    let messages = |key: &str| {
+        client()
+            .post(server.url("/v1/messages"))
+            .header("x-api-key", key)
+            .json(&json!({ "model": "claude-ok", "max_tokens": 64,
+                           "messages": [{ "role": "user", "content": "hello" }] }))
+            .send()
+    };
+    let generate = |key: &str| {
+        client()
+            .post(server.url("/v1beta/models/gemini-ok:generateContent"))
+            .header("x-goog-api-key", key)
+            .json(&json!({ "contents": [{ "role": "user", "parts": [{ "text": "hello" }] }] }))
+            .send()
+    };
+
+    let refused = messages(&beta_key).await.unwrap();
+    assert_eq!(refused.status(), 404);
+    let body: Value = refused.json().await.unwrap();
+    assert_eq!(body["type"], "error", "Anthropic's shape: {body}");
+    assert_eq!(body["error"]["type"], "model_not_found", "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("claude-ok"),
+        "{body}"
+    );
+
+    let refused = generate(&beta_key).await.unwrap();
+    assert_eq!(refused.status(), 404);
+    let body: Value = refused.json().await.unwrap();
+    assert_eq!(body["error"]["code"], 404, "Google's shape: {body}");
+    assert_eq!(body["error"]["status"], "NOT_FOUND", "{body}");
+    assert_eq!(
+        body["error"]["details"][0]["reason"], "model_not_found",
+        "{body}"
+    );
+    assert_eq!(
+        anthropic.recorded.count() + gemini.recorded.count(),
+        0,
+        "nothing reached a provider"
+    );
+
+    // The same routes serve a tenant without a list.
+    assert_eq!(messages(&operator_key).await.unwrap().status(), 200);
+    assert_eq!(generate(&operator_key).await.unwrap().status(), 200);
+    assert_eq!(anthropic.recorded.count(), 1);
+    assert_eq!(gemini.recorded.count(), 1);
 }
 
 /// A store written before the operator existed (schema 3: no operator

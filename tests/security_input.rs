@@ -484,6 +484,123 @@ async fn tenant_names_are_unique_regardless_of_case() {
     assert_eq!(tenants.as_array().unwrap().len(), 2, "{tenants}");
 }
 
+/// Asserts a refusal with `status` and `code` whose `param` is `field`
+/// and whose message contains `named`.
+async fn refused_naming(
+    response: reqwest::Response,
+    status: u16,
+    code: &str,
+    field: &str,
+    named: &str,
+) {
+    assert_eq!(response.status(), status, "{field}");
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["error"]["code"], code, "{body}");
+    assert_eq!(body["error"]["param"], field, "{body}");
+    assert!(
+        body["error"]["message"].as_str().unwrap().contains(named),
+        "{body}"
+    );
+}
+
+/// What the CLI refuses, the dashboard API refuses too: a name with a
+/// hidden character is a 400 naming the field, whether it names a tenant
+/// (the operator creating it), an account or a key.
+#[tokio::test]
+async fn the_dashboard_api_refuses_names_with_hidden_characters_naming_the_field() {
+    let server = TestServer::start();
+    let operator = login(&server).await;
+    let post = |path: &str, body: Value| {
+        client()
+            .post(server.url(path))
+            .bearer_auth(&operator)
+            .json(&body)
+            .send()
+    };
+    for c in HIDDEN {
+        let response = post("/api/v1/tenants", json!({ "name": format!("acme{c}") }))
+            .await
+            .unwrap();
+        refused_naming(response, 400, "invalid_request", "name", "tenant name").await;
+
+        let email = format!("ada{c}@example.com");
+        let response = post(
+            "/api/v1/users",
+            json!({ "email": email, "role": "user", "password": "a-long-test-password" }),
+        )
+        .await
+        .unwrap();
+        refused_naming(response, 400, "invalid_request", "email", "email").await;
+
+        let response = post("/api/v1/keys", json!({ "keyName": format!("ci{c}key") }))
+            .await
+            .unwrap();
+        refused_naming(response, 400, "invalid_request", "keyName", "key name").await;
+    }
+    // Nothing was created.
+    let tenants = get_json(&server, &operator, "/api/v1/tenants").await;
+    assert_eq!(tenants["data"].as_array().unwrap().len(), 1, "{tenants}");
+    let users = get_json(&server, &operator, "/api/v1/users").await;
+    assert_eq!(users["data"].as_array().unwrap().len(), 1, "{users}");
+    let keys = server.cli_json(&["keys", "list"]);
+    assert_eq!(keys.as_array().unwrap().len(), 1, "only the demo key: {keys}");
+}
+
+/// Tenant names differing only in case, through the dashboard API: the
+/// second is refused as taken (409 `conflict`, docs/dashboard-api.md),
+/// naming the field and the name it collides with.
+#[tokio::test]
+async fn the_dashboard_api_refuses_a_tenant_name_differing_only_in_case() {
+    let server = TestServer::start();
+    let operator = login(&server).await;
+    let post = |name: &str| {
+        client()
+            .post(server.url("/api/v1/tenants"))
+            .bearer_auth(&operator)
+            .json(&json!({ "name": name }))
+            .send()
+    };
+    assert_eq!(post("TENA").await.unwrap().status(), 201);
+    for name in ["tenA", "tena", "TENA", " Tena "] {
+        refused_naming(post(name).await.unwrap(), 409, "conflict", "name", "`TENA`").await;
+    }
+    let tenants = get_json(&server, &operator, "/api/v1/tenants").await;
+    assert_eq!(tenants["data"].as_array().unwrap().len(), 2, "{tenants}");
+}
+
+#[tokio::test]
+async fn the_bearer_scheme_is_case_insensitive_for_the_metrics_token() {
+    let token = "metrics-token-0123456789";
+    let server = TestServer::start_with(None, &[("TOLLGATE_METRICS_TOKEN", token)]);
+    for scheme in ["BEARER", "Bearer", "bearer", "bEaReR"] {
+        let response = client()
+            .get(server.url("/metrics"))
+            .header("authorization", format!("{scheme} {token}"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200, "{scheme}");
+        let text = response.text().await.unwrap();
+        assert!(text.contains("# TYPE tollgate_"), "{scheme}: {text}");
+    }
+    // The scheme is case-insensitive, the token is not; another scheme is
+    // no token.
+    for value in [
+        format!("Bearer {}", token.to_uppercase()),
+        format!("Basic {token}"),
+        format!("Token {token}"),
+        token.to_owned(),
+    ] {
+        let response = client()
+            .get(server.url("/metrics"))
+            .header("authorization", value.as_str())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(error_code(response, 401).await, "missing_token", "{value}");
+    }
+}
+
 // --- 14. documentation and code agree ---
 
 #[tokio::test]

@@ -6,6 +6,8 @@
 mod common;
 
 use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use common::gemini::Gemini;
@@ -347,4 +349,209 @@ async fn a_proxy_from_the_environment_is_no_way_around_the_image_fetch_guard() {
         gemini.recorded.bodies().is_empty(),
         "nothing was sent upstream"
     );
+}
+
+/// A host name other than `localhost` (which the URL check refuses by
+/// name) that this machine resolves to loopback only, from `/etc/hosts`:
+/// the machine's own name, `ip6-localhost`, ... Such a name passes every
+/// check made on the URL, so only the decision on the resolved address
+/// can stop a request to it.
+fn loopback_alias() -> String {
+    use std::net::ToSocketAddrs;
+    let hosts = std::fs::read_to_string("/etc/hosts").unwrap_or_default();
+    let names = hosts.lines().filter_map(|line| {
+        let line = line.split('#').next().unwrap_or("");
+        let mut fields = line.split_whitespace();
+        let ip: std::net::IpAddr = fields.next()?.parse().ok()?;
+        ip.is_loopback().then_some(fields)
+    });
+    names
+        .flatten()
+        .map(str::to_ascii_lowercase)
+        .filter(|name| name != "localhost" && !name.ends_with(".localhost"))
+        .find(|name| {
+            (name.as_str(), 0)
+                .to_socket_addrs()
+                .is_ok_and(|mut found| found.all(|a| a.ip().is_loopback()))
+        })
+        .unwrap_or_else(|| {
+            panic!(
+                "this test needs a host name other than `localhost` that /etc/hosts maps to a \
+                 loopback address (such as the machine's name or `ip6-localhost`); found none in:\n{hosts}"
+            )
+        })
+}
+
+async fn webhook_deliveries(server: &TestServer, token: &str) -> Vec<Value> {
+    let list = common::get_json(server, token, "/api/v1/webhooks/deliveries").await;
+    list["data"].as_array().unwrap().clone()
+}
+
+/// Waits (bounded) for the delivery to `url` to be recorded, and returns it.
+async fn delivery_to(server: &TestServer, token: &str, url: &str) -> Value {
+    for _ in 0..200 {
+        let found = webhook_deliveries(server, token)
+            .await
+            .into_iter()
+            .find(|d| d["url"] == url);
+        if let Some(found) = found {
+            return found;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!(
+        "no delivery to {url} was recorded: {:?}",
+        webhook_deliveries(server, token).await
+    );
+}
+
+fn hello() -> Value {
+    json!({ "model": "mock-chat", "messages": [{ "role": "user", "content": "hello" }] })
+}
+
+async fn put_webhook(server: &TestServer, token: &str, url: &str) -> reqwest::Response {
+    client()
+        .put(server.url("/api/v1/webhooks"))
+        .bearer_auth(token)
+        .json(&json!({ "urls": [url] }))
+        .send()
+        .await
+        .unwrap()
+}
+
+/// `localhost` by name, registered while the operator allowed private
+/// targets; then the guard is switched on (the opt-out removed, the server
+/// restarted). The stored URL is no IP literal, so nothing but the
+/// resolver's decision on the address stands between it and the receiver.
+#[tokio::test]
+async fn a_webhook_to_a_name_of_loopback_is_blocked_after_dns_and_never_received() {
+    let receiver = common::receiver::Receiver::start().await;
+    let port = receiver.base_url.rsplit(':').next().unwrap().to_owned();
+    let url = format!("http://localhost:{port}/hook");
+    let mut server = TestServer::start_with(None, &[("TOLLGATE_WEBHOOK_ALLOW_PRIVATE_TARGETS", "true")]);
+    let owner = login(&server).await;
+    assert_eq!(put_webhook(&server, &owner, &url).await.status(), 200);
+    let key = server.demo_key();
+    // With the opt-out the receiver is reached: the name leads to it.
+    chat_json(&server, &key, hello()).await;
+    receiver.wait_for("/hook", 1).await;
+    assert_eq!(delivery_to(&server, &owner, &url).await["result"], "success");
+
+    // The guard on: the default, no opt-out in the environment.
+    server.env.clear();
+    server.restart();
+    let owner = login(&server).await;
+    chat_json(&server, &key, hello()).await;
+    let blocked = delivery_to(&server, &owner, &url).await;
+    assert_eq!(blocked["status"], "blocked", "{blocked}");
+    assert_eq!(blocked["result"], "blocked", "{blocked}");
+    assert_eq!(blocked["signed"], true, "{blocked}");
+    // A second event, to be sure the first was not merely slow.
+    chat_json(&server, &key, hello()).await;
+    for _ in 0..200 {
+        if webhook_deliveries(&server, &owner).await.len() >= 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let rows = webhook_deliveries(&server, &owner).await;
+    assert!(rows.len() >= 2, "{rows:?}");
+    assert!(rows.iter().all(|d| d["result"] == "blocked"), "{rows:?}");
+    let metrics = common::scrape_metrics(&server).await;
+    let counted = format!(
+        "tollgate_webhook_deliveries_total{{target=\"tenant\",result=\"blocked\"}} {}",
+        rows.len()
+    );
+    assert!(metrics.contains(&counted), "{metrics}");
+    assert_eq!(
+        receiver.at("/hook").len(),
+        1,
+        "the receiver got only the delivery made under the opt-out"
+    );
+}
+
+/// With the guard on from the start: a name of loopback that is not
+/// `localhost` is accepted when registered (a name is only a name), and
+/// refused on the address it resolves to at delivery.
+#[tokio::test]
+async fn a_webhook_host_name_that_resolves_to_loopback_is_blocked_with_the_guard_on() {
+    let alias = loopback_alias();
+    let receiver = common::receiver::Receiver::start().await;
+    let port = receiver.base_url.rsplit(':').next().unwrap().to_owned();
+    let url = format!("http://{alias}:{port}/hook");
+    let server = TestServer::start();
+    let owner = login(&server).await;
+    assert_eq!(put_webhook(&server, &owner, &url).await.status(), 200);
+
+    chat_json(&server, &server.demo_key(), hello()).await;
+    let blocked = delivery_to(&server, &owner, &url).await;
+    assert_eq!(blocked["status"], "blocked", "{blocked}");
+    assert_eq!(blocked["result"], "blocked", "{blocked}");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(receiver.at("/hook").is_empty(), "the receiver was reached");
+}
+
+/// An image server on loopback that counts the requests it gets.
+async fn counting_image_server() -> (String, Arc<AtomicUsize>) {
+    let hits = Arc::new(AtomicUsize::new(0));
+    let counter = hits.clone();
+    let app = axum::Router::new().route(
+        "/cat.png",
+        axum::routing::get(move || {
+            counter.fetch_add(1, Ordering::SeqCst);
+            async { ([("content-type", "image/png")], vec![0x89, b'P', b'N', b'G']) }
+        }),
+    );
+    let (addr, _task) = common::serve(app).await;
+    (addr.port().to_string(), hits)
+}
+
+fn gemini_catalogue(base_url: &str) -> String {
+    format!(
+        "[[providers]]\nid = \"google\"\nkind = \"gemini\"\nbase_url = \"{base_url}\"\n\
+         [[models]]\nid = \"gemini-ok\"\nprovider = \"google\"\ninput = [\"TEXT\", \"IMAGE\"]\noutput = [\"TEXT\"]\n\
+         context_window = 8192\npricing = {{ unit = \"per_token\", input_per_million = 1.0, output_per_million = 2.0 }}\n"
+    )
+}
+
+fn with_image(url: &str) -> Value {
+    json!({ "model": "gemini-ok", "messages": [{ "role": "user", "content": [
+        { "type": "text", "text": "what is this?" },
+        { "type": "image_url", "image_url": { "url": url } }
+    ] }] })
+}
+
+/// A remote image whose host name resolves to loopback: refused as the
+/// caller's mistake (400 `invalid_request`, docs/chat.md "Remote images"),
+/// nothing fetched and nothing sent to the provider. With the operator's
+/// opt-out the same URL is fetched, so the refusal is the guard's.
+#[tokio::test]
+async fn an_image_url_whose_host_name_resolves_to_loopback_is_refused_and_never_fetched() {
+    let alias = loopback_alias();
+    let (port, hits) = counting_image_server().await;
+    let url = format!("http://{alias}:{port}/cat.png");
+    let gemini = Gemini::start().await;
+    let server = TestServer::start_with(Some(&gemini_catalogue(&gemini.base_url)), &[]);
+    let key = server.create_key(&[]).1;
+
+    let refused = chat_post(&server, &key, &with_image(&url)).await;
+    assert_eq!(refused.status(), 400);
+    let body: Value = refused.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "invalid_request", "{body}");
+    assert_eq!(body["error"]["type"], "invalid_request_error", "{body}");
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains(&url) && message.contains("private addresses"),
+        "{body}"
+    );
+    assert_eq!(hits.load(Ordering::SeqCst), 0, "the image was fetched");
+    assert!(gemini.recorded.bodies().is_empty(), "the provider was called");
+
+    let allowed = TestServer::start_with(
+        Some(&gemini_catalogue(&gemini.base_url)),
+        &[("TOLLGATE_IMAGE_FETCH_ALLOW_PRIVATE_TARGETS", "true")],
+    );
+    let key = allowed.create_key(&[]).1;
+    chat_json(&allowed, &key, with_image(&url)).await;
+    assert_eq!(hits.load(Ordering::SeqCst), 1, "fetched with the opt-out");
 }

@@ -163,6 +163,7 @@ async fn create_key(
     Json(body): Json<NewKeyBody>,
 ) -> Result<(StatusCode, axum::Json<Value>), ApiError> {
     let account = &current.account;
+    key_name(&body.key_name)?;
     let owner = body.owner_account_id.unwrap_or_else(|| account.id.clone());
     let mut tenant = account.tenant_id.clone();
     if owner != account.id {
@@ -225,6 +226,13 @@ struct KeyPatchBody {
     allow_high_risk: Option<bool>,
 }
 
+/// Checks a key name up front, so a refusal names the field (`keyName`).
+fn key_name(name: &str) -> Result<(), ApiError> {
+    crate::auth::keys::validate_key_name(name)
+        .map(drop)
+        .map_err(|e| ApiError::invalid("keyName", e.to_string()))
+}
+
 /// Absent keeps, `null` clears, a value sets.
 fn patch_of<T, U>(
     value: Option<Option<T>>,
@@ -246,6 +254,9 @@ async fn update_key(
     Json(body): Json<KeyPatchBody>,
 ) -> Result<axum::Json<Value>, ApiError> {
     let key = visible_key(&state, &current, &id)?;
+    if let Some(name) = &body.key_name {
+        key_name(name)?;
+    }
     let update = KeyUpdate {
         name: body.key_name,
         credit_limit: patch_of(body.credit_limit, |c| credits("creditLimit", c))?,

@@ -17,7 +17,7 @@ use crate::api::billing::{store_error, tenant_scope};
 use crate::api::json::{Json, nullable};
 use crate::app::AppState;
 use crate::auth::extract::{Require, perm};
-use crate::error::ApiError;
+use crate::error::{ApiError, Code};
 use crate::tenants::{self, Tier};
 
 /// The most models one allow-list may name.
@@ -70,7 +70,15 @@ async fn create_tenant(
     let tier = body.tier.unwrap_or(Tier::Paid);
     let tenant = tenants::create(&state.store, &body.name, tier)
         .await
-        .map_err(store_error)?;
+        .map_err(|e| {
+            // Every refusal of a new tenant is about its name: not
+            // printable, or taken (regardless of case).
+            let mut error = store_error(e);
+            if matches!(error.code, Code::InvalidRequest | Code::Conflict) {
+                error.param = Some("name".into());
+            }
+            error
+        })?;
     tracing::info!(tenant = %tenant.id, "tenant created");
     Ok((StatusCode::CREATED, axum::Json(tenant.view())))
 }

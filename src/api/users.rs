@@ -94,6 +94,7 @@ async fn create_user(
         .unwrap_or_else(|| caller.tenant_id.clone());
     let role = parse_role(&body.role)?;
     may_assign(caller, role)?;
+    accounts::normalize_email(&body.email).map_err(|m| ApiError::invalid("email", m))?;
     let generated = body.password.is_none().then(accounts::generate_password);
     let password = body
         .password

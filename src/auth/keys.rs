@@ -380,7 +380,9 @@ impl Latitude {
     }
 }
 
-fn validate_key_name(name: &str) -> Result<String, StoreError> {
+/// A key name, trimmed: 1 to 100 characters, none of them hidden
+/// ([`crate::names::is_hidden`]).
+pub fn validate_key_name(name: &str) -> Result<String, StoreError> {
     let name = name.trim();
     if name.is_empty() || name.len() > 100 || crate::names::has_hidden(name) {
         return Err(StoreError::Invalid(

@@ -476,3 +476,65 @@ describe('pages (keys, users, models, stats and playground endpoints)', () => {
     });
   }
 });
+
+describe('stored markup', () => {
+  // Names are chosen by tenants and shown to other people: markup in them
+  // must come out as text. (A webhook URL cannot carry markup: the server
+  // stores it normalised, with `<`, `>`, `"` and spaces percent-encoded.)
+  test('a key name and an email holding markup are shown as text, never as elements', async () => {
+    const KEY = '<img src=x onerror="window.__xss=1">';
+    // An email holds no spaces; a slash separates the attributes as well.
+    const EMAIL = '<img/src=x/onerror=window.__xss=2>@example.com';
+    const page = await open();
+    await signIn(page, OWNER);
+    const token = await page.evaluate(() => sessionStorage.getItem('tollgate.session'));
+
+    // The key is named through the page, as a person would type it.
+    await go(page, 'keys');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Create an API key' });
+    await dialog.getByLabel('Name').fill(KEY);
+    await dialog.getByRole('button', { name: 'Create key' }).click();
+    const secret = page.getByRole('dialog', { name: 'Your new API key' });
+    const value = await secret.getByRole('textbox').inputValue();
+    await secret.getByRole('button', { name: 'I have stored it' }).click();
+    // A request, so the name shows among the recent requests and in usage.
+    const answer = await fetch(`${BASE}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${value}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ model: 'mock-chat', messages: [{ role: 'user', content: 'hello' }] }),
+    });
+    assert.equal(answer.status, 200);
+    const created = await fetch(`${BASE}/api/v1/users`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ email: EMAIL, role: 'auditor', password: PASSWORD }),
+    });
+    assert.equal(created.status, 201, 'the email is accepted as it is');
+    assert.equal((await created.json()).user.email, EMAIL);
+
+    const noMarkup = async (where) => {
+      const made = await page.evaluate(() => document.querySelectorAll('img[onerror], img[src="x"]').length);
+      assert.equal(made, 0, `${where}: an <img> was made from a stored name`);
+      assert.equal(await page.evaluate(() => window.__xss), undefined, `${where}: the handler ran`);
+    };
+    for (const [id, text] of [['keys', KEY], ['overview', KEY], ['usage', KEY], ['users', EMAIL]]) {
+      await go(page, id);
+      await page.getByText(text, { exact: true }).first().waitFor();
+      await noMarkup(id);
+    }
+    // The name in a dialog's title and in a confirmation, too.
+    await go(page, 'keys');
+    await page.locator('tr', { hasText: KEY }).getByRole('button', { name: 'Edit' }).click();
+    const edit = page.getByRole('dialog', { name: `Edit ${KEY}` });
+    assert.equal(await edit.getByLabel('Name').inputValue(), KEY);
+    await edit.getByRole('button', { name: 'Cancel' }).click();
+    await page.locator('tr', { hasText: KEY }).getByRole('button', { name: 'Revoke' }).click();
+    await page.getByRole('dialog', { name: `Revoke ${KEY}?` }).getByRole('button', { name: 'Revoke key' }).click();
+    await page.getByText(`Key ${KEY} revoked.`).waitFor();
+    await page.locator('tr', { hasText: KEY }).getByText('revoked', { exact: true }).waitFor();
+    await noMarkup('after the dialogs');
+    await noErrorShown(page);
+    await page.done();
+  });
+});
