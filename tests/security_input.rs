@@ -543,7 +543,11 @@ async fn the_dashboard_api_refuses_names_with_hidden_characters_naming_the_field
     let users = get_json(&server, &operator, "/api/v1/users").await;
     assert_eq!(users["data"].as_array().unwrap().len(), 1, "{users}");
     let keys = server.cli_json(&["keys", "list"]);
-    assert_eq!(keys.as_array().unwrap().len(), 1, "only the demo key: {keys}");
+    assert_eq!(
+        keys.as_array().unwrap().len(),
+        1,
+        "only the demo key: {keys}"
+    );
 }
 
 /// Tenant names differing only in case, through the dashboard API: the

@@ -428,14 +428,18 @@ async fn a_webhook_to_a_name_of_loopback_is_blocked_after_dns_and_never_received
     let receiver = common::receiver::Receiver::start().await;
     let port = receiver.base_url.rsplit(':').next().unwrap().to_owned();
     let url = format!("http://localhost:{port}/hook");
-    let mut server = TestServer::start_with(None, &[("TOLLGATE_WEBHOOK_ALLOW_PRIVATE_TARGETS", "true")]);
+    let mut server =
+        TestServer::start_with(None, &[("TOLLGATE_WEBHOOK_ALLOW_PRIVATE_TARGETS", "true")]);
     let owner = login(&server).await;
     assert_eq!(put_webhook(&server, &owner, &url).await.status(), 200);
     let key = server.demo_key();
     // With the opt-out the receiver is reached: the name leads to it.
     chat_json(&server, &key, hello()).await;
     receiver.wait_for("/hook", 1).await;
-    assert_eq!(delivery_to(&server, &owner, &url).await["result"], "success");
+    assert_eq!(
+        delivery_to(&server, &owner, &url).await["result"],
+        "success"
+    );
 
     // The guard on: the default, no opt-out in the environment.
     server.env.clear();
@@ -499,7 +503,12 @@ async fn counting_image_server() -> (String, Arc<AtomicUsize>) {
         "/cat.png",
         axum::routing::get(move || {
             counter.fetch_add(1, Ordering::SeqCst);
-            async { ([("content-type", "image/png")], vec![0x89, b'P', b'N', b'G']) }
+            async {
+                (
+                    [("content-type", "image/png")],
+                    vec![0x89, b'P', b'N', b'G'],
+                )
+            }
         }),
     );
     let (addr, _task) = common::serve(app).await;
@@ -545,7 +554,10 @@ async fn an_image_url_whose_host_name_resolves_to_loopback_is_refused_and_never_
         "{body}"
     );
     assert_eq!(hits.load(Ordering::SeqCst), 0, "the image was fetched");
-    assert!(gemini.recorded.bodies().is_empty(), "the provider was called");
+    assert!(
+        gemini.recorded.bodies().is_empty(),
+        "the provider was called"
+    );
 
     let allowed = TestServer::start_with(
         Some(&gemini_catalogue(&gemini.base_url)),
