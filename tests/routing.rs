@@ -194,14 +194,30 @@ async fn request_timeout_ms_bounds_every_attempt_and_each_deployment_has_its_pro
     // `pc` a 200 ms first-byte timeout and a hundred retries.
     let mut text = provider(base, "pa", "PA_KEY", "request_timeout_ms = 500")
         + &provider(base, "pb", "PB_KEY", "")
-        + &provider(base, "pc", "PB_KEY", "first_byte_timeout_ms = 200\nmax_retries = 100");
+        + &provider(
+            base,
+            "pc",
+            "PB_KEY",
+            "first_byte_timeout_ms = 200\nmax_retries = 100",
+        );
     let heavy = |first: &str, second: &str| {
-        format!("deployments = [{{ provider = \"pa\", upstream = \"{first}\", weight = 1000000 }}, {{ provider = \"pb\", upstream = \"{second}\" }}]")
+        format!(
+            "deployments = [{{ provider = \"pa\", upstream = \"{first}\", weight = 1000000 }}, {{ provider = \"pb\", upstream = \"{second}\" }}]"
+        )
     };
-    text += &model("own", "provider = \"pb\"\nupstream = \"hang\"\nrequest_timeout_ms = 500");
-    text += &model("retried", "provider = \"pc\"\nupstream = \"drip\"\nrequest_timeout_ms = 1000");
+    text += &model(
+        "own",
+        "provider = \"pb\"\nupstream = \"hang\"\nrequest_timeout_ms = 500",
+    );
+    text += &model(
+        "retried",
+        "provider = \"pc\"\nupstream = \"drip\"\nrequest_timeout_ms = 1000",
+    );
     text += &model("each", &heavy("hang-a", "ok-b"));
-    text += &model("shared", &(heavy("hang-c", "ok-d") + "\nrequest_timeout_ms = 500"));
+    text += &model(
+        "shared",
+        &(heavy("hang-c", "ok-d") + "\nrequest_timeout_ms = 500"),
+    );
     let (server, key) = start(&text, &[]);
     for name in ["hang", "drip", "hang-a", "hang-c"] {
         upstream.script.always(name, Step::Delay(30_000));
@@ -610,17 +626,34 @@ async fn a_model_token_limit_stays_exact_within_one_request_under_100_concurrent
 /// Sends `n` copies of a chat request for `model` at once, on the keys in
 /// turn; the statuses and the error codes of the refusals (each checked
 /// for `Retry-After`).
-async fn at_once(server: &TestServer, keys: &[String], model: &str, n: usize) -> Vec<(u16, String)> {
+async fn at_once(
+    server: &TestServer,
+    keys: &[String],
+    model: &str,
+    n: usize,
+) -> Vec<(u16, String)> {
     let mut tasks = Vec::new();
     for i in 0..n {
-        let (url, key) = (server.url("/v1/chat/completions"), keys[i % keys.len()].clone());
+        let (url, key) = (
+            server.url("/v1/chat/completions"),
+            keys[i % keys.len()].clone(),
+        );
         let body = hello(json!(model));
         tasks.push(tokio::spawn(async move {
-            let response = client().post(url).bearer_auth(key).json(&body).send().await.unwrap();
+            let response = client()
+                .post(url)
+                .bearer_auth(key)
+                .json(&body)
+                .send()
+                .await
+                .unwrap();
             match response.status().as_u16() {
                 200 => (200, String::new()),
                 status => {
-                    assert!(response.headers().get("retry-after").is_some(), "Retry-After on a refusal");
+                    assert!(
+                        response.headers().get("retry-after").is_some(),
+                        "Retry-After on a refusal"
+                    );
                     (status, error_code(response, 429).await)
                 }
             }
@@ -644,7 +677,10 @@ async fn a_model_request_limit_stays_exact_under_100_concurrent_requests() {
     let served = outcomes.iter().filter(|(s, _)| *s == 200).count();
     assert_eq!(served, 30, "exactly the limit across both keys");
     for (status, code) in &outcomes {
-        assert!(*status == 200 || code == "model_rate_limit_exceeded", "{status} {code}");
+        assert!(
+            *status == 200 || code == "model_rate_limit_exceeded",
+            "{status} {code}"
+        );
     }
     assert_eq!(upstream.script.count("u"), 30);
 }
@@ -653,7 +689,11 @@ async fn a_model_request_limit_stays_exact_under_100_concurrent_requests() {
 async fn a_key_request_limit_stays_exact_under_100_concurrent_requests() {
     let upstream = Scripted::start().await;
     let (server, _) = start(
-        &config(&upstream.base_url, "", &model("m", "provider = \"pa\"\nupstream = \"u\"")),
+        &config(
+            &upstream.base_url,
+            "",
+            &model("m", "provider = \"pa\"\nupstream = \"u\""),
+        ),
         &[],
     );
     let (_, key) = server.create_key(&["--rate-limit", "25"]);
@@ -661,7 +701,10 @@ async fn a_key_request_limit_stays_exact_under_100_concurrent_requests() {
     let served = outcomes.iter().filter(|(s, _)| *s == 200).count();
     assert_eq!(served, 25, "exactly the key's rateLimit");
     for (status, code) in &outcomes {
-        assert!(*status == 200 || code == "rate_limit_exceeded", "{status} {code}");
+        assert!(
+            *status == 200 || code == "rate_limit_exceeded",
+            "{status} {code}"
+        );
     }
     assert_eq!(upstream.script.count("u"), 25);
 }
