@@ -214,8 +214,11 @@ pub struct Model {
     /// empty.
     pub deployments: Vec<Deployment>,
     pub strategy: Strategy,
-    /// Time a request may spend in retries of this model's deployments.
-    pub request_timeout: Duration,
+    /// The model's own `request_timeout_ms`: the time a request may spend
+    /// on all its deployments, from the first attempt. Without it, each
+    /// deployment is bounded by its own provider's `request_timeout_ms`,
+    /// from the first attempt on that deployment.
+    pub request_timeout: Option<Duration>,
     /// Requests and tokens per minute across all keys.
     pub rpm_limit: Option<u32>,
     pub tpm_limit: Option<u64>,
@@ -296,15 +299,12 @@ impl Catalogue {
             let Some(first) = deployments.first() else {
                 continue;
             };
-            let request_timeout = routing
-                .request_timeout
-                .unwrap_or(first.provider.request_timeout);
             let model = Arc::new(Model {
                 id: id.clone(),
                 provider: first.provider.clone(),
                 upstream: first.upstream.clone(),
                 strategy: routing.strategy,
-                request_timeout,
+                request_timeout: routing.request_timeout,
                 rpm_limit: routing.rpm_limit,
                 tpm_limit: routing.tpm_limit,
                 deployments,

@@ -202,8 +202,9 @@ pub struct ProviderConfig {
     pub retry: RetryPolicy,
     /// When a deployment of this provider is taken out of rotation.
     pub cooldown: CooldownPolicy,
-    /// Time a request may spend in retries on this provider's deployments
-    /// (a model's own `request_timeout_ms` wins).
+    /// Time a request may spend on one of this provider's deployments,
+    /// from its first attempt there, retries included (a model's own
+    /// `request_timeout_ms` wins).
     pub request_timeout: Duration,
 }
 
@@ -261,8 +262,10 @@ pub struct DeploymentConfig {
 }
 
 /// How a model's requests are spread and limited beyond its first
-/// deployment. The dashboard does not edit these yet: a dashboard override
-/// of a configuration entry keeps the file's routing.
+/// deployment. The dashboard's model API edits all of it but
+/// `request_timeout` (file only, kept across a dashboard edit); once a
+/// configuration entry is edited there, its stored routing wins over the
+/// file's.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ModelRouting {
     /// The weight of the first deployment (`provider` + `upstream`).
@@ -270,7 +273,8 @@ pub struct ModelRouting {
     /// The deployments after the first, in file order.
     pub more: Vec<DeploymentConfig>,
     pub strategy: Strategy,
-    /// Overrides the providers' `request_timeout_ms`.
+    /// A budget for all the model's deployments together, from its first
+    /// attempt; replaces the providers' `request_timeout_ms`.
     pub request_timeout: Option<Duration>,
     /// Requests per minute across all keys (`rpm_limit`).
     pub rpm_limit: Option<u32>,

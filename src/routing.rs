@@ -406,7 +406,7 @@ mod tests {
             upstream: "u".into(),
             deployments,
             strategy,
-            request_timeout: Duration::from_secs(1),
+            request_timeout: None,
             rpm_limit: None,
             tpm_limit: None,
             input: vec![],

@@ -13,17 +13,22 @@ use common::scripted::{Scripted, Step};
 use common::{TestServer, chat_post, client, error_code, scrape_metrics};
 use serde_json::{Value, json};
 
+#[path = "../docs/examples/verify_webhook.rs"]
+mod verify_webhook;
+
 /// Two providers on the scripted upstream (`pa` with key `sk-a`, `pb` with
 /// key `sk-b`), with `provider_extra` added to both, then `models`.
 fn config(base: &str, provider_extra: &str, models: &str) -> String {
-    let mut out = String::new();
-    for (id, env) in [("pa", "PA_KEY"), ("pb", "PB_KEY")] {
-        out.push_str(&format!(
-            "[[providers]]\nid = \"{id}\"\nkind = \"openai\"\nbase_url = \"{base}\"\napi_key_env = \"{env}\"\nretry_backoff_ms = 5\n{provider_extra}\n"
-        ));
-    }
-    out.push_str(models);
-    out
+    provider(base, "pa", "PA_KEY", provider_extra)
+        + &provider(base, "pb", "PB_KEY", provider_extra)
+        + models
+}
+
+/// One provider `id` on the scripted upstream, its key in `env`.
+fn provider(base: &str, id: &str, env: &str, extra: &str) -> String {
+    format!(
+        "[[providers]]\nid = \"{id}\"\nkind = \"openai\"\nbase_url = \"{base}\"\napi_key_env = \"{env}\"\nretry_backoff_ms = 5\n{extra}\n"
+    )
 }
 
 /// A text model entry: `routing` is its `provider`/`upstream` or
@@ -145,6 +150,109 @@ async fn a_retryable_failure_is_retried_on_the_same_deployment_then_served() {
         ),
         Some(1.0)
     );
+}
+
+#[tokio::test]
+async fn a_timeout_before_the_first_byte_is_retried_on_the_same_deployment_then_served() {
+    let upstream = Scripted::start().await;
+    let (server, key) = start(
+        &config(
+            &upstream.base_url,
+            "first_byte_timeout_ms = 1000",
+            &model("m", "provider = \"pa\"\nupstream = \"slow\""),
+        ),
+        &[],
+    );
+    // Far slower than the first-byte timeout, then prompt.
+    upstream.script.push("slow", &[Step::Delay(30_000)]);
+    let answer = completion(&server, &key, hello(json!("m"))).await;
+    assert_eq!(upstream.script.count("slow"), 2, "one timeout, one retry");
+    assert_eq!(answer["explainability"]["deployment"], "pa/slow");
+    assert_eq!(answer["explainability"]["retries"], 1);
+    assert_eq!(answer["explainability"]["attempts"], json!([]));
+    assert_eq!(answer["billing"]["isFallback"], false);
+    let metrics = scrape_metrics(&server).await;
+    assert_eq!(
+        sample(&metrics, "tollgate_upstream_retries_total{provider=\"pa\"}"),
+        Some(1.0)
+    );
+}
+
+/// The message of a 502 `all_providers_failed` answer.
+async fn all_failed(response: reqwest::Response) -> String {
+    assert_eq!(response.status(), 502);
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "all_providers_failed", "{body}");
+    body["error"]["message"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test]
+async fn request_timeout_ms_bounds_every_attempt_and_each_deployment_has_its_providers() {
+    let upstream = Scripted::start().await;
+    let base = &upstream.base_url;
+    // `pa` allows 500 ms per deployment; `pb` the default two minutes;
+    // `pc` a 200 ms first-byte timeout and a hundred retries.
+    let mut text = provider(base, "pa", "PA_KEY", "request_timeout_ms = 500")
+        + &provider(base, "pb", "PB_KEY", "")
+        + &provider(
+            base,
+            "pc",
+            "PB_KEY",
+            "first_byte_timeout_ms = 200\nmax_retries = 100",
+        );
+    let heavy = |first: &str, second: &str| {
+        format!(
+            "deployments = [{{ provider = \"pa\", upstream = \"{first}\", weight = 1000000 }}, {{ provider = \"pb\", upstream = \"{second}\" }}]"
+        )
+    };
+    text += &model(
+        "own",
+        "provider = \"pb\"\nupstream = \"hang\"\nrequest_timeout_ms = 500",
+    );
+    text += &model(
+        "retried",
+        "provider = \"pc\"\nupstream = \"drip\"\nrequest_timeout_ms = 1000",
+    );
+    text += &model("each", &heavy("hang-a", "ok-b"));
+    text += &model(
+        "shared",
+        &(heavy("hang-c", "ok-d") + "\nrequest_timeout_ms = 500"),
+    );
+    let (server, key) = start(&text, &[]);
+    for name in ["hang", "drip", "hang-a", "hang-c"] {
+        upstream.script.always(name, Step::Delay(30_000));
+    }
+
+    // The first attempt is bounded too: a 60 s first-byte timeout does not
+    // outlast the model's 500 ms, and no retry starts past it.
+    let response = chat_post(&server, &key, &hello(json!("own"))).await;
+    assert!(all_failed(response).await.contains("timeout"));
+    assert_eq!(upstream.script.count("hang"), 1);
+
+    // Every attempt times out after at least 200 ms: within 1000 ms at
+    // most five start, of the 101 that max_retries allows.
+    let response = chat_post(&server, &key, &hello(json!("retried"))).await;
+    assert!(all_failed(response).await.contains("timeout"));
+    let calls = upstream.script.count("drip");
+    assert!((1..=5).contains(&calls), "{calls} attempts within 1000 ms");
+
+    // Without a model budget, each deployment has its own provider's: `pa`
+    // gives up after 500 ms, then `pb` serves within its two minutes.
+    let answer = completion(&server, &key, hello(json!("each"))).await;
+    assert_eq!(answer["explainability"]["deployment"], "pb/ok-b");
+    assert_eq!(answer["billing"]["isFallback"], true);
+    let attempts = &answer["explainability"]["attempts"];
+    assert_eq!(attempts.as_array().unwrap().len(), 1, "{attempts}");
+    assert_eq!(attempts[0]["deployment"], "pa/hang-a");
+    assert_eq!(attempts[0]["status"], "timeout");
+    assert_eq!(upstream.script.count("hang-a"), 1);
+
+    // A model's own budget covers all its deployments: spent on the first,
+    // the second is not tried.
+    let response = chat_post(&server, &key, &hello(json!("shared"))).await;
+    assert!(all_failed(response).await.contains("timeout"));
+    assert_eq!(upstream.script.count("hang-c"), 1);
+    assert_eq!(upstream.script.count("ok-d"), 0);
 }
 
 #[tokio::test]
@@ -270,6 +378,37 @@ async fn a_failing_deployment_cools_down_then_one_probe_decides() {
             ("TOLLGATE_WEBHOOK_ALLOW_PRIVATE_TARGETS", "true"),
         ],
     );
+    // The tenant's own URL gets the event signed with its secret.
+    let owner = common::login(&server).await;
+    let put = client()
+        .put(server.url("/api/v1/webhooks"))
+        .bearer_auth(&owner)
+        .json(&json!({ "urls": [receiver.url("/tenant")] }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(put.status(), 200);
+    let rotated: Value = client()
+        .post(server.url("/api/v1/webhooks/secret/rotate"))
+        .bearer_auth(&owner)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let secret = rotated["signingSecret"].as_str().unwrap().to_owned();
+    let health = async || -> Vec<String> {
+        let view = common::get_json(&server, &owner, "/api/v1/models/m").await;
+        view["deployments"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d["health"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(health().await, ["healthy", "healthy"]);
+
     upstream.script.always("bad", Step::Status(500));
     // Two failures (each request then served by `good`) open the circuit.
     for _ in 0..2 {
@@ -278,6 +417,7 @@ async fn a_failing_deployment_cools_down_then_one_probe_decides() {
     }
     let failures = upstream.script.count("bad");
     assert_eq!(failures, 2);
+    assert_eq!(health().await, ["cooldown", "healthy"]);
     let metrics = scrape_metrics(&server).await;
     let healthy = "tollgate_deployment_healthy{model=\"m\",deployment=\"pa/bad\"}";
     let cooldowns = "tollgate_deployment_cooldowns_total{model=\"m\",deployment=\"pa/bad\"}";
@@ -301,6 +441,25 @@ async fn a_failing_deployment_cools_down_then_one_probe_decides() {
     assert_eq!(data["deployment"], "pa/bad");
     assert_eq!(data["consecutiveFailures"], 2);
     assert_eq!(data["cooldownSeconds"], 1);
+    let signed = receiver.wait_for("/tenant", 1).await;
+    let signed = signed
+        .iter()
+        .find(|e| e.event() == "deployment.cooldown")
+        .expect("the tenant's deployment.cooldown event");
+    assert_eq!(signed.json()["data"], *data);
+    assert!(
+        verify_webhook::verify(
+            secret.as_bytes(),
+            signed.header("x-service-signature").as_deref(),
+            &signed.body
+        ),
+        "signed with the tenant's secret over the raw body"
+    );
+    assert!(!verify_webhook::verify(
+        b"another secret",
+        signed.header("x-service-signature").as_deref(),
+        &signed.body
+    ));
 
     // The rest is over: one probe fails and the circuit opens again.
     tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
@@ -311,11 +470,35 @@ async fn a_failing_deployment_cools_down_then_one_probe_decides() {
     let metrics = scrape_metrics(&server).await;
     assert_eq!(sample(&metrics, cooldowns), Some(2.0));
 
-    // The next probe succeeds: serving again.
+    // The next probe succeeds: serving again. The upstream holds its
+    // answer until the model API showed the probe.
     upstream.script.always("bad", Step::Ok);
+    upstream.script.push("bad", &[Step::Held]);
     tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
-    let answer = completion(&server, &key, hello(json!("m"))).await;
+    let probe = {
+        let (url, key) = (server.url("/v1/chat/completions"), key.clone());
+        tokio::spawn(async move {
+            client()
+                .post(url)
+                .bearer_auth(key)
+                .json(&hello(json!("m")))
+                .send()
+                .await
+                .unwrap()
+        })
+    };
+    for _ in 0..500 {
+        if upstream.script.count("bad") == 4 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(upstream.script.count("bad"), 4, "the probe reached `bad`");
+    assert_eq!(health().await, ["probing", "healthy"]);
+    upstream.script.release(1);
+    let answer: Value = probe.await.unwrap().json().await.unwrap();
     assert_eq!(answer["explainability"]["deployment"], "pa/bad");
+    assert_eq!(health().await, ["healthy", "healthy"]);
     let metrics = scrape_metrics(&server).await;
     assert_eq!(sample(&metrics, healthy), Some(1.0));
 }
@@ -426,12 +609,104 @@ async fn a_model_token_limit_stays_exact_within_one_request_under_100_concurrent
     let served = outcomes.get(&200).copied().unwrap_or(0);
     assert_eq!(served + outcomes.get(&429).copied().unwrap_or(0), 100);
     // Each served request used 15 tokens.
-    assert!(served >= 1);
     assert!(
         served * 15 <= limit + 15,
         "{served} requests of 15 tokens passed a limit of {limit}"
     );
+    // A window holding fewer than limit / 16 requests (each 16 reserved,
+    // or 15 once settled) has room for one more: a refusal then means the
+    // limiter refused too much.
+    assert!(
+        served >= limit / 16,
+        "only {served} requests of 16 reserved tokens passed a limit of {limit}"
+    );
     assert_eq!(upstream.script.count("u"), served);
+}
+
+/// Sends `n` copies of a chat request for `model` at once, on the keys in
+/// turn; the statuses and the error codes of the refusals (each checked
+/// for `Retry-After`).
+async fn at_once(
+    server: &TestServer,
+    keys: &[String],
+    model: &str,
+    n: usize,
+) -> Vec<(u16, String)> {
+    let mut tasks = Vec::new();
+    for i in 0..n {
+        let (url, key) = (
+            server.url("/v1/chat/completions"),
+            keys[i % keys.len()].clone(),
+        );
+        let body = hello(json!(model));
+        tasks.push(tokio::spawn(async move {
+            let response = client()
+                .post(url)
+                .bearer_auth(key)
+                .json(&body)
+                .send()
+                .await
+                .unwrap();
+            match response.status().as_u16() {
+                200 => (200, String::new()),
+                status => {
+                    assert!(
+                        response.headers().get("retry-after").is_some(),
+                        "Retry-After on a refusal"
+                    );
+                    (status, error_code(response, 429).await)
+                }
+            }
+        }));
+    }
+    let mut out = Vec::new();
+    for task in tasks {
+        out.push(task.await.unwrap());
+    }
+    out
+}
+
+#[tokio::test]
+async fn a_model_request_limit_stays_exact_under_100_concurrent_requests() {
+    let upstream = Scripted::start().await;
+    // A token limit too, far from reached: both are checked at once.
+    let routing = "provider = \"pa\"\nupstream = \"u\"\nrpm_limit = 30\ntpm_limit = 1000000";
+    let (server, key) = start(&config(&upstream.base_url, "", &model("m", routing)), &[]);
+    let (_, other) = server.create_key(&["--rate-limit", "10000"]);
+    let outcomes = at_once(&server, &[key, other], "m", 100).await;
+    let served = outcomes.iter().filter(|(s, _)| *s == 200).count();
+    assert_eq!(served, 30, "exactly the limit across both keys");
+    for (status, code) in &outcomes {
+        assert!(
+            *status == 200 || code == "model_rate_limit_exceeded",
+            "{status} {code}"
+        );
+    }
+    assert_eq!(upstream.script.count("u"), 30);
+}
+
+#[tokio::test]
+async fn a_key_request_limit_stays_exact_under_100_concurrent_requests() {
+    let upstream = Scripted::start().await;
+    let (server, _) = start(
+        &config(
+            &upstream.base_url,
+            "",
+            &model("m", "provider = \"pa\"\nupstream = \"u\""),
+        ),
+        &[],
+    );
+    let (_, key) = server.create_key(&["--rate-limit", "25"]);
+    let outcomes = at_once(&server, &[key], "m", 100).await;
+    let served = outcomes.iter().filter(|(s, _)| *s == 200).count();
+    assert_eq!(served, 25, "exactly the key's rateLimit");
+    for (status, code) in &outcomes {
+        assert!(
+            *status == 200 || code == "rate_limit_exceeded",
+            "{status} {code}"
+        );
+    }
+    assert_eq!(upstream.script.count("u"), 25);
 }
 
 #[tokio::test]
@@ -599,10 +874,15 @@ async fn a_key_token_limit_stays_exact_within_one_request_under_100_concurrent_r
     for task in tasks {
         served += usize::from(task.await.unwrap());
     }
-    assert!(served >= 1);
     assert!(
         served * 15 <= limit + 15,
         "{served} requests of 15 tokens passed a key limit of {limit}"
+    );
+    // Fewer than limit / 16 requests (16 reserved each, 15 once settled)
+    // leave room for one more: the limiter must not refuse it.
+    assert!(
+        served >= limit / 16,
+        "only {served} requests of 16 reserved tokens passed a key limit of {limit}"
     );
     assert_eq!(upstream.script.count("u"), served);
 }

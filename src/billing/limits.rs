@@ -69,6 +69,20 @@ pub struct RateLimiter {
 impl RateLimiter {
     /// Counts a request for `allowance` at `now` if the window has room.
     pub fn check(&self, allowance: &str, limit: u32, now: i64) -> RateDecision {
+        self.check_and(allowance, limit, now, || true)
+    }
+
+    /// [`RateLimiter::check`], counting the request only if `also` (asked
+    /// only when the window has room) admits it too. `also` runs under the
+    /// window's lock, so no other request ever sees a slot taken by one
+    /// that `also` then refuses.
+    pub fn check_and(
+        &self,
+        allowance: &str,
+        limit: u32,
+        now: i64,
+        also: impl FnOnce() -> bool,
+    ) -> RateDecision {
         let shard = &self.shards[shard_of(allowance)];
         let mut map = shard.lock().expect("rate limiter lock");
         if map.len() > 4096 {
@@ -80,7 +94,7 @@ impl RateLimiter {
             times.pop_front();
         }
         let limit_len = limit as usize;
-        let allowed = times.len() < limit_len;
+        let allowed = times.len() < limit_len && also();
         if allowed {
             times.push_back(now);
         }
@@ -282,7 +296,8 @@ pub struct ModelRefusal {
 
 impl ModelLimits {
     /// Counts a request of `reserve` tokens against `model`'s limits; both
-    /// must have room. `Ok(None)` when the model has no token limit.
+    /// must have room, and a refused request counts against neither.
+    /// `Ok(None)` when the model has no token limit.
     pub fn admit(
         &self,
         model: &str,
@@ -291,29 +306,43 @@ impl ModelLimits {
         reserve: u64,
         now: i64,
     ) -> Result<Option<Reservation>, ModelRefusal> {
-        if let Some(limit) = rpm_limit {
-            let decision = self.requests.check(model, limit, now);
-            if !decision.allowed {
-                return Err(ModelRefusal {
-                    message: format!(
-                        "the model `{model}` is limited to {limit} requests per minute across all keys"
-                    ),
-                    retry_after_seconds: decision.retry_after_seconds(),
-                });
-            }
-        }
-        let Some(limit) = tpm_limit else {
-            return Ok(None);
+        let hold = || {
+            tpm_limit
+                .map(|limit| self.tokens.hold(model, limit, reserve, now))
+                .transpose()
         };
-        match self.tokens.hold(model, limit, reserve, now) {
-            Ok(reservation) => Ok(Some(reservation)),
-            Err(decision) => Err(ModelRefusal {
-                message: format!(
-                    "the model `{model}` is limited to {limit} tokens per minute across all keys; this request reserves {reserve}"
-                ),
-                retry_after_seconds: decision.retry_after_seconds(),
-            }),
-        }
+        let held = match rpm_limit {
+            None => hold(),
+            Some(limit) => {
+                // The tokens are reserved under the request window's lock,
+                // and the request counted only when they were.
+                let mut held = None;
+                let decision = self.requests.check_and(model, limit, now, || {
+                    let outcome = hold();
+                    let admitted = outcome.is_ok();
+                    held = Some(outcome);
+                    admitted
+                });
+                match held {
+                    Some(outcome) => outcome,
+                    None => {
+                        return Err(ModelRefusal {
+                            message: format!(
+                                "the model `{model}` is limited to {limit} requests per minute across all keys"
+                            ),
+                            retry_after_seconds: decision.retry_after_seconds(),
+                        });
+                    }
+                }
+            }
+        };
+        held.map_err(|decision| ModelRefusal {
+            message: format!(
+                "the model `{model}` is limited to {} tokens per minute across all keys; this request reserves {reserve}",
+                decision.limit
+            ),
+            retry_after_seconds: decision.retry_after_seconds(),
+        })
     }
 }
 
@@ -456,10 +485,33 @@ mod tests {
         assert!(limits.admit("m", Some(10), Some(100), 20, 1).is_err());
         drop(held);
         assert!(limits.admit("m", Some(10), Some(100), 20, 2).is_ok());
-        let Err(refused) = limits.admit("m", Some(3), None, 0, 3) else {
+        // Two requests were counted: the one refused for tokens was not.
+        let Err(refused) = limits.admit("m", Some(2), None, 0, 3) else {
             panic!("over the request limit");
         };
-        assert!(refused.message.contains("3 requests per minute"));
+        assert!(refused.message.contains("2 requests per minute"));
+    }
+
+    #[test]
+    fn a_request_refused_for_tokens_takes_no_request_slot() {
+        let limits = ModelLimits::default();
+        let first = limits.admit("m", Some(2), Some(100), 90, 0).unwrap();
+        // Room for a second request, not for its tokens: refused...
+        let Err(refused) = limits.admit("m", Some(2), Some(100), 20, 1) else {
+            panic!("over the token limit");
+        };
+        assert!(refused.message.contains("100 tokens per minute"));
+        // ...and counted against neither limit: the second slot is free.
+        let _second = limits.admit("m", Some(2), Some(100), 10, 2).unwrap();
+        assert_eq!(limits.tokens.peek("m", 100, 2).remaining, 0);
+        // The first used nothing after all: 90 tokens free, no slot.
+        first.expect("a reservation").settle(0);
+        let Err(refused) = limits.admit("m", Some(2), Some(100), 5, 3) else {
+            panic!("over the request limit");
+        };
+        assert!(refused.message.contains("2 requests per minute"));
+        // A request refused for its slot reserved no tokens.
+        assert_eq!(limits.tokens.peek("m", 100, 4).remaining, 90);
     }
 
     #[test]

@@ -28,7 +28,9 @@ use crate::traces;
 
 /// One model's deployments walked for one request: each in the router's
 /// order, each retried on a retryable failure within the policy of its
-/// provider and the model's `request_timeout`.
+/// provider, every attempt (the first included) within the request's
+/// time budget: the model's `request_timeout` from its first attempt, else
+/// the deployment's provider's from the first attempt on that deployment.
 pub(super) struct Walk<'a> {
     pub(super) state: &'a AppState,
     /// Whose request it is (the cooldown event goes to that tenant).
@@ -62,7 +64,7 @@ impl Walk<'_> {
         let (order, forced) = state
             .router
             .order(model, Instant::now(), &mut routing::random_unit);
-        let deadline = Instant::now() + model.request_timeout;
+        let started = Instant::now();
         for index in order {
             let view = Arc::new(model.on(index));
             let deployment = model.deployments[index].label();
@@ -88,6 +90,16 @@ impl Walk<'_> {
                         view.provider.id
                     ),
                 ));
+                continue;
+            }
+            let deadline = match model.request_timeout {
+                Some(budget) => started + budget,
+                None => Instant::now() + view.provider.request_timeout,
+            };
+            // The model's budget went on the deployments tried before.
+            if Instant::now() >= deadline {
+                let spent = UpstreamError::new(Failure::Timeout, TIMEOUT_SPENT);
+                attempts.push(attempt(spent.status_label(), 0, 0, spent.message));
                 continue;
             }
             let policy = view.provider.retry;
@@ -121,18 +133,11 @@ impl Walk<'_> {
                     }
                 }
                 .with_context(span.clone());
-                // A retry may not run past the request's retry budget.
-                let outcome = if retries == 0 {
-                    call.await
-                } else {
-                    let left = deadline.saturating_duration_since(Instant::now());
-                    tokio::time::timeout(left, call).await.unwrap_or_else(|_| {
-                        Err(UpstreamError::new(
-                            Failure::Timeout,
-                            "no answer before the request's request_timeout_ms",
-                        ))
-                    })
-                };
+                // No attempt, the first included, runs past the budget.
+                let left = deadline.saturating_duration_since(Instant::now());
+                let outcome = tokio::time::timeout(left, call)
+                    .await
+                    .unwrap_or_else(|_| Err(UpstreamError::new(Failure::Timeout, TIMEOUT_SPENT)));
                 close_attempt_span(span, &view, &outcome);
                 let elapsed = attempt_started.elapsed();
                 let label = match &outcome {
@@ -206,6 +211,9 @@ impl Walk<'_> {
         Walked::Failed
     }
 }
+
+/// Why an attempt was cut, or a deployment not tried: the time budget.
+const TIMEOUT_SPENT: &str = "no answer within the request's request_timeout_ms";
 
 /// Ends an attempt's client span with its status (and, served, names the
 /// provider on the request's server span).

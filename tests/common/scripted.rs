@@ -12,6 +12,8 @@
 //! | `RetryAfter(code, s)` | HTTP `code` with `Retry-After: s` |
 //! | `Ok` | the completion (or stream) |
 //! | `CutStream` | a stream of one chunk, then the connection closes |
+//! | `Delay(ms)` | nothing for `ms` milliseconds, then as `Ok` |
+//! | `Held` | nothing until the test calls [`Script::release`], then as `Ok` |
 #![allow(dead_code)]
 
 use std::collections::{HashMap, VecDeque};
@@ -31,6 +33,8 @@ pub enum Step {
     RetryAfter(u16, u64),
     Ok,
     CutStream,
+    Delay(u64),
+    Held,
 }
 
 #[derive(Debug, Clone)]
@@ -48,8 +52,14 @@ struct Inner {
     calls: Vec<Call>,
 }
 
-#[derive(Clone, Default)]
-pub struct Script(Arc<Mutex<Inner>>);
+#[derive(Clone)]
+pub struct Script(Arc<Mutex<Inner>>, Arc<tokio::sync::Semaphore>);
+
+impl Default for Script {
+    fn default() -> Script {
+        Script(Arc::default(), Arc::new(tokio::sync::Semaphore::new(0)))
+    }
+}
 
 impl Script {
     /// Queues `steps` for calls naming `model`.
@@ -76,6 +86,11 @@ impl Script {
             .iter()
             .filter(|c| c.model == model)
             .count()
+    }
+
+    /// Lets `n` calls waiting on a `Held` step answer.
+    pub fn release(&self, n: usize) {
+        self.1.add_permits(n);
     }
 
     pub fn calls(&self) -> Vec<Call> {
@@ -140,6 +155,17 @@ async fn answer(
         headers,
     });
     let stream = body["stream"] == true;
+    let step = match step {
+        Step::Delay(ms) => {
+            tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+            Step::Ok
+        }
+        Step::Held => {
+            script.1.acquire().await.unwrap().forget();
+            Step::Ok
+        }
+        other => other,
+    };
     match step {
         Step::Status(code) => error(code),
         Step::RetryAfterMs(code, ms) => {
@@ -181,7 +207,7 @@ async fn answer(
                 )))
                 .unwrap()
         }
-        Step::Ok => axum::Json(json!({
+        Step::Ok | Step::Delay(_) | Step::Held => axum::Json(json!({
             "id": "chatcmpl-s", "object": "chat.completion", "created": 1_700_000_000, "model": model,
             "choices": [{ "index": 0, "message": { "role": "assistant", "content": format!("hello from {model}") }, "finish_reason": "stop" }],
             "usage": { "prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15 },
