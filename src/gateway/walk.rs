@@ -8,11 +8,10 @@ use std::time::Instant;
 
 use serde_json::Value;
 
-use opentelemetry::KeyValue;
 use opentelemetry::context::FutureExt as _;
-use opentelemetry::trace::{SpanKind, TraceContextExt as _};
 
-use super::{Attempt, attempt_attributes, first_chunk, provider_name, relay_refusal, tokens};
+use super::attempt::AttemptSpan;
+use super::{Attempt, first_chunk, relay_refusal, tokens};
 use crate::app::AppState;
 use crate::auth::keys::ApiKey;
 use crate::billing::limits;
@@ -24,7 +23,6 @@ use crate::gateway::request::ChatRequest;
 use crate::providers::{Failure, Reply, UpstreamError};
 use crate::routing;
 use crate::time_util::now_ms;
-use crate::traces;
 
 /// One model's deployments walked for one request: each in the router's
 /// order, each retried on a retryable failure within the policy of its
@@ -109,18 +107,14 @@ impl Walk<'_> {
                 };
                 let attempt_started = Instant::now();
                 // One client span per upstream attempt, retries included.
-                let span = traces::child(
-                    || format!("chat {}", view.upstream),
-                    SpanKind::Client,
-                    || attempt_attributes(&view),
-                );
+                let span = AttemptSpan::start("chat", &view);
                 let call = async {
                     match state.providers.chat(&view, body.clone(), self.stream).await {
                         Ok(Reply::Stream(chunks)) => first_chunk(chunks, &view).await,
                         other => other,
                     }
                 }
-                .with_context(span.clone());
+                .with_context(span.context());
                 // A retry may not run past the request's retry budget.
                 let outcome = if retries == 0 {
                     call.await
@@ -133,7 +127,7 @@ impl Walk<'_> {
                         ))
                     })
                 };
-                close_attempt_span(span, &view, &outcome);
+                span.ended(&outcome);
                 let elapsed = attempt_started.elapsed();
                 let label = match &outcome {
                     Ok(_) => "ok".to_owned(),
@@ -204,38 +198,6 @@ impl Walk<'_> {
             }
         }
         Walked::Failed
-    }
-}
-
-/// Ends an attempt's client span with its status (and, served, names the
-/// provider on the request's server span).
-fn close_attempt_span(
-    span: opentelemetry::Context,
-    view: &Model,
-    outcome: &Result<Reply, UpstreamError>,
-) {
-    match outcome {
-        Err(e) => {
-            let attempt = span.span();
-            if let Failure::Status(status) = e.failure {
-                attempt.set_attribute(KeyValue::new(
-                    "http.response.status_code",
-                    i64::from(status),
-                ));
-            }
-            attempt.set_attribute(KeyValue::new("error.type", e.status_label()));
-        }
-        Ok(_) => {
-            span.span()
-                .set_attribute(KeyValue::new("http.response.status_code", 200));
-            drop(span);
-            traces::record(|| {
-                vec![KeyValue::new(
-                    "gen_ai.provider.name",
-                    provider_name(view.provider.kind),
-                )]
-            });
-        }
     }
 }
 
