@@ -62,14 +62,22 @@ fn attribute<'a>(attributes: &'a [KeyValue], key: &str) -> Option<&'a any_value:
 fn string(span: &Span, key: &str) -> String {
     match attribute(&span.attributes, key) {
         Some(any_value::Value::StringValue(s)) => s.clone(),
-        other => panic!("{key} on {}: {other:?} in {:?}", span.name, span.attributes.iter().map(|a| &a.key).collect::<Vec<_>>()),
+        other => panic!(
+            "{key} on {}: {other:?} in {:?}",
+            span.name,
+            span.attributes.iter().map(|a| &a.key).collect::<Vec<_>>()
+        ),
     }
 }
 
 fn int(span: &Span, key: &str) -> i64 {
     match attribute(&span.attributes, key) {
         Some(any_value::Value::IntValue(n)) => *n,
-        other => panic!("{key} on {}: {other:?} in {:?}", span.name, span.attributes.iter().map(|a| &a.key).collect::<Vec<_>>()),
+        other => panic!(
+            "{key} on {}: {other:?} in {:?}",
+            span.name,
+            span.attributes.iter().map(|a| &a.key).collect::<Vec<_>>()
+        ),
     }
 }
 
@@ -594,6 +602,9 @@ async fn each_retry_is_a_client_span_and_the_failed_one_says_why() {
         .map(|c| c.headers["traceparent"].to_str().unwrap().to_owned())
         .collect();
     for (attempt, traceparent) in attempts.iter().zip(&sent) {
-        assert!(traceparent.contains(&hex(&attempt.span_id)), "{traceparent}");
+        assert!(
+            traceparent.contains(&hex(&attempt.span_id)),
+            "{traceparent}"
+        );
     }
 }

@@ -25,8 +25,8 @@ use bytes::Bytes;
 use futures::StreamExt;
 use serde_json::{Map, Value};
 
-use super::request::ChatRequest;
 use super::attempt::AttemptSpan;
+use super::request::ChatRequest;
 use super::{Attempt, Compliance, Extensions, Served, admit, gate, take_tier_caps, tokens, walk};
 use crate::app::AppState;
 use crate::auth::keys::ApiKey;
