@@ -340,3 +340,39 @@ impl Export {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use opentelemetry::trace::Tracer as _;
+
+    use super::*;
+
+    /// The queue never waits: a span that finds it full is dropped and
+    /// counted. (Filling the real queue of 4,096 from outside would race
+    /// the export task, so the processor is tested with a queue of one.)
+    #[test]
+    fn a_span_that_finds_the_queue_full_is_dropped_and_counted() {
+        let metrics = Arc::new(Metrics::new());
+        let (sender, mut receiver) = mpsc::channel(1);
+        let provider = SdkTracerProvider::builder()
+            .with_span_processor(Queue {
+                sender,
+                metrics: metrics.clone(),
+            })
+            .build();
+        let tracer = provider.tracer("test");
+        // Each span ends when dropped.
+        for name in ["queued", "dropped", "dropped too"] {
+            drop(tracer.start(name));
+        }
+        let queued = receiver.try_recv().expect("the first span is queued");
+        assert_eq!(queued.name, "queued");
+        assert!(receiver.try_recv().is_err());
+        let text = metrics.render(0, 0);
+        assert!(
+            text.lines()
+                .any(|l| l == "tollgate_otlp_spans_dropped_total{reason=\"queue_full\"} 2"),
+            "{text}"
+        );
+    }
+}

@@ -1,7 +1,8 @@
 //! The Grafana dashboard and the Prometheus alert rules
 //! (`packaging/grafana`, `packaging/prometheus`) name only metrics that
 //! `/metrics` exposes: a renamed metric fails here, not on an operator's
-//! empty panel or silent alert.
+//! empty panel or silent alert. The dashboard also imports as is (its
+//! data source is its own selector variable).
 
 mod common;
 
@@ -206,4 +207,51 @@ fn the_alert_rules_pass_promtool() {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// The dashboard imports as is: every query's data source is the
+/// dashboard's own `datasource` variable (a Prometheus selector), and an
+/// `__inputs` entry, which Grafana's import asks the operator to fill,
+/// exists only when something uses it.
+#[test]
+fn the_dashboards_data_sources_are_its_own_variable() {
+    let text = std::fs::read_to_string("packaging/grafana/tollgate.json").unwrap();
+    let dashboard: Value = serde_json::from_str(&text).unwrap();
+    let variables = dashboard["templating"]["list"]
+        .as_array()
+        .expect("templating");
+    let selector = variables
+        .iter()
+        .find(|v| v["type"] == "datasource")
+        .expect("a data source variable");
+    assert_eq!(selector["query"], "prometheus");
+    let own = format!("${{{}}}", selector["name"].as_str().unwrap());
+
+    fn references<'a>(value: &'a Value, out: &mut Vec<&'a Value>) {
+        match value {
+            Value::Object(map) => {
+                if let Some(source) = map.get("datasource") {
+                    out.push(source);
+                }
+                map.values().for_each(|v| references(v, out));
+            }
+            Value::Array(items) => items.iter().for_each(|v| references(v, out)),
+            _ => {}
+        }
+    }
+    let mut sources = Vec::new();
+    references(&dashboard["panels"], &mut sources);
+    references(&dashboard["templating"], &mut sources);
+    assert!(sources.len() > 10, "{} references", sources.len());
+    for source in sources {
+        assert_eq!(source["uid"], own.as_str(), "{source}");
+        assert_eq!(source["type"], "prometheus", "{source}");
+    }
+    for input in dashboard["__inputs"].as_array().into_iter().flatten() {
+        let name = input["name"].as_str().unwrap();
+        assert!(
+            text.contains(&format!("${{{name}}}")),
+            "the import input {name} is used nowhere"
+        );
+    }
 }

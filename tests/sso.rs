@@ -338,6 +338,19 @@ async fn each_refusal_reaches_the_sign_in_page_and_is_audited() {
     assert_eq!(browser.sign_in(&server).await["error"], "sso_token_expired");
     expected.push("sso_token_expired");
 
+    // Signed by the provider's key, but naming another issuer.
+    idp.control("tamper", json!({ "iss": "http://127.0.0.1:9/other" }))
+        .await;
+    assert_eq!(browser.sign_in(&server).await["error"], "sso_wrong_issuer");
+    expected.push("sso_wrong_issuer");
+
+    // Signed by the provider's key, but with a nonce this sign-in did not
+    // send (a token replayed from another sign-in).
+    idp.control("tamper", json!({ "nonce": "a-nonce-from-another-sign-in" }))
+        .await;
+    assert_eq!(browser.sign_in(&server).await["error"], "sso_wrong_nonce");
+    expected.push("sso_wrong_nonce");
+
     idp.control("tamper", json!({})).await;
     idp.sign_in_as("eve@elsewhere.org", &["tollgate-admins"])
         .await;

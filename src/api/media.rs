@@ -72,9 +72,13 @@ async fn create_image(
     headers: HeaderMap,
     body: JsonBody,
 ) -> Response {
-    handle(&state, &key, &headers, "image_generation", || {
-        parse_generation(&body.0)
-    })
+    handle(
+        &state,
+        &key,
+        &headers,
+        Route::Generation.operation(),
+        || parse_generation(&body.0),
+    )
     .await
 }
 
@@ -85,7 +89,7 @@ async fn edit_image(
     headers: HeaderMap,
     body: Body,
 ) -> Response {
-    handle(&state, &key, &headers, "image_edit", || {
+    handle(&state, &key, &headers, Route::Edit.operation(), || {
         parse_edit(&headers, &body.0)
     })
     .await
@@ -98,9 +102,13 @@ async fn create_transcription(
     headers: HeaderMap,
     body: Body,
 ) -> Response {
-    handle(&state, &key, &headers, "transcription", || {
-        parse_transcription(&headers, &body.0)
-    })
+    handle(
+        &state,
+        &key,
+        &headers,
+        Route::Transcription.operation(),
+        || parse_transcription(&headers, &body.0),
+    )
     .await
 }
 
@@ -111,7 +119,10 @@ async fn create_speech(
     headers: HeaderMap,
     body: JsonBody,
 ) -> Response {
-    handle(&state, &key, &headers, "speech", || parse_speech(&body.0)).await
+    handle(&state, &key, &headers, Route::Speech.operation(), || {
+        parse_speech(&body.0)
+    })
+    .await
 }
 
 /// The per-minute limit first (its headers go on every answer), then the

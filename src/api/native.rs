@@ -62,10 +62,10 @@ async fn create_message(
             forwarded,
             service_fields(&headers)?,
         )?;
-        traces::request_model("chat", &call.requested);
+        traces::request_model(Wire::Anthropic.operation(), &call.requested);
         Ok(run(&state, &key, &headers, call).await)
     });
-    traced(&state, &key, &headers, "chat", handled).await
+    traced(&state, &key, &headers, Wire::Anthropic.operation(), handled).await
 }
 
 /// `POST .../models/{model}:generateContent` and `:streamGenerateContent`
@@ -118,10 +118,10 @@ async fn generate_content(
             Vec::new(),
             service_fields(&headers)?,
         )?;
-        traces::request_model("generate_content", &call.requested);
+        traces::request_model(Wire::Gemini.operation(), &call.requested);
         Ok(run(&state, &key, &headers, call).await)
     });
-    traced(&state, &key, &headers, "generate_content", handled).await
+    traced(&state, &key, &headers, Wire::Gemini.operation(), handled).await
 }
 
 /// Runs the call and maps its outcome to a response.

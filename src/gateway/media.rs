@@ -19,8 +19,10 @@ use std::time::Instant;
 
 use bytes::Bytes;
 use futures::StreamExt;
+use opentelemetry::context::FutureExt as _;
 use serde_json::{Map, Value, json};
 
+use super::attempt::AttemptSpan;
 use super::audio::{self, Source};
 use super::form::FormPart;
 use super::request::ChatRequest;
@@ -52,6 +54,17 @@ impl Route {
             Route::Edit => "/v1/images/edits",
             Route::Transcription => "/v1/audio/transcriptions",
             Route::Speech => "/v1/audio/speech",
+        }
+    }
+
+    /// The `gen_ai.operation.name` of its spans: Tollgate's own values,
+    /// the GenAI conventions name none for images or audio yet.
+    pub fn operation(self) -> &'static str {
+        match self {
+            Route::Generation => "image_generation",
+            Route::Edit => "image_edit",
+            Route::Transcription => "transcription",
+            Route::Speech => "speech",
         }
     }
 
@@ -160,7 +173,13 @@ pub async fn serve(
     let file = uploaded_file(&request.call);
     let call = for_upstream(request.call, &model);
     let attempt_started = Instant::now();
-    let outcome = state.providers.media(&model, call).await;
+    let span = AttemptSpan::start(request.route.operation(), &model);
+    let outcome = state
+        .providers
+        .media(&model, call)
+        .with_context(span.context())
+        .await;
+    span.ended(&outcome);
     let elapsed = attempt_started.elapsed();
     let label = match &outcome {
         Ok(_) => "ok".to_owned(),

@@ -8,6 +8,7 @@
 //! streams, an attempt counts as served only once its first chunk arrived:
 //! until then nothing was written to the caller, so falling back is safe.
 
+mod attempt;
 pub mod audio;
 pub mod form;
 pub mod media;
@@ -211,17 +212,7 @@ pub async fn chat_completions(
         ));
     }
     let tenant = admit(state, key)?;
-    let classifying = traces::child(|| "classify".into(), SpanKind::Internal, Vec::new);
-    let risk = gate(state, key, &tenant.policy, &request, request_id)
-        .with_context(classifying.clone())
-        .await;
-    if let Ok(risk) = &risk {
-        let level = KeyValue::new("tollgate.risk.level", risk.level.as_str());
-        classifying.span().set_attribute(level.clone());
-        traces::record(|| vec![level]);
-    }
-    drop(classifying);
-    let risk = risk?;
+    let risk = gate(state, key, &tenant.policy, &request, request_id).await?;
     let compliance = Arc::new(Compliance::new(&tenant.policy, &request, raw, &risk));
     if compliance.hold && request.stream {
         // A held answer is shown only once approved: there is nothing to
@@ -377,35 +368,6 @@ pub async fn chat_completions(
     ))
 }
 
-/// The attributes of an upstream attempt's client span.
-fn attempt_attributes(model: &Model) -> Vec<KeyValue> {
-    let mut attributes = vec![
-        KeyValue::new("gen_ai.operation.name", "chat"),
-        KeyValue::new("gen_ai.request.model", model.upstream.clone()),
-        KeyValue::new("gen_ai.provider.name", provider_name(model.provider.kind)),
-    ];
-    if let Some(base) = &model.provider.base_url {
-        if let Some(host) = base.host_str() {
-            attributes.push(KeyValue::new("server.address", host.to_owned()));
-        }
-        if let Some(port) = base.port_or_known_default() {
-            attributes.push(KeyValue::new("server.port", i64::from(port)));
-        }
-    }
-    attributes
-}
-
-/// The GenAI semantic conventions' `gen_ai.provider.name`.
-pub(crate) fn provider_name(kind: crate::catalogue::ProviderKind) -> &'static str {
-    use crate::catalogue::ProviderKind;
-    match kind {
-        ProviderKind::Openai => "openai",
-        ProviderKind::Anthropic => "anthropic",
-        ProviderKind::Gemini => "gcp.gemini",
-        ProviderKind::Mock => "tollgate.mock",
-    }
-}
-
 /// The tenant's wallet: empty refuses the request, except for enterprise
 /// tenants, which may go negative (the key's own cap was checked when it was
 /// authenticated).
@@ -470,7 +432,9 @@ pub(crate) async fn take_multimodal_cap(
 /// Classifies the request and refuses, in this order, what may not go
 /// upstream: an Article 5 practice for every key, a high-risk use on a key
 /// without `allowHighRisk`, and a high-risk use without the purpose or the
-/// valid consent the tenant policy requires.
+/// valid consent the tenant policy requires. Every inference route calls
+/// it, so each has the same `classify` span and `tollgate.risk.level` on
+/// its server span (docs/observability.md), refused or not.
 pub(crate) async fn gate(
     state: &AppState,
     key: &ApiKey,
@@ -478,12 +442,33 @@ pub(crate) async fn gate(
     request: &ChatRequest,
     request_id: &str,
 ) -> Result<Classification, ApiError> {
-    let rules_only = state.classifier.classify(
-        request.purpose.as_deref(),
-        request.deployer_context.as_ref(),
-        &request.body["messages"],
-    );
-    let risk = crate::compliance::judge::decide(state, policy, request, rules_only).await;
+    let classifying = traces::child(|| "classify".into(), SpanKind::Internal, Vec::new);
+    let risk = async {
+        let rules_only = state.classifier.classify(
+            request.purpose.as_deref(),
+            request.deployer_context.as_ref(),
+            &request.body["messages"],
+        );
+        crate::compliance::judge::decide(state, policy, request, rules_only).await
+    }
+    .with_context(classifying.clone())
+    .await;
+    let level = KeyValue::new("tollgate.risk.level", risk.level.as_str());
+    classifying.span().set_attribute(level.clone());
+    drop(classifying);
+    traces::record(|| vec![level]);
+    refuse(state, key, policy, request, request_id, risk)
+}
+
+/// [`gate`]'s refusals of a classified request.
+fn refuse(
+    state: &AppState,
+    key: &ApiKey,
+    policy: &CompliancePolicy,
+    request: &ChatRequest,
+    request_id: &str,
+    risk: Classification,
+) -> Result<Classification, ApiError> {
     let rules = risk.triggered_rules().join(", ");
     match risk.level {
         Level::Prohibited => {

@@ -8,11 +8,10 @@ use std::time::Instant;
 
 use serde_json::Value;
 
-use opentelemetry::KeyValue;
 use opentelemetry::context::FutureExt as _;
-use opentelemetry::trace::{SpanKind, TraceContextExt as _};
 
-use super::{Attempt, attempt_attributes, first_chunk, provider_name, relay_refusal, tokens};
+use super::attempt::AttemptSpan;
+use super::{Attempt, first_chunk, relay_refusal, tokens};
 use crate::app::AppState;
 use crate::auth::keys::ApiKey;
 use crate::billing::limits;
@@ -24,7 +23,6 @@ use crate::gateway::request::ChatRequest;
 use crate::providers::{Failure, Reply, UpstreamError};
 use crate::routing;
 use crate::time_util::now_ms;
-use crate::traces;
 
 /// One model's deployments walked for one request: each in the router's
 /// order, each retried on a retryable failure within the policy of its
@@ -121,24 +119,20 @@ impl Walk<'_> {
                 };
                 let attempt_started = Instant::now();
                 // One client span per upstream attempt, retries included.
-                let span = traces::child(
-                    || format!("chat {}", view.upstream),
-                    SpanKind::Client,
-                    || attempt_attributes(&view),
-                );
+                let span = AttemptSpan::start("chat", &view);
                 let call = async {
                     match state.providers.chat(&view, body.clone(), self.stream).await {
                         Ok(Reply::Stream(chunks)) => first_chunk(chunks, &view).await,
                         other => other,
                     }
                 }
-                .with_context(span.clone());
+                .with_context(span.context());
                 // No attempt, the first included, runs past the budget.
                 let left = deadline.saturating_duration_since(Instant::now());
                 let outcome = tokio::time::timeout(left, call)
                     .await
                     .unwrap_or_else(|_| Err(UpstreamError::new(Failure::Timeout, TIMEOUT_SPENT)));
-                close_attempt_span(span, &view, &outcome);
+                span.ended(&outcome);
                 let elapsed = attempt_started.elapsed();
                 let label = match &outcome {
                     Ok(_) => "ok".to_owned(),
@@ -214,38 +208,6 @@ impl Walk<'_> {
 
 /// Why an attempt was cut, or a deployment not tried: the time budget.
 const TIMEOUT_SPENT: &str = "no answer within the request's request_timeout_ms";
-
-/// Ends an attempt's client span with its status (and, served, names the
-/// provider on the request's server span).
-fn close_attempt_span(
-    span: opentelemetry::Context,
-    view: &Model,
-    outcome: &Result<Reply, UpstreamError>,
-) {
-    match outcome {
-        Err(e) => {
-            let attempt = span.span();
-            if let Failure::Status(status) = e.failure {
-                attempt.set_attribute(KeyValue::new(
-                    "http.response.status_code",
-                    i64::from(status),
-                ));
-            }
-            attempt.set_attribute(KeyValue::new("error.type", e.status_label()));
-        }
-        Ok(_) => {
-            span.span()
-                .set_attribute(KeyValue::new("http.response.status_code", 200));
-            drop(span);
-            traces::record(|| {
-                vec![KeyValue::new(
-                    "gen_ai.provider.name",
-                    provider_name(view.provider.kind),
-                )]
-            });
-        }
-    }
-}
 
 /// Reserves the request's tokens against the key's `tpmLimit`: the prompt
 /// as estimated plus the completion it allows itself (`max_tokens`). The

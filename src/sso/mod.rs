@@ -14,6 +14,7 @@
 //! refusal and every SSO sign-in is an audit entry.
 
 pub mod config;
+mod handoff;
 pub mod provider;
 pub mod token;
 
@@ -35,8 +36,6 @@ use crate::store::{Store, StoreError};
 
 /// How long a started sign-in may take at the provider.
 const PENDING_TTL: Duration = Duration::from_secs(600);
-/// How long the page has to redeem its one-time code.
-pub const HANDOFF_TTL: Duration = Duration::from_secs(60);
 /// The most sign-ins (and one-time codes) kept at once; the oldest go first.
 const MAX_ENTRIES: usize = 10_000;
 /// The cookie binding a sign-in to the browser that started it.
@@ -170,11 +169,6 @@ struct Pending {
     at: Instant,
 }
 
-struct Handoff {
-    account_id: String,
-    at: Instant,
-}
-
 /// A refusal with what is known of who was refused, for the audit entry.
 struct Refused {
     refusal: Refusal,
@@ -199,16 +193,17 @@ pub struct Sso {
     pub config: Arc<SsoConfig>,
     provider: Provider,
     pending: Mutex<HashMap<String, Pending>>,
-    handoffs: Mutex<HashMap<[u8; 32], Handoff>>,
+    handoffs: handoff::Handoffs,
 }
 
-/// Drops expired entries, then the oldest ones while the map is full.
+/// Drops the entries expired at `now`, then the oldest ones while the
+/// map is full.
 fn make_room<K: Clone + Eq + std::hash::Hash, V>(
     map: &mut HashMap<K, V>,
     at: impl Fn(&V) -> Instant,
     ttl: Duration,
+    now: Instant,
 ) {
-    let now = Instant::now();
     map.retain(|_, v| now.duration_since(at(v)) < ttl);
     while map.len() >= MAX_ENTRIES {
         let oldest = map
@@ -227,7 +222,7 @@ impl Sso {
             provider: Provider::new(config.clone()),
             config,
             pending: Mutex::default(),
-            handoffs: Mutex::default(),
+            handoffs: handoff::Handoffs::default(),
         }
     }
 
@@ -252,7 +247,7 @@ impl Sso {
             .append_pair("code_challenge", &challenge)
             .append_pair("code_challenge_method", "S256");
         let mut pending = self.pending.lock().expect("pending lock");
-        make_room(&mut pending, |p| p.at, PENDING_TTL);
+        make_room(&mut pending, |p| p.at, PENDING_TTL, Instant::now());
         pending.insert(
             state,
             Pending {
@@ -415,16 +410,7 @@ impl Sso {
             }
             (None, _) => return Err(with_email(Refusal::NoAccount, None)),
         };
-        let code = random_token(32);
-        let mut handoffs = self.handoffs.lock().expect("handoffs lock");
-        make_room(&mut handoffs, |h| h.at, HANDOFF_TTL);
-        handoffs.insert(
-            sha256(code.as_bytes()),
-            Handoff {
-                account_id: account.id.clone(),
-                at: Instant::now(),
-            },
-        );
+        let code = self.handoffs.issue(&account.id, Instant::now());
         Ok((Completed { account, code }, created))
     }
 
@@ -448,12 +434,7 @@ impl Sso {
 
     /// The account a one-time code was issued for; the code is spent.
     pub fn redeem(&self, code: &str) -> Option<String> {
-        let handoff = self
-            .handoffs
-            .lock()
-            .expect("handoffs lock")
-            .remove(&sha256(code.as_bytes()))?;
-        (handoff.at.elapsed() < HANDOFF_TTL).then_some(handoff.account_id)
+        self.handoffs.redeem(code, Instant::now())
     }
 }
 

@@ -5,9 +5,10 @@
 // `test-secret`, redirect URI from REDIRECT_URI. Logins need no form: the
 // interaction signs in the user last set with POST /__test/user and grants
 // what was asked. POST /__test/tamper re-signs the next ID tokens with
-// changed claims (`aud`, `expOffset` seconds from now) or with a key
-// published only from then on (`key: "late"`), so the refusals the gateway
-// must make come from a provider whose signatures are genuine.
+// changed claims (`aud`, `iss`, `nonce`, `expOffset` seconds from now) or
+// with a key published only from then on (`key: "late"`), so the refusals
+// the gateway must make come from a provider whose signatures are genuine.
+// An empty body (`{}`) stops tampering.
 import http from 'node:http';
 import crypto from 'node:crypto';
 import Provider from 'oidc-provider';
@@ -94,6 +95,8 @@ provider.use(async (ctx, next) => {
   if (ctx.path === '/token' && tamper && ctx.body && ctx.body.id_token) {
     const claims = jose.decodeJwt(ctx.body.id_token);
     if (tamper.aud) claims.aud = tamper.aud;
+    if (tamper.iss) claims.iss = tamper.iss;
+    if (tamper.nonce) claims.nonce = tamper.nonce;
     if (tamper.expOffset !== undefined) {
       claims.iat = Math.floor(Date.now() / 1000) + tamper.expOffset - 300;
       claims.exp = Math.floor(Date.now() / 1000) + tamper.expOffset;

@@ -25,6 +25,7 @@ use bytes::Bytes;
 use futures::StreamExt;
 use serde_json::{Map, Value};
 
+use super::attempt::AttemptSpan;
 use super::request::ChatRequest;
 use super::{Attempt, Compliance, Extensions, Served, admit, gate, take_tier_caps, tokens, walk};
 use crate::app::AppState;
@@ -374,39 +375,14 @@ enum Failed {
 /// [`send`] in its client span (docs/observability.md): the upstream's
 /// address, status and error type.
 async fn send_traced(state: &AppState, call: &NativeCall) -> Result<Sent, Failed> {
-    use opentelemetry::KeyValue;
     use opentelemetry::context::FutureExt as _;
-    use opentelemetry::trace::{SpanKind, TraceContextExt as _};
-    let span = crate::traces::child(
-        || format!("chat {}", call.model.upstream),
-        SpanKind::Client,
-        || super::attempt_attributes(&call.model),
-    );
-    let sent = send(state, call).with_context(span.clone()).await;
-    let attempt = span.span();
+    let span = AttemptSpan::start(call.wire.operation(), &call.model);
+    let sent = send(state, call).with_context(span.context()).await;
     match &sent {
-        Ok(_) => attempt.set_attribute(KeyValue::new("http.response.status_code", 200)),
-        Err(Failed::Status(status, _)) => {
-            attempt.set_attribute(KeyValue::new(
-                "http.response.status_code",
-                i64::from(*status),
-            ));
-            attempt.set_attribute(KeyValue::new("error.type", status.to_string()));
-        }
-        Err(Failed::Unreachable(kind, _)) => {
-            attempt.set_attribute(KeyValue::new("error.type", *kind))
-        }
-        Err(Failed::Broken(_)) => attempt.set_attribute(KeyValue::new("error.type", "broken")),
-    }
-    // The attempt's span ends here; the provider goes on the server span.
-    drop(span);
-    if sent.is_ok() {
-        crate::traces::record(|| {
-            vec![KeyValue::new(
-                "gen_ai.provider.name",
-                super::provider_name(call.model.provider.kind),
-            )]
-        });
+        Ok(_) => span.served(),
+        Err(Failed::Status(status, _)) => span.failed(Some(*status), status.to_string()),
+        Err(Failed::Unreachable(kind, _)) => span.failed(None, (*kind).to_owned()),
+        Err(Failed::Broken(_)) => span.failed(None, "invalid_response".to_owned()),
     }
     sent
 }
@@ -441,6 +417,10 @@ async fn send(state: &AppState, call: &NativeCall) -> Result<Sent, Failed> {
     };
     for (name, value) in &call.headers {
         request = request.header(*name, value);
+    }
+    // The attempt's client span continues upstream (W3C trace context).
+    if let Some(traceparent) = crate::traces::traceparent() {
+        request = request.header("traceparent", traceparent);
     }
     // `Bytes` clones share the buffer: the body is held once.
     request = request

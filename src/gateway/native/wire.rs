@@ -32,6 +32,14 @@ impl Wire {
         }
     }
 
+    /// The `gen_ai.operation.name` of its spans (docs/observability.md).
+    pub fn operation(self) -> &'static str {
+        match self {
+            Wire::Anthropic => "chat",
+            Wire::Gemini => "generate_content",
+        }
+    }
+
     /// The route, for messages.
     pub fn route(self) -> &'static str {
         match self {
