@@ -120,6 +120,27 @@ async function start() {
   route();
 }
 
+/**
+ * The review queue's menu entry carries the number of pending reviews, for
+ * the roles that decide them; refreshed on every navigation and after a
+ * decision. A failed count leaves the entry as it was.
+ */
+async function refreshReviewCount() {
+  if (!can('reviews.decide')) return;
+  let pending;
+  try {
+    pending = (await get('/api/v1/reviews?status=pending')).data.length;
+  } catch {
+    return;
+  }
+  const link = document.querySelector('nav a[data-page="reviews"]');
+  if (!link) return;
+  link.querySelector('.nav-count')?.remove();
+  if (pending > 0) {
+    link.append(h('span', { class: 'nav-count' }, h('span', { class: 'sr-only' }, ': '), String(pending), h('span', { class: 'sr-only' }, ' pending')));
+  }
+}
+
 function currentId() {
   const id = location.hash.replace(/^#\/?/, '');
   return id || 'overview';
@@ -184,7 +205,8 @@ async function route() {
   document.title = `${entry.title} · Tollgate`;
   heading.focus();
   const mine = ++renderCount;
-  const ctx = { me, can, refreshMe: async () => { me = await get('/api/v1/me'); return me; }, isCurrent: () => mine === renderCount };
+  const ctx = { me, can, refreshMe: async () => { me = await get('/api/v1/me'); return me; }, isCurrent: () => mine === renderCount, refreshReviewCount };
+  refreshReviewCount();
   try {
     await entry.page.render(body, ctx);
   } catch (e) {
