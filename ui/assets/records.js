@@ -72,7 +72,7 @@ export function excerpt(text, max = 140) {
 
 /** A definition list from [label, value] pairs (values may be nodes). */
 export function facts(pairs) {
-  return h('dl', { class: 'facts' }, pairs.map(([label, value]) => [
+  return h('dl', { class: 'record-facts' }, pairs.map(([label, value]) => [
     h('dt', {}, label),
     h('dd', {}, value === null || value === undefined || value === '' ? '—' : value),
   ]));
