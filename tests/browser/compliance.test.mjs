@@ -11,39 +11,10 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import {
-  ADMIN, AUDITOR, BASE, BILLING, NARROW, OWNER, REVIEWER, USER, WIDE,
-  apiAs, go, goByUrl, infer, menu, noErrorShown, noOverflow, open, shoot, signIn,
+  ADMIN, AUDITOR, BASE, BILLING, OWNER, REVIEWER, USER,
+  apiAs, checkPage, go, goByUrl, infer, menu, noErrorShown, open, shoot, signIn,
 } from './harness.mjs';
-
-const AXE = await readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-
-/**
- * The harness's checkPage, with axe-core put into the page by evaluate:
- * the harness's addScriptTag inserts an inline <script>, which the
- * dashboard's Content-Security-Policy (rightly) refuses.
- */
-async function checkPage(account, id) {
-  for (const viewport of [WIDE, NARROW]) {
-    const page = await open(viewport);
-    await signIn(page, account);
-    await go(page, id);
-    await noErrorShown(page);
-    await noOverflow(page);
-    await page.evaluate(AXE);
-    const violations = await page.evaluate(async () => {
-      // eslint-disable-next-line no-undef
-      const result = await axe.run(document, { resultTypes: ['violations'] });
-      return result.violations
-        .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-        .map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-    });
-    assert.deepEqual(violations, [], `axe-core on ${id} at ${viewport.width} px`);
-    await shoot(page, `${id}-${viewport.width}`);
-    await page.done();
-  }
-}
 
 const LOAN = 'Score this loan applicant and decide: approve or reject.';
 const run = Date.now().toString(36);
