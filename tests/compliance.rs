@@ -1428,20 +1428,33 @@ async fn an_export_alone_answers_the_subjects_data_and_erases_nothing() {
     assert!(export["pseudonym"].as_str().unwrap().starts_with("sub_"));
     let conversations = export["conversations"].as_array().unwrap();
     assert_eq!(conversations.len(), 1, "{export}");
-    assert_eq!(conversations[0]["request"]["messages"][0]["content"], "Carol asks");
-    assert_eq!(ids(&json!({ "data": export["consents"] }), "id"), [consent["id"].as_str().unwrap().to_owned()]);
+    assert_eq!(
+        conversations[0]["request"]["messages"][0]["content"],
+        "Carol asks"
+    );
+    assert_eq!(
+        ids(&json!({ "data": export["consents"] }), "id"),
+        [consent["id"].as_str().unwrap().to_owned()]
+    );
     assert_eq!(export["usage"].as_array().unwrap().len(), 1);
 
     // Nothing was erased: the record keeps its body, the consent stays.
     let one = get_json(&server, &auditor, &format!("/api/v1/conversations/{asked}")).await;
     assert_eq!(one["erased"], false);
     assert_eq!(one["request"]["messages"][0]["content"], "Carol asks");
-    let consents = get_json(&server, &owner, &format!("/api/v1/consents?endUserId={carol}")).await;
+    let consents = get_json(
+        &server,
+        &owner,
+        &format!("/api/v1/consents?endUserId={carol}"),
+    )
+    .await;
     assert_eq!(consents["data"].as_array().unwrap().len(), 1);
     // The export is in the audit log, without the subject's id.
     let entries = audit(&server, &auditor).await;
     assert!(
-        entries.iter().any(|e| e["action"] == "POST /api/v1/erasure/export"),
+        entries
+            .iter()
+            .any(|e| e["action"] == "POST /api/v1/erasure/export"),
         "the export's entry"
     );
     assert!(

@@ -205,7 +205,11 @@ async fn only_the_operator_manages_what_every_tenant_shares() {
             (M::POST, "/api/v1/sub-processors", Some(processor.clone())),
             (M::GET, "/api/v1/tenants", None),
             (M::POST, "/api/v1/tenants", Some(json!({ "name": "gamma" }))),
-            (M::PATCH, "/api/v1/tenants/beta", Some(json!({ "tier": "enterprise" }))),
+            (
+                M::PATCH,
+                "/api/v1/tenants/beta",
+                Some(json!({ "tier": "enterprise" })),
+            ),
         ] {
             let (status, error) = send(&server, token, method.clone(), path, body).await;
             assert_eq!(status, 403, "{method} {path}: {error}");
