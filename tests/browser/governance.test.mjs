@@ -10,40 +10,12 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import {
-  ADMIN, AUDITOR, BILLING, NARROW, OWNER, REVIEWER, TESTER, USER, WIDE,
-  apiAs, go, goByUrl, infer, menu, noErrorShown, noOverflow, open, shoot, signIn,
+  ADMIN, AUDITOR, BILLING, OWNER, REVIEWER, TESTER, USER,
+  apiAs, checkPage, go, goByUrl, infer, menu, noErrorShown, open, signIn,
 } from './harness.mjs';
 
-const AXE = await readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const run = Date.now().toString(36);
-
-/**
- * The harness's checkPage with axe-core put into the page by evaluate: the
- * harness's addScriptTag inserts an inline <script>, which the dashboard's
- * Content-Security-Policy refuses (as in compliance.test.mjs).
- */
-async function checkPage(account, id) {
-  for (const viewport of [WIDE, NARROW]) {
-    const page = await open(viewport);
-    await signIn(page, account);
-    await go(page, id);
-    await noErrorShown(page);
-    await noOverflow(page);
-    await page.evaluate(AXE);
-    const violations = await page.evaluate(async () => {
-      // eslint-disable-next-line no-undef
-      const result = await axe.run(document, { resultTypes: ['violations'] });
-      return result.violations
-        .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-        .map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-    });
-    assert.deepEqual(violations, [], `axe-core on ${id} at ${viewport.width} px`);
-    await shoot(page, `${id}-${viewport.width}`);
-    await page.done();
-  }
-}
 
 let owner;
 
