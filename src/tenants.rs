@@ -312,6 +312,19 @@ pub async fn set_policy(
         .await
 }
 
+/// Changes a tenant's tier; the next request is admitted and billed by it.
+pub async fn set_tier(store: &Store, tenant_id: &str, tier: Tier) -> Result<Tenant, StoreError> {
+    let tenant_id = tenant_id.to_owned();
+    store
+        .write(move |txn| {
+            let mut tenant = resolve(txn, &tenant_id)?;
+            tenant.tier = tier;
+            TENANT_TABLE.put(txn, tenant.id.as_bytes(), &tenant)?;
+            Ok(tenant)
+        })
+        .await
+}
+
 /// Gives a tenant a new signing secret; returns the tenant with it (the
 /// only time the secret leaves the server).
 pub async fn rotate_webhook_secret(store: &Store, tenant_id: &str) -> Result<Tenant, StoreError> {

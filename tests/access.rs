@@ -74,6 +74,7 @@ fn dashboard_table() -> Vec<Row> {
         // another tenant's are in `tests/security_access.rs`.
         row(M::GET, "/api/v1/tenants", "/api/v1/tenants", None, [200, 200, 403, 403, 403, 403, 403]),
         row(M::POST, "/api/v1/tenants", "/api/v1/tenants", Some(json!({ "name": "" })), [400, 400, 403, 403, 403, 403, 403]),
+        row(M::PATCH, "/api/v1/tenants/{id}", "/api/v1/tenants/default", Some(json!({ "tier": "gold" })), [400, 400, 403, 403, 403, 403, 403]),
         row(M::GET, "/api/v1/tenants/{id}/models", "/api/v1/tenants/default/models", None, [200, 200, 200, 200, 200, 200, 200]),
         row(M::PUT, "/api/v1/tenants/{id}/models", "/api/v1/tenants/default/models", Some(json!({ "models": ["nope"] })), [400, 400, 403, 403, 403, 403, 403]),
         // Ends the session: checked last, on its own (see the test).
@@ -100,6 +101,7 @@ const COVERED_BY_COMPLIANCE: &[&str] = &[
     "/api/v1/consents",
     "/api/v1/consents/{id}",
     "/api/v1/erasure",
+    "/api/v1/erasure/export",
 ];
 
 /// The dashboard API's own routes: their role table is

@@ -1,8 +1,8 @@
 //! The dashboard in headless Chromium: starts the real server (temporary
 //! data directory, embedded demo configuration with the mock provider),
-//! seeds an owner, a `user`, a `billing` and a `tester` account, then runs
-//! `tests/browser/dashboard.test.mjs` with Node's test runner and fails
-//! with its output. Screenshots land in `target/browser-artifacts/`.
+//! seeds an owner and one account of every other role, then runs every
+//! `tests/browser/*.test.mjs` suite with Node's test runner and fails with
+//! its output. Screenshots land in `target/browser-artifacts/`.
 //!
 //! Needs Debian's `chromium` and `npm ci` in `tests/browser`; `.ci/test`
 //! installs both. `BROWSER_TEST_PATTERN` runs only the tests whose name
@@ -61,34 +61,82 @@ fn create_account(server: &TestServer, email: &str, role: &str) {
     assert!(out.status.success(), "creating {email}: {}", stderr(&out));
 }
 
+/// The seeded accounts: role, and the environment variable that names it.
+const ACCOUNTS: [(&str, &str); 6] = [
+    ("user", "USER_EMAIL"),
+    ("billing", "BILLING_EMAIL"),
+    ("tester", "TESTER_EMAIL"),
+    ("admin", "ADMIN_EMAIL"),
+    ("auditor", "AUDITOR_EMAIL"),
+    ("reviewer", "REVIEWER_EMAIL"),
+];
+
+/// Every page of the menu: each suite leaves a screenshot of it at both widths.
+const PAGES: [&str; 16] = [
+    "overview",
+    "keys",
+    "usage",
+    "models",
+    "webhooks",
+    "users",
+    "playground",
+    "reviews",
+    "incidents",
+    "audit",
+    "conversations",
+    "subprocessors",
+    "consents",
+    "subjects",
+    "policies",
+    "tenants",
+];
+
+/// The suites: every `*.test.mjs` in tests/browser, in name order.
+fn suites(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .expect("reading tests/browser")
+        .filter_map(|entry| entry.ok()?.file_name().into_string().ok())
+        .filter(|name| name.ends_with(".test.mjs"))
+        .collect();
+    names.sort();
+    names
+}
+
 #[test]
 fn the_dashboard_passes_its_browser_tests_in_chromium() {
     let suite = crate_root().join("tests/browser");
     check_prerequisites(&suite);
     let server = TestServer::start_with(None, &[("TOLLGATE_OWNER_PASSWORD", OWNER_PASSWORD)]);
-    create_account(&server, "user@example.com", "user");
-    create_account(&server, "billing@example.com", "billing");
-    create_account(&server, "tester@example.com", "tester");
+    for (role, _) in ACCOUNTS {
+        create_account(&server, &format!("{role}@example.com"), role);
+    }
     let artifacts = crate_root().join("target/browser-artifacts");
+    let filtered = std::env::var("BROWSER_TEST_PATTERN").ok();
+    if filtered.is_none() {
+        // A whole run must leave every screenshot itself.
+        let _ = std::fs::remove_dir_all(&artifacts);
+    }
 
     let mut node = Command::new("node");
     node.current_dir(&suite)
         .arg("--test")
         .arg("--test-reporter=spec")
+        // One suite at a time: they share the server and its accounts.
+        .arg("--test-concurrency=1")
         .env("TOLLGATE_URL", &server.base_url)
         .env("OWNER_EMAIL", "owner@localhost")
         .env("OWNER_PASSWORD", OWNER_PASSWORD)
-        .env("USER_EMAIL", "user@example.com")
-        .env("BILLING_EMAIL", "billing@example.com")
-        .env("TESTER_EMAIL", "tester@example.com")
         .env("ACCOUNT_PASSWORD", ACCOUNT_PASSWORD)
         .env("ARTIFACTS_DIR", &artifacts)
         .env("CHROMIUM", chromium());
-    if let Ok(pattern) = std::env::var("BROWSER_TEST_PATTERN") {
+    for (role, variable) in ACCOUNTS {
+        node.env(variable, format!("{role}@example.com"));
+    }
+    if let Some(pattern) = &filtered {
         node.arg(format!("--test-name-pattern={pattern}"));
     }
     let output = node
-        .arg("dashboard.test.mjs")
+        .args(suites(&suite))
         .output()
         .expect("running node (is Node.js installed?)");
     let report = format!(
@@ -101,20 +149,12 @@ fn the_dashboard_passes_its_browser_tests_in_chromium() {
         "the browser tests failed:\n{report}\nserver log:\n{}",
         server.log()
     );
-    // The screenshots are the test's artefacts: one per page and width.
-    for page in [
-        "overview",
-        "keys",
-        "usage",
-        "models",
-        "webhooks",
-        "users",
-        "playground",
-    ] {
+    // The screenshots are the tests' artefacts: one per page and width.
+    for page in PAGES {
         for width in [1280, 390] {
             let shot = artifacts.join(format!("{page}-{width}.png"));
             assert!(
-                shot.exists() || std::env::var("BROWSER_TEST_PATTERN").is_ok(),
+                shot.exists() || filtered.is_some(),
                 "no screenshot {}",
                 shot.display()
             );

@@ -1387,6 +1387,93 @@ async fn enforce_registry_routes_only_to_registered_providers() {
 // ---- erasure ----
 
 #[tokio::test]
+async fn an_export_alone_answers_the_subjects_data_and_erases_nothing() {
+    let (_upstream, server) = setup("").await;
+    let owner = login(&server).await;
+    let auditor = account(&server, "default", "auditor@example.test", "auditor").await;
+    let (_, key) = server.create_key(&[]);
+    let carol = "carol@example.test";
+    let consent = expect(
+        &server,
+        &owner,
+        Method::POST,
+        "/api/v1/consents",
+        Some(&json!({ "endUserId": carol, "purpose": "support" })),
+        201,
+    )
+    .await;
+    let (asked, _) = served(
+        &server,
+        &key,
+        &with(ask("Carol asks"), json!({ "end_user_id": carol })),
+    )
+    .await;
+    served(
+        &server,
+        &key,
+        &with(ask("Dave asks"), json!({ "end_user_id": "dave" })),
+    )
+    .await;
+
+    let export = expect(
+        &server,
+        &owner,
+        Method::POST,
+        "/api/v1/erasure/export",
+        Some(&json!({ "endUserId": carol })),
+        200,
+    )
+    .await;
+    assert_eq!(export["endUserId"], carol);
+    assert!(export["pseudonym"].as_str().unwrap().starts_with("sub_"));
+    let conversations = export["conversations"].as_array().unwrap();
+    assert_eq!(conversations.len(), 1, "{export}");
+    assert_eq!(
+        conversations[0]["request"]["messages"][0]["content"],
+        "Carol asks"
+    );
+    assert_eq!(
+        ids(&json!({ "data": export["consents"] }), "id"),
+        [consent["id"].as_str().unwrap().to_owned()]
+    );
+    assert_eq!(export["usage"].as_array().unwrap().len(), 1);
+
+    // Nothing was erased: the record keeps its body, the consent stays.
+    let one = get_json(&server, &auditor, &format!("/api/v1/conversations/{asked}")).await;
+    assert_eq!(one["erased"], false);
+    assert_eq!(one["request"]["messages"][0]["content"], "Carol asks");
+    let consents = get_json(
+        &server,
+        &owner,
+        &format!("/api/v1/consents?endUserId={carol}"),
+    )
+    .await;
+    assert_eq!(consents["data"].as_array().unwrap().len(), 1);
+    // The export is in the audit log, without the subject's id.
+    let entries = audit(&server, &auditor).await;
+    assert!(
+        entries
+            .iter()
+            .any(|e| e["action"] == "POST /api/v1/erasure/export"),
+        "the export's entry"
+    );
+    assert!(
+        !Value::Array(entries).to_string().contains(carol),
+        "the audit log never names the subject"
+    );
+    // An empty id is refused at the field.
+    let refused = call(
+        &server,
+        Some(&owner),
+        Method::POST,
+        "/api/v1/erasure/export",
+        Some(&json!({ "endUserId": " " })),
+    )
+    .await;
+    assert_eq!(refused.status(), 400);
+}
+
+#[tokio::test]
 async fn erasure_exports_then_erases_exactly_that_subjects_data() {
     let (_upstream, server) = setup("").await;
     let owner = login(&server).await;
@@ -1585,6 +1672,7 @@ fn route_table() -> Vec<(Method, &'static str, Option<Value>, &'static [&'static
         (Method::GET, "/api/v1/consents/nope", None, CONSENTS),
         (Method::DELETE, "/api/v1/consents/nope", None, CONSENTS),
         (Method::POST, "/api/v1/erasure", empty.clone(), OWNER),
+        (Method::POST, "/api/v1/erasure/export", empty.clone(), OWNER),
     ]
 }
 

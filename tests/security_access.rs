@@ -207,6 +207,11 @@ async fn only_the_operator_manages_what_every_tenant_shares() {
             (M::POST, "/api/v1/sub-processors", Some(processor.clone())),
             (M::GET, "/api/v1/tenants", None),
             (M::POST, "/api/v1/tenants", Some(json!({ "name": "gamma" }))),
+            (
+                M::PATCH,
+                "/api/v1/tenants/beta",
+                Some(json!({ "tier": "enterprise" })),
+            ),
         ] {
             let (status, error) = send(&server, token, method.clone(), path, body).await;
             assert_eq!(status, 403, "{method} {path}: {error}");
@@ -285,6 +290,64 @@ async fn only_the_operator_manages_what_every_tenant_shares() {
     );
     let (status, _) = send(&server, &operator, M::POST, "/api/v1/models", Some(model)).await;
     assert_eq!(status, 201);
+}
+
+#[tokio::test]
+async fn the_operator_changes_a_tenants_tier() {
+    use reqwest::Method as M;
+    let server = TestServer::start();
+    let operator = login(&server).await;
+    let operator_admin = account(&server, "default", "admin@a.test", "admin").await;
+    let (beta_owner, _, _) = second_tenant(&server).await;
+    let tier_of = |listed: &Value, name: &str| {
+        listed["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == name)
+            .map(|t| t["tier"].as_str().unwrap().to_owned())
+            .unwrap()
+    };
+
+    let (status, changed) = send(
+        &server,
+        &operator_admin,
+        M::PATCH,
+        "/api/v1/tenants/beta",
+        Some(json!({ "tier": "free" })),
+    )
+    .await;
+    assert_eq!(status, 200, "{changed}");
+    assert_eq!(changed["tier"], "free");
+    assert_eq!(changed["name"], "beta");
+    let (_, listed) = send(&server, &operator, M::GET, "/api/v1/tenants", None).await;
+    assert_eq!(tier_of(&listed, "beta"), "free", "beta was made enterprise");
+    let default_tier = tier_of(&listed, "default");
+
+    // Refusals name the field, and change nothing.
+    for (path, body, status, param) in [
+        ("/api/v1/tenants/beta", json!({ "tier": "gold" }), 400, None),
+        ("/api/v1/tenants/beta", json!({}), 400, Some("tier")),
+        ("/api/v1/tenants/nope", json!({ "tier": "free" }), 404, None),
+    ] {
+        let (got, error) = send(&server, &operator, M::PATCH, path, Some(body)).await;
+        assert_eq!(got, status, "{path}: {error}");
+        if let Some(param) = param {
+            assert_eq!(error["error"]["param"], param, "{error}");
+        }
+    }
+    let (status, _) = send(
+        &server,
+        &beta_owner,
+        M::PATCH,
+        "/api/v1/tenants/beta",
+        Some(json!({ "tier": "paid" })),
+    )
+    .await;
+    assert_eq!(status, 403, "a tenant's own owner does not set its tier");
+    let (_, listed) = send(&server, &operator, M::GET, "/api/v1/tenants", None).await;
+    assert_eq!(tier_of(&listed, "beta"), "free");
+    assert_eq!(tier_of(&listed, "default"), default_tier);
 }
 
 #[tokio::test]

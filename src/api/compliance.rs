@@ -59,6 +59,7 @@ pub fn routes() -> Router<AppState> {
             get(show_consent).delete(withdraw_consent),
         )
         .route("/api/v1/erasure", post(erase_subject))
+        .route("/api/v1/erasure/export", post(export_subject))
 }
 
 #[derive(Deserialize, Default)]
@@ -838,4 +839,19 @@ async fn erase_subject(
     .map_err(store_error)?;
     report["erasedAt"] = json!(format_rfc3339(now_ms()));
     Ok(axum::Json(report))
+}
+
+/// `POST /api/v1/erasure/export`: the subject's export alone, nothing
+/// erased (GDPR Articles 15 and 20). A POST so the id stays out of URLs
+/// and logs, and so the act is in the audit log like any other write.
+async fn export_subject(
+    State(state): State<AppState>,
+    required: Require<perm::EraseSubjects>,
+    Query(query): Query<TenantQuery>,
+    Json(body): Json<ErasureBody>,
+) -> Result<axum::Json<Value>, ApiError> {
+    let tenant_id = acting_tenant(&required.0, query.tenant.as_deref(), &state)?;
+    let export =
+        erasure::export(&state.store, &tenant_id, &body.end_user_id).map_err(store_error)?;
+    Ok(axum::Json(export))
 }

@@ -1,6 +1,6 @@
 //! Dashboard routes for tenants and the models each tenant may use.
 //!
-//! Listing and creating tenants is the operator's (`tenants.manage`, held
+//! Listing, creating and changing the tier of tenants is the operator's (`tenants.manage`, held
 //! only by the operator tenant's owners and admins). A tenant's own admins
 //! choose which catalogue models their tenant may use
 //! (`models.access`); every signed-in account may read its tenant's list.
@@ -9,7 +9,7 @@
 use axum::Router;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use axum::routing::get;
+use axum::routing::{get, patch};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -26,6 +26,7 @@ const MAX_ALLOWED_MODELS: usize = 1000;
 pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/api/v1/tenants", get(list_tenants).post(create_tenant))
+        .route("/api/v1/tenants/{id}", patch(update_tenant))
         .route(
             "/api/v1/tenants/{id}/models",
             get(show_model_access).put(set_model_access),
@@ -81,6 +82,34 @@ async fn create_tenant(
         })?;
     tracing::info!(tenant = %tenant.id, "tenant created");
     Ok((StatusCode::CREATED, axum::Json(tenant.view())))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TenantPatch {
+    /// `free`, `paid` or `enterprise`.
+    tier: Option<Tier>,
+}
+
+/// `PATCH /api/v1/tenants/{id}`: changes a tenant's tier (the operator's
+/// own included: its wallet and admission follow the tier like any other).
+async fn update_tenant(
+    State(state): State<AppState>,
+    required: Require<perm::ManageTenants>,
+    Path(id): Path<String>,
+    Json(body): Json<TenantPatch>,
+) -> Result<axum::Json<Value>, ApiError> {
+    let Some(tier) = body.tier else {
+        return Err(ApiError::invalid(
+            "tier",
+            "`tier` is required: free, paid or enterprise",
+        ));
+    };
+    let tenant = tenants::set_tier(&state.store, &id, tier)
+        .await
+        .map_err(store_error)?;
+    tracing::info!(tenant = %tenant.id, tier = tier.as_str(), by = %required.0.account.id, "tenant tier changed");
+    Ok(axum::Json(tenant.view()))
 }
 
 /// The tenant's list view: `models` is `null` when every served model is

@@ -9,10 +9,12 @@
 const TOKEN_KEY = 'tollgate.session';
 
 export class ApiError extends Error {
-  constructor(status, code, message) {
+  /** `param`: the request field the server refused, when it names one. */
+  constructor(status, code, message, param = null) {
     super(message);
     this.status = status;
     this.code = code;
+    this.param = param;
   }
 }
 
@@ -34,11 +36,13 @@ function dropSession() {
 async function errorFrom(response) {
   let code = `http_${response.status}`;
   let message = `The server answered ${response.status} ${response.statusText}.`;
+  let param = null;
   try {
     const body = await response.json();
     if (body && body.error) {
       code = body.error.code || code;
       message = body.error.message || message;
+      param = body.error.param || null;
     }
   } catch {
     // Not JSON: keep the status line.
@@ -46,7 +50,7 @@ async function errorFrom(response) {
   if (response.status === 404 && code === 'not_found') {
     message = `${message} (This server may not have this part of the API yet.)`;
   }
-  return new ApiError(response.status, code, message);
+  return new ApiError(response.status, code, message, param);
 }
 
 async function send(method, path, body) {

@@ -13,6 +13,15 @@ import * as models from './pages/models.js';
 import * as webhooks from './pages/webhooks.js';
 import * as users from './pages/users.js';
 import * as playground from './pages/playground.js';
+import * as reviews from './pages/reviews.js';
+import * as incidents from './pages/incidents.js';
+import * as audit from './pages/audit.js';
+import * as conversations from './pages/conversations.js';
+import * as subprocessors from './pages/subprocessors.js';
+import * as consents from './pages/consents.js';
+import * as subjects from './pages/subjects.js';
+import * as policies from './pages/policies.js';
+import * as tenants from './pages/tenants.js';
 
 const any = (...perms) => (can) => perms.some(can);
 
@@ -25,6 +34,15 @@ const PAGES = [
   { id: 'webhooks', title: 'Webhooks', page: webhooks, visible: any('webhooks.manage') },
   { id: 'users', title: 'Users', page: users, visible: any('users.manage') },
   { id: 'playground', title: 'Playground', page: playground, visible: any('playground.use') },
+  { id: 'reviews', title: 'Review queue', page: reviews, visible: any('reviews.decide') },
+  { id: 'incidents', title: 'Incidents', page: incidents, visible: any('incidents.manage', 'incidents.view') },
+  { id: 'audit', title: 'Audit log', page: audit, visible: any('audit.view') },
+  { id: 'conversations', title: 'Conversations', page: conversations, visible: any('conversations.view') },
+  { id: 'subprocessors', title: 'Sub-processors', page: subprocessors, visible: () => true },
+  { id: 'consents', title: 'Consents', page: consents, visible: any('consents.manage') },
+  { id: 'subjects', title: 'Data subjects', page: subjects, visible: any('subjects.erase') },
+  { id: 'policies', title: 'Policies', page: policies, visible: any('policies.manage') },
+  { id: 'tenants', title: 'Tenants', page: tenants, visible: (can) => can('tenants.manage') },
 ];
 
 const root = document.getElementById('app');
@@ -102,6 +120,27 @@ async function start() {
   route();
 }
 
+/**
+ * The review queue's menu entry carries the number of pending reviews, for
+ * the roles that decide them; refreshed on every navigation and after a
+ * decision. A failed count leaves the entry as it was.
+ */
+async function refreshReviewCount() {
+  if (!can('reviews.decide')) return;
+  let pending;
+  try {
+    pending = (await get('/api/v1/reviews?status=pending')).data.length;
+  } catch {
+    return;
+  }
+  const link = document.querySelector('nav a[data-page="reviews"]');
+  if (!link) return;
+  link.querySelector('.nav-count')?.remove();
+  if (pending > 0) {
+    link.append(h('span', { class: 'nav-count' }, h('span', { class: 'sr-only' }, ': '), String(pending), h('span', { class: 'sr-only' }, ' pending')));
+  }
+}
+
 function currentId() {
   const id = location.hash.replace(/^#\/?/, '');
   return id || 'overview';
@@ -148,7 +187,9 @@ function renderShell() {
 async function route() {
   if (!me) return;
   const id = currentId();
-  const entry = PAGES.find((p) => p.id === id && p.visible(can));
+  // A page outside the role's menu still opens by its address, so the
+  // person sees the API's own refusal (403) rather than a silent redirect.
+  const entry = PAGES.find((p) => p.id === id);
   if (!entry) {
     location.replace('#/overview');
     return;
@@ -159,12 +200,13 @@ async function route() {
   }
   const main = document.getElementById('main');
   const heading = h('h1', { tabindex: '-1' }, entry.title);
-  const body = h('div', { class: 'page', 'aria-busy': 'true' });
+  const body = h('div', { class: 'page', 'data-page': entry.id, 'aria-busy': 'true' });
   main.replaceChildren(heading, body);
   document.title = `${entry.title} · Tollgate`;
   heading.focus();
   const mine = ++renderCount;
-  const ctx = { me, can, refreshMe: async () => { me = await get('/api/v1/me'); return me; }, isCurrent: () => mine === renderCount };
+  const ctx = { me, can, refreshMe: async () => { me = await get('/api/v1/me'); return me; }, isCurrent: () => mine === renderCount, refreshReviewCount };
+  refreshReviewCount();
   try {
     await entry.page.render(body, ctx);
   } catch (e) {
