@@ -88,7 +88,8 @@ async fn post(server: &TestServer, key: &str, path: &str, body: Value) -> reqwes
 }
 
 async fn chat(server: &TestServer, key: &str) {
-    let body = json!({ "model": "mock-chat", "messages": [{ "role": "user", "content": "hello" }] });
+    let body =
+        json!({ "model": "mock-chat", "messages": [{ "role": "user", "content": "hello" }] });
     let response = post(server, key, "/v1/chat/completions", body).await;
     assert_eq!(response.status(), 200);
 }

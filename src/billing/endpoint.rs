@@ -66,10 +66,7 @@ impl Endpoint {
             .find(|e| e.as_str() == name)
             .ok_or_else(|| {
                 let names: Vec<&str> = Endpoint::ALL.iter().map(|e| e.as_str()).collect();
-                format!(
-                    "unknown endpoint `{name}`; one of: {}",
-                    names.join(", ")
-                )
+                format!("unknown endpoint `{name}`; one of: {}", names.join(", "))
             })
     }
 

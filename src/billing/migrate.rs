@@ -62,10 +62,7 @@ pub fn migrate_v6_to_v7(txn: &redb::WriteTransaction) -> Result<(), StoreError> 
     }
     let media = media_units(txn)?;
     for (key, r) in old {
-        let endpoint = media
-            .get(&r.request_id)
-            .copied()
-            .unwrap_or(Endpoint::Chat);
+        let endpoint = media.get(&r.request_id).copied().unwrap_or(Endpoint::Chat);
         let record = UsageRecord {
             request_id: r.request_id,
             key_id: r.key_id,
