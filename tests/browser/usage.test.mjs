@@ -73,7 +73,7 @@ describe('usage chart', () => {
     await accessible(page);
 
     // Images only: the image model and the key that drew it, nothing else.
-    await page.getByLabel('Endpoint').selectOption('images');
+    await page.getByLabel('Endpoint', { exact: true }).selectOption('images');
     await chart(page, 'Requests per day by model (Images)').waitFor();
     const imageModels = await legend(page, 'Requests per day by model (Images)');
     assert.ok(imageModels.includes('mock-image') && !imageModels.includes('mock-chat'), `models: ${imageModels}`);
@@ -85,7 +85,7 @@ describe('usage chart', () => {
     assert.match(endpoints[0], /Images/);
 
     // Chat only: the image model is gone, the chat key is back.
-    await page.getByLabel('Endpoint').selectOption('chat');
+    await page.getByLabel('Endpoint', { exact: true }).selectOption('chat');
     await chart(page, 'Requests per day by model (Chat completions)').waitFor();
     const chatModels = await legend(page, 'Requests per day by model (Chat completions)');
     assert.ok(chatModels.includes('mock-chat') && !chatModels.includes('mock-image'), `models: ${chatModels}`);
@@ -94,7 +94,7 @@ describe('usage chart', () => {
     assert.ok((await summary(page, 'Requests per day by key (Chat completions)')).includes(`${KEY_A} ${CHATS_A}`));
 
     // An endpoint nobody used: no chart, the tables say so.
-    await page.getByLabel('Endpoint').selectOption('completions');
+    await page.getByLabel('Endpoint', { exact: true }).selectOption('completions');
     await page.locator('.usage-results p.empty').first().waitFor();
     assert.equal(await page.locator('figure.chart').count(), 0);
     await noErrorShown(page);
@@ -109,7 +109,7 @@ describe('usage chart', () => {
     await noErrorShown(page);
     await noOverflow(page);
     await accessible(page);
-    await page.getByLabel('Endpoint').selectOption('images');
+    await page.getByLabel('Endpoint', { exact: true }).selectOption('images');
     await chart(page, 'Requests per day by key (Images)').waitFor();
     await noOverflow(page);
     await accessible(page);
