@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use tollgate::auth::keys::{KeySettings, KeyState, Keys, Latitude, ResetInterval};
-use tollgate::billing::{self, UsageRecord, usage};
+use tollgate::billing::{self, Endpoint, UsageRecord, usage};
 use tollgate::error::Code;
 use tollgate::store::Store;
 use tollgate::tenants::{self, Tier};
@@ -28,6 +28,7 @@ fn record(key_id: &str, tenant_id: &str, cost: u64, at: i64, n: usize) -> UsageR
         streamed: false,
         estimated: false,
         at,
+        endpoint: Endpoint::Chat,
     }
 }
 

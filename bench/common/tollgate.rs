@@ -22,7 +22,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tollgate::auth::keys::{self, ApiKey, KeySettings, Keys, Latitude, ResetInterval};
-use tollgate::billing::{USAGE_TABLE, UsageRecord};
+use tollgate::billing::{Endpoint, USAGE_TABLE, UsageRecord};
 use tollgate::config::{self, Overrides};
 use tollgate::store::Store;
 use tollgate::time_util::now_ms;
@@ -188,6 +188,7 @@ async fn seed_usage(store: &Store, tenant: &str, key_ids: Arc<Vec<String>>, coun
                         streamed: false,
                         estimated: false,
                         at: since + (i as f64 * step) as i64,
+                        endpoint: Endpoint::Chat,
                     };
                     USAGE_TABLE.put(txn, &record.row_key(), &record)?;
                 }

@@ -93,6 +93,9 @@ pub enum Command {
         key: Option<String>,
         from: Option<String>,
         to: Option<String>,
+        /// Only this endpoint (`chat`, `messages`, ...).
+        #[serde(default)]
+        endpoint: Option<String>,
     },
 }
 
@@ -262,6 +265,7 @@ async fn run(ctx: &Context, command: Command) -> Result<Value, StoreError> {
             key,
             from,
             to,
+            endpoint,
         } => {
             use crate::billing::usage;
             let parse = |t: Option<String>, default: i64| {
@@ -277,6 +281,9 @@ async fn run(ctx: &Context, command: Command) -> Result<Value, StoreError> {
                 key_ids: key.map(|k| vec![k]),
                 from: parse(from, now - 30 * 86_400_000)?,
                 to: parse(to, now + 1)?,
+                endpoint: endpoint
+                    .map(|e| usage::Endpoint::parse(&e).map_err(StoreError::Invalid))
+                    .transpose()?,
             };
             let mut report = usage::aggregate(&ctx.store, &scope)?;
             report["events"] = json!(

@@ -18,7 +18,7 @@ use crate::auth::accounts::{Permission, Role};
 use crate::auth::extract::{Require, Signed, perm};
 use crate::auth::keys::ApiKey;
 use crate::auth::sessions::CurrentAccount;
-use crate::billing::{self, usage};
+use crate::billing::{self, Endpoint, usage};
 use crate::catalogue::credits_to_micros;
 use crate::error::{ApiError, Code};
 use crate::store::StoreError;
@@ -54,6 +54,8 @@ struct RangeQuery {
     to: Option<String>,
     key_id: Option<String>,
     tenant: Option<String>,
+    /// Only this endpoint (`chat`, `messages`, ...).
+    endpoint: Option<String>,
 }
 
 /// The tenant a caller may read: its own, or any (by id or name) for the
@@ -147,11 +149,20 @@ fn usage_scope(
         key_ids,
         from,
         to,
+        endpoint: endpoint_filter(query.endpoint.as_deref())?,
     })
 }
 
-/// `GET /api/v1/usage`: aggregates by day, key and model, with the spend
-/// events of the period.
+/// The `endpoint` query parameter: one of the closed set, else 400.
+pub(crate) fn endpoint_filter(asked: Option<&str>) -> Result<Option<Endpoint>, ApiError> {
+    asked
+        .map(|name| Endpoint::parse(name).map_err(|m| ApiError::invalid("endpoint", m)))
+        .transpose()
+}
+
+/// `GET /api/v1/usage`: aggregates by day, key, model and endpoint, a
+/// total per endpoint, and the spend events of the period (key-bound, so
+/// not narrowed by `endpoint`).
 async fn usage_report(
     State(state): State<AppState>,
     Signed(current): Signed,
@@ -294,6 +305,7 @@ async fn history(
         key_ids: None,
         from,
         to,
+        endpoint: None,
     };
     Ok(axum::Json(
         usage::wallet_history(&state.store, &scope).map_err(store_error)?,

@@ -13,6 +13,8 @@
 //!
 //! Scope is that of `/api/v1/usage`: the owner every tenant (or one with
 //! `tenant`), roles reading all usage their tenant, `user` its own keys.
+//! `endpoint` narrows both sources: the usage records by their endpoint,
+//! the refusals by the endpoint of their path.
 
 use std::collections::BTreeMap;
 
@@ -22,13 +24,13 @@ use axum::routing::get;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::api::billing::{store_error, tenant_scope};
+use crate::api::billing::{endpoint_filter, store_error, tenant_scope};
 use crate::api::json::Query;
 use crate::app::AppState;
 use crate::auth::accounts::Permission;
 use crate::auth::extract::Signed;
 use crate::auth::keys::ResetInterval;
-use crate::billing::usage;
+use crate::billing::{Endpoint, usage};
 use crate::catalogue::micros_to_credits;
 use crate::compliance::audit;
 use crate::error::{ApiError, Code};
@@ -49,6 +51,8 @@ struct StatsQuery {
     days: Option<u32>,
     /// Owner only: one tenant (id or name) instead of every tenant.
     tenant: Option<String>,
+    /// Only this endpoint (`chat`, `messages`, ...).
+    endpoint: Option<String>,
 }
 
 #[derive(Default, Clone, Copy)]
@@ -115,6 +119,7 @@ async fn stats(
     let today = ResetInterval::Daily.cycle_start(now_ms());
     let from = today - i64::from(days - 1) * DAY_MS;
     let to = today + DAY_MS;
+    let endpoint = endpoint_filter(query.endpoint.as_deref())?;
     let tenant_id = tenant_scope(&current, query.tenant.as_deref(), &state)?;
     let key_ids = if all {
         None
@@ -135,6 +140,7 @@ async fn stats(
         key_ids: key_ids.clone(),
         from,
         to,
+        endpoint,
     };
 
     let mut series: BTreeMap<String, Day> = (0..i64::from(days))
@@ -143,6 +149,7 @@ async fn stats(
     let mut totals = Day::default();
     let mut models: BTreeMap<String, Top> = BTreeMap::new();
     let mut keys: BTreeMap<String, Top> = BTreeMap::new();
+    let mut endpoints: BTreeMap<Endpoint, Top> = BTreeMap::new();
     for r in usage::records(&state.store, &scope).map_err(store_error)? {
         for day in [series.entry(day_of(r.at)).or_default(), &mut totals] {
             day.requests += 1;
@@ -155,6 +162,9 @@ async fn stats(
             slot.requests += 1;
             slot.credits += i128::from(r.cost);
         }
+        let slot = endpoints.entry(r.endpoint).or_default();
+        slot.requests += 1;
+        slot.credits += i128::from(r.cost);
     }
 
     let filter = audit::Filter {
@@ -173,7 +183,7 @@ async fn stats(
         let counted = match &key_ids {
             None => true,
             Some(own) => own.iter().any(|k| entry.actor == format!("key:{k}")),
-        };
+        } && endpoint.is_none_or(|e| Endpoint::of_path(&entry.target) == Some(e));
         if counted {
             series.entry(day_of(entry.at)).or_default().errors += 1;
             totals.errors += 1;
@@ -202,6 +212,16 @@ async fn stats(
             })
         })
         .collect();
+    let by_endpoint: Vec<Value> = endpoints
+        .iter()
+        .map(|(endpoint, t)| {
+            json!({
+                "endpoint": endpoint.as_str(),
+                "requests": t.requests,
+                "credits": micros_to_credits(t.credits),
+            })
+        })
+        .collect();
     let series: Vec<Value> = series
         .iter()
         .map(|(day, d)| {
@@ -217,5 +237,7 @@ async fn stats(
         "series": series,
         "topModels": top_models,
         "topKeys": top_keys,
+        "endpoint": endpoint.map(Endpoint::as_str),
+        "byEndpoint": by_endpoint,
     })))
 }

@@ -9,8 +9,12 @@
 //! commit, so a threshold fires exactly once per cycle whatever the
 //! concurrency, and a restart can neither repeat nor lose one.
 
+pub mod endpoint;
 pub mod limits;
+pub mod migrate;
 pub mod usage;
+
+pub use endpoint::Endpoint;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -52,6 +56,9 @@ pub struct UsageRecord {
     pub estimated: bool,
     /// Unix ms.
     pub at: i64,
+    /// The route that served it (schema 7; older records were labelled by
+    /// the migration, see [`migrate`]).
+    pub endpoint: Endpoint,
 }
 
 impl UsageRecord {
@@ -77,6 +84,7 @@ impl UsageRecord {
             "streamed": self.streamed,
             "estimated": self.estimated,
             "at": format_rfc3339(self.at),
+            "endpoint": self.endpoint.as_str(),
         })
     }
 }

@@ -1,12 +1,13 @@
-//! Reading the ledger back: usage aggregates by day, key and model; the
-//! spend events; the wallet's history. Every query is one read transaction
-//! over a time range of a time-ordered table.
+//! Reading the ledger back: usage aggregates by day, key, model and
+//! endpoint; the spend events; the wallet's history. Every query is one
+//! read transaction over a time range of a time-ordered table.
 
 use std::collections::BTreeMap;
 
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
+pub use super::Endpoint;
 use super::{StoredEvent, UsageRecord, WalletEntry};
 use crate::catalogue::micros_to_credits;
 use crate::store::tables::{Def, EVENTS, USAGE, WALLET_ENTRIES};
@@ -24,6 +25,8 @@ pub struct Scope {
     pub from: i64,
     /// Unix ms, exclusive.
     pub to: i64,
+    /// `None`: every endpoint.
+    pub endpoint: Option<Endpoint>,
 }
 
 impl Scope {
@@ -68,6 +71,7 @@ pub fn records(store: &Store, scope: &Scope) -> Result<Vec<UsageRecord>, StoreEr
     Ok(in_range::<UsageRecord>(store, USAGE, scope.from, scope.to)?
         .into_iter()
         .filter(|r| scope.covers(Some(&r.tenant_id), Some(&r.key_id)))
+        .filter(|r| scope.endpoint.is_none_or(|e| e == r.endpoint))
         .collect())
 }
 
@@ -98,25 +102,37 @@ impl Sum {
     }
 }
 
-/// Usage grouped by UTC day, key and model, with totals.
+/// Usage grouped by UTC day, key, model and endpoint, with totals and a
+/// total per endpoint.
 pub fn aggregate(store: &Store, scope: &Scope) -> Result<Value, StoreError> {
-    let mut groups: BTreeMap<(String, String, String), Sum> = BTreeMap::new();
+    let mut groups: BTreeMap<(String, String, String, Endpoint), Sum> = BTreeMap::new();
+    let mut endpoints: BTreeMap<Endpoint, Sum> = BTreeMap::new();
     let mut total = Sum::default();
     for r in records(store, scope)? {
         let day = format_rfc3339(r.at)[..10].to_owned();
         groups
-            .entry((day, r.key_id.clone(), r.model.clone()))
+            .entry((day, r.key_id.clone(), r.model.clone(), r.endpoint))
             .or_default()
             .add(&r);
+        endpoints.entry(r.endpoint).or_default().add(&r);
         total.add(&r);
     }
     let data: Vec<Value> = groups
         .iter()
-        .map(|((day, key, model), sum)| {
+        .map(|((day, key, model, endpoint), sum)| {
             let mut row = sum.view();
             row["day"] = json!(day);
             row["keyId"] = json!(key);
             row["model"] = json!(model);
+            row["endpoint"] = json!(endpoint.as_str());
+            row
+        })
+        .collect();
+    let by_endpoint: Vec<Value> = endpoints
+        .iter()
+        .map(|(endpoint, sum)| {
+            let mut row = sum.view();
+            row["endpoint"] = json!(endpoint.as_str());
             row
         })
         .collect();
@@ -124,7 +140,9 @@ pub fn aggregate(store: &Store, scope: &Scope) -> Result<Value, StoreError> {
         "object": "usage",
         "from": format_rfc3339(scope.from),
         "to": format_rfc3339(scope.to),
+        "endpoint": scope.endpoint.map(Endpoint::as_str),
         "data": data,
+        "byEndpoint": by_endpoint,
         "totals": total.view(),
     }))
 }

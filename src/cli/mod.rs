@@ -62,8 +62,8 @@ pub enum Command {
     /// Inspect the model catalogue.
     #[command(subcommand)]
     Models(ModelsCommand),
-    /// Usage by day, key and model, with the spend events of the period
-    /// (works while serving).
+    /// Usage by day, key, model and endpoint, with the spend events of the
+    /// period (works while serving).
     Usage {
         /// Only this tenant (id or name).
         #[arg(long)]
@@ -77,6 +77,10 @@ pub enum Command {
         /// End, RFC 3339, exclusive (default: now).
         #[arg(long)]
         to: Option<String>,
+        /// Only this endpoint: chat, messages, generate_content, images,
+        /// audio, embeddings, responses or completions.
+        #[arg(long, value_parser = endpoint_name)]
+        endpoint: Option<String>,
         /// Print JSON.
         #[arg(long)]
         json: bool,
@@ -517,6 +521,12 @@ pub async fn run(cli: Cli) -> Result<(), Failure> {
 /// An amount of credits on the command line: a finite number, 0 or more.
 /// `NaN` and `inf` parse as `f64` but are no amount, and would reach the
 /// server as JSON `null`.
+/// `--endpoint`: one of the closed set (checked here, so a typo is a usage
+/// error before the server is asked).
+fn endpoint_name(text: &str) -> Result<String, String> {
+    crate::billing::Endpoint::parse(text).map(|e| e.as_str().to_owned())
+}
+
 fn parse_credits(text: &str) -> Result<f64, String> {
     match text.trim().parse::<f64>() {
         Ok(amount) if amount.is_finite() && amount >= 0.0 => Ok(amount),
@@ -711,6 +721,7 @@ fn admin_command(command: &Command) -> Result<(Admin, bool), Failure> {
             key,
             from,
             to,
+            endpoint,
             json,
         } => (
             Admin::Usage {
@@ -718,6 +729,7 @@ fn admin_command(command: &Command) -> Result<(Admin, bool), Failure> {
                 key: key.clone(),
                 from: from.clone(),
                 to: to.clone(),
+                endpoint: endpoint.clone(),
             },
             *json,
         ),

@@ -54,6 +54,7 @@ fn usage(report: &Value) {
             "day",
             "keyId",
             "model",
+            "endpoint",
             "requests",
             "promptTokens",
             "completionTokens",

@@ -29,7 +29,7 @@ use super::request::ChatRequest;
 use super::{Attempt, Compliance, Extensions, Served};
 use crate::app::AppState;
 use crate::auth::keys::ApiKey;
-use crate::billing::Charged;
+use crate::billing::{Charged, Endpoint};
 use crate::catalogue::{Capability, Model, Pricing, ProviderKind, charge_for, credits_to_micros};
 use crate::compliance::{Classification, registry};
 use crate::error::{ApiError, Code};
@@ -48,6 +48,14 @@ pub enum Route {
 }
 
 impl Route {
+    /// The usage dimension of the route.
+    pub fn endpoint(self) -> Endpoint {
+        match self {
+            Route::Generation | Route::Edit => Endpoint::Images,
+            Route::Transcription | Route::Speech => Endpoint::Audio,
+        }
+    }
+
     pub fn path(self) -> &'static str {
         match self {
             Route::Generation => "/v1/images/generations",
@@ -217,6 +225,7 @@ pub async fn serve(
         compliance,
         retries: 0,
         in_flight: None,
+        endpoint: request.route.endpoint(),
     };
     let streamed = request.route == Route::Speech;
     let extensions = Extensions::new(state, &served, streamed);

@@ -29,7 +29,7 @@ use serde_json::{Value, json};
 
 use crate::app::AppState;
 use crate::auth::keys::{ApiKey, Keys};
-use crate::billing::{self, Charged, UsageRecord, limits};
+use crate::billing::{self, Charged, Endpoint, UsageRecord, limits};
 use crate::catalogue::{Model, Pricing, micros_to_credits};
 use crate::compliance::audit::{self, Draft};
 use crate::compliance::conversations::{self, Conversation};
@@ -103,6 +103,8 @@ pub struct Served {
     /// Counts the serving deployment busy while the answer (a stream)
     /// lasts.
     pub in_flight: Option<Arc<routing::InFlight>>,
+    /// The route it came in on, kept in its usage record.
+    pub endpoint: Endpoint,
 }
 
 /// What the compliance records of a request need, from the gate to the
@@ -310,6 +312,7 @@ pub async fn chat_completions(
                     compliance: compliance.clone(),
                     retries,
                     in_flight: Some(Arc::new(in_flight)),
+                    endpoint: Endpoint::Chat,
                 };
                 let reservations: Vec<limits::Reservation> =
                     reservation.into_iter().chain(key_reservation).collect();
@@ -679,6 +682,7 @@ impl Extensions {
                 streamed,
                 estimated: false,
                 at: 0,
+                endpoint: served.endpoint,
             },
             compliance: served.compliance.clone(),
             level: served.risk.level,

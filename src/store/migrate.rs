@@ -25,6 +25,9 @@ const MIGRATIONS: &[Migration] = &[
     // 5 -> 6: the compliance policy gains PII redaction (`logs` by
     // default) and the tenant's own PII patterns.
     crate::tenants::migrate_pii_policy,
+    // 6 -> 7: usage records gain their endpoint (inferred from the audit
+    // entry's billed units, else `chat`).
+    crate::billing::migrate::migrate_v6_to_v7,
 ];
 
 pub fn prepare(db: &Database) -> Result<(), StoreError> {

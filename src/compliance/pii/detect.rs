@@ -477,6 +477,10 @@ fn card_shape(d: &[u8], groups: &[usize], seps_ok: bool) -> bool {
 /// in groups or named.
 fn national_phone(b: &[u8], start: usize, d: &[u8], groups: &[usize]) -> bool {
     let n = d.len();
+    // A lone `0` ("request 0") is no phone, and has no second digit.
+    if n < 2 {
+        return false;
+    }
     if d[0] == b'0' {
         if d[1] == b'0' {
             return (11..=17).contains(&n);
@@ -505,6 +509,13 @@ mod tests {
             .into_iter()
             .map(|s| (s.kind, &text[s.start..s.end]))
             .collect()
+    }
+
+    #[test]
+    fn a_lone_digit_is_no_phone_and_no_panic() {
+        for text in ["request 0", "0", "call 0 now", "7"] {
+            assert!(kinds(text).is_empty(), "{text}");
+        }
     }
 
     #[test]

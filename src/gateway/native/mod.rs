@@ -267,6 +267,7 @@ pub async fn passthrough(
         compliance,
         retries: 0,
         in_flight: None,
+        endpoint: call.wire.endpoint(),
     };
     let sent = match send_traced(state, &call).await {
         Ok(sent) => sent,

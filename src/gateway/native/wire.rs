@@ -11,6 +11,7 @@
 
 use serde_json::{Value, json};
 
+use crate::billing::Endpoint;
 use crate::catalogue::ProviderKind;
 use crate::error::ApiError;
 
@@ -24,6 +25,14 @@ pub enum Wire {
 }
 
 impl Wire {
+    /// The usage dimension of the wire.
+    pub fn endpoint(self) -> Endpoint {
+        match self {
+            Wire::Anthropic => Endpoint::Messages,
+            Wire::Gemini => Endpoint::GenerateContent,
+        }
+    }
+
     /// The kind of provider this wire can be forwarded to.
     pub fn provider_kind(self) -> ProviderKind {
         match self {
