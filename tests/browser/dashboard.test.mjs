@@ -499,13 +499,23 @@ describe('stored markup', () => {
     const secret = page.getByRole('dialog', { name: 'Your new API key' });
     const value = await secret.getByRole('textbox').inputValue();
     await secret.getByRole('button', { name: 'I have stored it' }).click();
-    // A request, so the name shows among the recent requests and in usage.
-    const answer = await fetch(`${BASE}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { Authorization: `Bearer ${value}`, 'Content-Type': 'application/json' },
-      body: JSON.stringify({ model: 'mock-chat', messages: [{ role: 'user', content: 'hello' }] }),
-    });
-    assert.equal(answer.status, 200);
+    // Requests, so the name shows in usage and among the Overview's top
+    // five keys (other suites share the server and spend too): sent until
+    // the stats name it, a bounded number of times.
+    const topKeys = async () => {
+      const stats = await fetch(`${BASE}/api/v1/stats`, { headers: { Authorization: `Bearer ${token}` } });
+      return (await stats.json()).topKeys.map((k) => k.keyName ?? k.name);
+    };
+    for (let sent = 0; ; sent += 1) {
+      const answer = await fetch(`${BASE}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${value}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ model: 'mock-chat', messages: [{ role: 'user', content: 'hello '.repeat(50) }] }),
+      });
+      assert.equal(answer.status, 200);
+      if (sent % 10 === 0 && (await topKeys()).includes(KEY)) break;
+      assert.ok(sent < 400, 'the key never reached the top five keys');
+    }
     const created = await fetch(`${BASE}/api/v1/users`, {
       method: 'POST',
       headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
