@@ -1439,14 +1439,29 @@ async fn every_registry_change_keeps_a_revision_that_every_role_reads_newest_fir
             .collect();
         assert_eq!(
             versions,
-            vec![("4", "acme-ai"), ("3", "acme-ai"), ("2", "acme-ai"), ("1", "up")],
+            vec![
+                ("4", "acme-ai"),
+                ("3", "acme-ai"),
+                ("2", "acme-ai"),
+                ("1", "up")
+            ],
             "as {role}"
         );
         assert_eq!(all["more"], false);
     }
-    let named = get_json(&server, &beta_billing, "/api/v1/sub-processor-history?name=up").await;
+    let named = get_json(
+        &server,
+        &beta_billing,
+        "/api/v1/sub-processor-history?name=up",
+    )
+    .await;
     assert_eq!(named["data"].as_array().unwrap().len(), 1);
-    let page = get_json(&server, &beta_billing, "/api/v1/sub-processor-history?limit=2").await;
+    let page = get_json(
+        &server,
+        &beta_billing,
+        "/api/v1/sub-processor-history?limit=2",
+    )
+    .await;
     assert_eq!(page["data"].as_array().unwrap().len(), 2);
     assert_eq!(page["more"], true);
     assert_eq!(page["data"][0]["version"], "4");

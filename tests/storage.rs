@@ -397,7 +397,8 @@ async fn a_registry_from_before_the_history_gets_one_found_revision_and_backups_
 
     server.launch().unwrap();
     let token = common::login(&server).await;
-    let history = common::get_json(&server, &token, "/api/v1/sub-processors/older-ai/history").await;
+    let history =
+        common::get_json(&server, &token, "/api/v1/sub-processors/older-ai/history").await;
     let revisions = history["data"].as_array().unwrap();
     assert_eq!(revisions.len(), 1, "{history}");
     assert_eq!(revisions[0]["change"], "found");
@@ -411,7 +412,12 @@ async fn a_registry_from_before_the_history_gets_one_found_revision_and_backups_
         .as_array()
         .unwrap()
         .iter()
-        .map(|r| (r["name"].as_str().unwrap().to_owned(), r["change"].as_str().unwrap().to_owned()))
+        .map(|r| {
+            (
+                r["name"].as_str().unwrap().to_owned(),
+                r["change"].as_str().unwrap().to_owned(),
+            )
+        })
         .collect();
     let expected: BTreeSet<(String, String)> = [("mock", "found"), ("older-ai", "found")]
         .iter()
@@ -430,7 +436,7 @@ async fn a_registry_from_before_the_history_gets_one_found_revision_and_backups_
     assert!(output.status.success(), "{}", stderr(&output));
     let db = redb::ReadOnlyDatabase::open(&backup).unwrap();
     let read = redb::ReadableDatabase::begin_read(&db).unwrap();
-    let rows = redb::ReadableTableMetadata::len(&read.open_table(SUB_PROCESSOR_HISTORY).unwrap())
-        .unwrap();
+    let rows =
+        redb::ReadableTableMetadata::len(&read.open_table(SUB_PROCESSOR_HISTORY).unwrap()).unwrap();
     assert_eq!(rows, 2, "the backup carries the registry history");
 }
