@@ -98,6 +98,8 @@ const COVERED_BY_COMPLIANCE: &[&str] = &[
     "/api/v1/incidents/{id}",
     "/api/v1/sub-processors",
     "/api/v1/sub-processors/{name}",
+    "/api/v1/sub-processors/{name}/history",
+    "/api/v1/sub-processor-history",
     "/api/v1/consents",
     "/api/v1/consents/{id}",
     "/api/v1/erasure",

@@ -1336,6 +1336,165 @@ async fn registry_changes_reach_every_tenant_and_bump_the_version() {
 }
 
 #[tokio::test]
+async fn every_registry_change_keeps_a_revision_that_every_role_reads_newest_first() {
+    let (_upstream, server) = setup("").await;
+    let owner = login(&server).await;
+    let admin = account(&server, "default", "admin@example.test", "admin").await;
+    second_tenant(&server, "beta");
+    let beta_billing = account(&server, "beta", "billing@beta.test", "billing").await;
+    // The configured provider was proposed at first start, by the system.
+    let start = get_json(&server, &beta_billing, "/api/v1/sub-processors/up/history").await;
+    assert!(start["historySince"].is_string(), "{start}");
+    assert_eq!(start["data"].as_array().unwrap().len(), 1, "{start}");
+    assert_eq!(start["data"][0]["change"], "created");
+    assert_eq!(start["data"][0]["version"], "1");
+    assert_eq!(start["data"][0]["actor"], "system");
+    assert_eq!(start["data"][0]["email"], Value::Null);
+
+    expect(
+        &server,
+        &owner,
+        Method::POST,
+        "/api/v1/sub-processors",
+        Some(&json!({ "name": "acme-ai", "legalName": "Acme AI GmbH", "location": "DE" })),
+        201,
+    )
+    .await;
+    expect(
+        &server,
+        &admin,
+        Method::PUT,
+        "/api/v1/sub-processors/acme-ai",
+        Some(&json!({ "location": "FR" })),
+        200,
+    )
+    .await;
+    // A refused change keeps nothing.
+    let refused = call(
+        &server,
+        Some(&admin),
+        Method::PUT,
+        "/api/v1/sub-processors/acme-ai",
+        Some(&json!({ "dpaUrl": "ftp://nope" })),
+    )
+    .await;
+    assert_eq!(error_code(refused, 400).await, "invalid_request");
+    expect(
+        &server,
+        &owner,
+        Method::DELETE,
+        "/api/v1/sub-processors/acme-ai",
+        None,
+        200,
+    )
+    .await;
+    let me = get_json(&server, &owner, "/api/v1/me").await;
+    let admin_me = get_json(&server, &admin, "/api/v1/me").await;
+    let owner_actor = format!("account:{}", me["id"].as_str().unwrap());
+    let admin_actor = format!("account:{}", admin_me["id"].as_str().unwrap());
+
+    let mut tokens = vec![("owner", owner.clone())];
+    for role in &ROLES[1..] {
+        tokens.push((
+            role,
+            account(&server, "default", &format!("{role}@reader.test"), role).await,
+        ));
+    }
+    tokens.push(("beta billing", beta_billing.clone()));
+    for (role, token) in &tokens {
+        // A deleted entry's history stays readable.
+        let history = get_json(&server, token, "/api/v1/sub-processors/acme-ai/history").await;
+        let changes: Vec<(&str, &str, &str, &str)> = history["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                (
+                    r["version"].as_str().unwrap(),
+                    r["change"].as_str().unwrap(),
+                    r["actor"].as_str().unwrap(),
+                    r["entry"]["location"].as_str().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            changes,
+            vec![
+                ("4", "deleted", owner_actor.as_str(), "FR"),
+                ("3", "updated", admin_actor.as_str(), "FR"),
+                ("2", "created", owner_actor.as_str(), "DE"),
+            ],
+            "as {role}"
+        );
+        assert_eq!(history["data"][1]["email"], "admin@example.test");
+        assert_eq!(history["data"][2]["entry"]["legalName"], "Acme AI GmbH");
+        assert_eq!(history["data"][2]["entry"]["version"], "2");
+        // The registry-wide history: every entry's changes, newest first.
+        let all = get_json(&server, token, "/api/v1/sub-processor-history").await;
+        let versions: Vec<(&str, &str)> = all["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| (r["version"].as_str().unwrap(), r["name"].as_str().unwrap()))
+            .collect();
+        assert_eq!(
+            versions,
+            vec![
+                ("4", "acme-ai"),
+                ("3", "acme-ai"),
+                ("2", "acme-ai"),
+                ("1", "up")
+            ],
+            "as {role}"
+        );
+        assert_eq!(all["more"], false);
+    }
+    let named = get_json(
+        &server,
+        &beta_billing,
+        "/api/v1/sub-processor-history?name=up",
+    )
+    .await;
+    assert_eq!(named["data"].as_array().unwrap().len(), 1);
+    let page = get_json(
+        &server,
+        &beta_billing,
+        "/api/v1/sub-processor-history?limit=2",
+    )
+    .await;
+    assert_eq!(page["data"].as_array().unwrap().len(), 2);
+    assert_eq!(page["more"], true);
+    assert_eq!(page["data"][0]["version"], "4");
+
+    // A name the registry never had: 404 in the documented shape.
+    for path in [
+        "/api/v1/sub-processors/never-listed/history",
+        "/api/v1/sub-processor-history?name=never-listed",
+    ] {
+        let unknown = call(&server, Some(&beta_billing), Method::GET, path, None).await;
+        assert_eq!(error_code(unknown, 404).await, "not_found", "{path}");
+    }
+    let bad_limit = call(
+        &server,
+        Some(&beta_billing),
+        Method::GET,
+        "/api/v1/sub-processor-history?limit=0",
+        None,
+    )
+    .await;
+    assert_eq!(error_code(bad_limit, 400).await, "invalid_request");
+    let anonymous = call(
+        &server,
+        None,
+        Method::GET,
+        "/api/v1/sub-processors/up/history",
+        None,
+    )
+    .await;
+    assert_eq!(anonymous.status(), 401);
+}
+
+#[tokio::test]
 async fn enforce_registry_routes_only_to_registered_providers() {
     let (upstream, server) = setup("").await;
     let owner = login(&server).await;
@@ -1667,6 +1826,8 @@ fn route_table() -> Vec<(Method, &'static str, Option<Value>, &'static [&'static
             None,
             REGISTRY,
         ),
+        (Method::GET, "/api/v1/sub-processors/up/history", None, ANY),
+        (Method::GET, "/api/v1/sub-processor-history", None, ANY),
         (Method::GET, "/api/v1/consents", None, CONSENTS),
         (Method::POST, "/api/v1/consents", empty.clone(), CONSENTS),
         (Method::GET, "/api/v1/consents/nope", None, CONSENTS),

@@ -365,3 +365,78 @@ async fn a_schema_1_store_is_migrated_on_open() {
         tollgate::store::tables::SCHEMA_VERSION.to_be_bytes()
     );
 }
+
+#[tokio::test]
+async fn a_registry_from_before_the_history_gets_one_found_revision_and_backups_carry_it() {
+    use tollgate::store::tables::{META, SUB_PROCESSOR_HISTORY};
+
+    let mut server = TestServer::start();
+    let token = common::login(&server).await;
+    let created = client()
+        .post(server.url("/api/v1/sub-processors"))
+        .bearer_auth(&token)
+        .json(&serde_json::json!({ "name": "older-ai", "location": "DE" }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(created.status(), 201);
+    let version = created.json::<serde_json::Value>().await.unwrap()["version"].clone();
+    server.terminate();
+    // The store as a build before the history table left it.
+    let data_file = server.data_dir().join("tollgate.redb");
+    {
+        let db = redb::Database::open(&data_file).unwrap();
+        let txn = db.begin_write().unwrap();
+        assert!(txn.delete_table(SUB_PROCESSOR_HISTORY).unwrap());
+        txn.open_table(META)
+            .unwrap()
+            .remove(b"registry_history_since".as_slice())
+            .unwrap();
+        txn.commit().unwrap();
+    }
+
+    server.launch().unwrap();
+    let token = common::login(&server).await;
+    let history =
+        common::get_json(&server, &token, "/api/v1/sub-processors/older-ai/history").await;
+    let revisions = history["data"].as_array().unwrap();
+    assert_eq!(revisions.len(), 1, "{history}");
+    assert_eq!(revisions[0]["change"], "found");
+    assert_eq!(revisions[0]["version"], version);
+    assert_eq!(revisions[0]["actor"], "system");
+    assert_eq!(revisions[0]["entry"]["location"], "DE");
+    // Every entry then listed (also the configured `mock`) is found once,
+    // and a second start records nothing more.
+    let all = common::get_json(&server, &token, "/api/v1/sub-processor-history").await;
+    let found: BTreeSet<(String, String)> = all["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["name"].as_str().unwrap().to_owned(),
+                r["change"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    let expected: BTreeSet<(String, String)> = [("mock", "found"), ("older-ai", "found")]
+        .iter()
+        .map(|(n, c)| (n.to_string(), c.to_string()))
+        .collect();
+    assert_eq!(found, expected, "{all}");
+    server.terminate();
+    server.launch().unwrap();
+    let token = common::login(&server).await;
+    let again = common::get_json(&server, &token, "/api/v1/sub-processor-history").await;
+    assert_eq!(again["data"], all["data"]);
+    assert_eq!(again["historySince"], history["historySince"]);
+
+    let backup = server.dir.path().join("history.redb");
+    let output = server.cli(&["backup", "--out", backup.to_str().unwrap()]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let db = redb::ReadOnlyDatabase::open(&backup).unwrap();
+    let read = redb::ReadableDatabase::begin_read(&db).unwrap();
+    let rows =
+        redb::ReadableTableMetadata::len(&read.open_table(SUB_PROCESSOR_HISTORY).unwrap()).unwrap();
+    assert_eq!(rows, 2, "the backup carries the registry history");
+}

@@ -53,6 +53,11 @@ pub fn routes() -> Router<AppState> {
             "/api/v1/sub-processors/{name}",
             axum::routing::put(update_registry_entry).delete(delete_registry_entry),
         )
+        .route(
+            "/api/v1/sub-processors/{name}/history",
+            get(show_entry_history),
+        )
+        .route("/api/v1/sub-processor-history", get(list_registry_history))
         .route("/api/v1/consents", get(list_consents).post(grant_consent))
         .route(
             "/api/v1/consents/{id}",
@@ -688,6 +693,63 @@ async fn list_registry(
     ))
 }
 
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HistoryQuery {
+    name: Option<String>,
+    limit: Option<usize>,
+}
+
+/// The registry's change history (every entry's, or `?name=`'s), newest
+/// first. Read by every role, as the registry is; the registry is global,
+/// so no tenant applies.
+async fn list_registry_history(
+    State(state): State<AppState>,
+    Signed(_): Signed,
+    Query(query): Query<HistoryQuery>,
+) -> Result<axum::Json<Value>, ApiError> {
+    registry_history(&state, query.name.as_deref(), query.limit)
+}
+
+/// One entry's change history, newest first.
+async fn show_entry_history(
+    State(state): State<AppState>,
+    Signed(_): Signed,
+    Path(name): Path<String>,
+    Query(query): Query<HistoryQuery>,
+) -> Result<axum::Json<Value>, ApiError> {
+    if query.name.is_some() {
+        return Err(ApiError::invalid(
+            "name",
+            "the entry is named by the path; `name` is not a query parameter here",
+        ));
+    }
+    registry_history(&state, Some(&name), query.limit)
+}
+
+fn registry_history(
+    state: &AppState,
+    name: Option<&str>,
+    limit: Option<usize>,
+) -> Result<axum::Json<Value>, ApiError> {
+    let limit = limit_param(limit, registry::MAX_HISTORY_PAGE, 100)?;
+    state
+        .store
+        .read(|tx| registry::history(tx, name, limit))
+        .map_err(store_error)?
+        .map(axum::Json)
+        .ok_or_else(|| {
+            ApiError::not_found(format!(
+                "the registry has no `{}` and never had",
+                name.unwrap_or_default()
+            ))
+        })
+}
+
+fn author(account: &Account) -> registry::Author {
+    registry::Author::account(&account.id, &account.email)
+}
+
 fn announce(state: &AppState, change: &registry::Change) -> Value {
     tracing::info!(action = change.action, name = %change.entry.name, version = change.version, "sub-processor registry changed");
     state.events.publish(change.event());
@@ -698,10 +760,10 @@ fn announce(state: &AppState, change: &registry::Change) -> Value {
 
 async fn create_registry_entry(
     State(state): State<AppState>,
-    _required: Require<perm::ManageRegistry>,
+    required: Require<perm::ManageRegistry>,
     Json(fields): Json<registry::Fields>,
 ) -> Result<impl IntoResponse, ApiError> {
-    let change = registry::create(&state.store, fields)
+    let change = registry::create(&state.store, fields, author(&required.0.account))
         .await
         .map_err(store_error)?;
     Ok((StatusCode::CREATED, axum::Json(announce(&state, &change))))
@@ -709,11 +771,11 @@ async fn create_registry_entry(
 
 async fn update_registry_entry(
     State(state): State<AppState>,
-    _required: Require<perm::ManageRegistry>,
+    required: Require<perm::ManageRegistry>,
     Path(name): Path<String>,
     Json(fields): Json<registry::Fields>,
 ) -> Result<axum::Json<Value>, ApiError> {
-    let change = registry::update(&state.store, &name, fields)
+    let change = registry::update(&state.store, &name, fields, author(&required.0.account))
         .await
         .map_err(store_error)?;
     Ok(axum::Json(announce(&state, &change)))
@@ -721,10 +783,10 @@ async fn update_registry_entry(
 
 async fn delete_registry_entry(
     State(state): State<AppState>,
-    _required: Require<perm::ManageRegistry>,
+    required: Require<perm::ManageRegistry>,
     Path(name): Path<String>,
 ) -> Result<axum::Json<Value>, ApiError> {
-    let change = registry::delete(&state.store, &name)
+    let change = registry::delete(&state.store, &name, author(&required.0.account))
         .await
         .map_err(store_error)?;
     let mut view = announce(&state, &change);

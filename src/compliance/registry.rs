@@ -8,17 +8,30 @@
 //! entry; after that only owners change the list, and a provider added to
 //! the configuration later is not in the registry until an owner adds it
 //! (which a tenant policy with `enforceRegistry` relies on).
+//!
+//! Every change also keeps a [`Revision`] (the entry as it became, who
+//! changed it, when, and how) in its own table, written in the change's
+//! transaction and never rewritten: the registry's change history, which
+//! every role reads, as it reads the registry. History starts with the
+//! build that added the table: a store that already had entries gets one
+//! `found` revision per entry at its next start (the entry as it was then,
+//! by `system`), not invented revisions for the changes before.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::config::ProviderConfig;
-use crate::store::tables::{META, SUB_PROCESSORS};
+use crate::store::tables::{META, SUB_PROCESSOR_HISTORY, SUB_PROCESSORS};
 use crate::store::{Reader, Store, StoreError, Table};
 use crate::time_util::{format_rfc3339, now_ms};
 
 pub const REGISTRY_TABLE: Table<SubProcessor> = Table::new(SUB_PROCESSORS);
+pub const HISTORY_TABLE: Table<Revision> = Table::new(SUB_PROCESSOR_HISTORY);
 const META_REGISTRY_VERSION: &[u8] = b"registry_version";
+/// When the change history started (big-endian ms): set once, by [`seed`].
+const META_HISTORY_SINCE: &[u8] = b"registry_history_since";
+/// Revisions answered by one history request at most.
+pub const MAX_HISTORY_PAGE: usize = 1000;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SubProcessor {
@@ -70,6 +83,137 @@ pub struct Fields {
     pub data_categories: Option<Vec<String>>,
     #[serde(default, deserialize_with = "crate::api::json::nullable")]
     pub dpa_url: Option<Option<String>>,
+}
+
+/// How a revision came about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ChangeKind {
+    Created,
+    Updated,
+    Deleted,
+    /// The entry as it was when the history started (it predates it).
+    Found,
+}
+
+impl ChangeKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChangeKind::Created => "created",
+            ChangeKind::Updated => "updated",
+            ChangeKind::Deleted => "deleted",
+            ChangeKind::Found => "found",
+        }
+    }
+}
+
+/// Who made a change: the audit log's actor (`account:<id>` or `system`)
+/// and, for an account, its e-mail at the time.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Author {
+    pub actor: String,
+    pub email: Option<String>,
+}
+
+impl Author {
+    pub fn account(id: &str, email: &str) -> Author {
+        Author {
+            actor: format!("account:{id}"),
+            email: Some(email.to_owned()),
+        }
+    }
+
+    pub fn system() -> Author {
+        Author {
+            actor: "system".into(),
+            email: None,
+        }
+    }
+}
+
+/// One change of one entry, kept for good.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Revision {
+    pub name: String,
+    /// The registry version the change raised it to (for `found`, the
+    /// entry's own version then).
+    pub version: u64,
+    pub kind: ChangeKind,
+    /// The entry's fields as they became (for `deleted`, as they were
+    /// when it was deleted).
+    pub entry: SubProcessor,
+    pub by: Author,
+    pub at: i64,
+}
+
+impl Revision {
+    pub fn view(&self) -> Value {
+        json!({
+            "name": self.name,
+            "version": self.version.to_string(),
+            "change": self.kind.as_str(),
+            "at": format_rfc3339(self.at),
+            "actor": self.by.actor,
+            "email": self.by.email,
+            "entry": self.entry.view(),
+        })
+    }
+}
+
+fn history_key(name: &str, version: u64) -> Vec<u8> {
+    // Names hold no NUL (validate_name), so `name\0` prefixes only its own.
+    let mut key = Vec::with_capacity(name.len() + 9);
+    key.extend_from_slice(name.as_bytes());
+    key.push(0);
+    key.extend_from_slice(&version.to_be_bytes());
+    key
+}
+
+fn keep(txn: &redb::WriteTransaction, revision: &Revision) -> Result<(), StoreError> {
+    HISTORY_TABLE.put(
+        txn,
+        &history_key(&revision.name, revision.version),
+        revision,
+    )
+}
+
+/// The change history, newest first: one entry's (`name`), or every
+/// entry's, at most `limit` revisions. `None` when `name` is neither in
+/// the registry nor in its history.
+pub fn history(
+    tx: &impl Reader,
+    name: Option<&str>,
+    limit: usize,
+) -> Result<Option<Value>, StoreError> {
+    let prefix = name.map(|n| {
+        let mut p = n.as_bytes().to_vec();
+        p.push(0);
+        p
+    });
+    let mut revisions: Vec<Revision> = tx
+        .scan_raw(SUB_PROCESSOR_HISTORY)?
+        .iter()
+        .filter(|(k, _)| prefix.as_ref().is_none_or(|p| k.starts_with(p)))
+        .map(|(_, v)| crate::store::codec::decode(v))
+        .collect::<Result<_, _>>()?;
+    if let Some(name) = name
+        && revisions.is_empty()
+        && !contains(tx, name)?
+    {
+        return Ok(None);
+    }
+    // Registry versions are one counter, so they order every entry's
+    // changes; `found` revisions (all written at once) by time, then name.
+    revisions.sort_by(|a, b| (b.version, b.at, &b.name).cmp(&(a.version, a.at, &a.name)));
+    let more = revisions.len() > limit;
+    revisions.truncate(limit);
+    let since = tx
+        .get_raw(META, META_HISTORY_SINCE)?
+        .and_then(|b| b.as_slice().try_into().ok().map(i64::from_be_bytes));
+    Ok(Some(json!({
+        "historySince": since.map(format_rfc3339),
+        "more": more,
+        "data": revisions.iter().map(Revision::view).collect::<Vec<_>>(),
+    })))
 }
 
 /// A committed change, for the event.
@@ -183,7 +327,7 @@ fn validate_name(name: Option<String>) -> Result<String, StoreError> {
     Ok(name)
 }
 
-pub async fn create(store: &Store, fields: Fields) -> Result<Change, StoreError> {
+pub async fn create(store: &Store, fields: Fields, by: Author) -> Result<Change, StoreError> {
     let name = validate_name(fields.name.clone())?;
     let now = now_ms();
     let mut entry = SubProcessor {
@@ -211,6 +355,17 @@ pub async fn create(store: &Store, fields: Fields) -> Result<Change, StoreError>
             let mut entry = entry.clone();
             entry.version = version;
             REGISTRY_TABLE.put(txn, entry.name.as_bytes(), &entry)?;
+            keep(
+                txn,
+                &Revision {
+                    name: entry.name.clone(),
+                    version,
+                    kind: ChangeKind::Created,
+                    entry: entry.clone(),
+                    by: by.clone(),
+                    at: now,
+                },
+            )?;
             Ok(Change {
                 action: "created",
                 entry,
@@ -221,7 +376,12 @@ pub async fn create(store: &Store, fields: Fields) -> Result<Change, StoreError>
         .await
 }
 
-pub async fn update(store: &Store, name: &str, fields: Fields) -> Result<Change, StoreError> {
+pub async fn update(
+    store: &Store,
+    name: &str,
+    fields: Fields,
+    by: Author,
+) -> Result<Change, StoreError> {
     if fields.name.as_deref().is_some_and(|n| n != name) {
         return Err(StoreError::Invalid(
             "`name` cannot be changed; delete the entry and create another".into(),
@@ -239,6 +399,17 @@ pub async fn update(store: &Store, name: &str, fields: Fields) -> Result<Change,
             entry.version = version;
             entry.updated_at = now;
             REGISTRY_TABLE.put(txn, entry.name.as_bytes(), &entry)?;
+            keep(
+                txn,
+                &Revision {
+                    name: entry.name.clone(),
+                    version,
+                    kind: ChangeKind::Updated,
+                    entry: entry.clone(),
+                    by: by.clone(),
+                    at: now,
+                },
+            )?;
             Ok(Change {
                 action: "updated",
                 entry,
@@ -249,7 +420,7 @@ pub async fn update(store: &Store, name: &str, fields: Fields) -> Result<Change,
         .await
 }
 
-pub async fn delete(store: &Store, name: &str) -> Result<Change, StoreError> {
+pub async fn delete(store: &Store, name: &str, by: Author) -> Result<Change, StoreError> {
     let name = name.to_owned();
     store
         .write(move |txn| {
@@ -258,11 +429,23 @@ pub async fn delete(store: &Store, name: &str) -> Result<Change, StoreError> {
                 .ok_or_else(|| StoreError::NotFound(format!("the registry has no `{name}`")))?;
             REGISTRY_TABLE.remove(txn, name.as_bytes())?;
             let version = bump(txn)?;
+            let now = now_ms();
+            keep(
+                txn,
+                &Revision {
+                    name: entry.name.clone(),
+                    version,
+                    kind: ChangeKind::Deleted,
+                    entry: entry.clone(),
+                    by: by.clone(),
+                    at: now,
+                },
+            )?;
             Ok(Change {
                 action: "deleted",
                 entry,
                 version,
-                at: now_ms(),
+                at: now,
             })
         })
         .await
@@ -270,6 +453,10 @@ pub async fn delete(store: &Store, name: &str) -> Result<Change, StoreError> {
 
 /// At the first start of a store (no registry version yet), proposes
 /// every configured provider as an entry. Returns the entries created.
+///
+/// Also starts the change history, once: the proposed entries are its
+/// first `created` revisions; a store whose registry predates the history
+/// gets one `found` revision per entry instead.
 pub async fn seed(store: &Store, providers: &[ProviderConfig]) -> Result<usize, StoreError> {
     let proposed: Vec<SubProcessor> = providers
         .iter()
@@ -296,7 +483,27 @@ pub async fn seed(store: &Store, providers: &[ProviderConfig]) -> Result<usize, 
         .collect();
     store
         .write(move |txn| {
-            if version(txn)? > 0 {
+            let now = now_ms();
+            let first = version(txn)? == 0;
+            let started = txn.get_raw(META, META_HISTORY_SINCE)?.is_some();
+            if !started {
+                txn.open_table(META)?
+                    .insert(META_HISTORY_SINCE, now.to_be_bytes().as_slice())?;
+                if !first {
+                    for entry in list(txn)? {
+                        let revision = Revision {
+                            name: entry.name.clone(),
+                            version: entry.version,
+                            kind: ChangeKind::Found,
+                            entry,
+                            by: Author::system(),
+                            at: now,
+                        };
+                        keep(txn, &revision)?;
+                    }
+                }
+            }
+            if !first {
                 return Ok(0);
             }
             let version = bump(txn)?;
@@ -304,6 +511,17 @@ pub async fn seed(store: &Store, providers: &[ProviderConfig]) -> Result<usize, 
                 let mut entry = entry.clone();
                 entry.version = version;
                 REGISTRY_TABLE.put(txn, entry.name.as_bytes(), &entry)?;
+                keep(
+                    txn,
+                    &Revision {
+                        name: entry.name.clone(),
+                        version,
+                        kind: ChangeKind::Created,
+                        entry,
+                        by: Author::system(),
+                        at: now,
+                    },
+                )?;
             }
             Ok(proposed.len())
         })

@@ -61,6 +61,9 @@ pub const REVIEWS: Def = TableDefinition::new("reviews");
 pub const INCIDENTS: Def = TableDefinition::new("incidents");
 /// entry name -> `registry::SubProcessor`
 pub const SUB_PROCESSORS: Def = TableDefinition::new("sub_processors");
+/// entry name + `\0` + registry version (big-endian u64) ->
+/// `registry::Revision`: each change of an entry, never rewritten
+pub const SUB_PROCESSOR_HISTORY: Def = TableDefinition::new("sub_processor_history");
 /// consent id -> `consents::Consent`
 pub const CONSENTS: Def = TableDefinition::new("consents");
 /// model id -> `catalogue::overlay::Row`: catalogue entries added, edited,
@@ -91,6 +94,7 @@ pub const ALL: &[Def] = &[
     REVIEWS,
     INCIDENTS,
     SUB_PROCESSORS,
+    SUB_PROCESSOR_HISTORY,
     CONSENTS,
     MODEL_OVERRIDES,
     TENANT_MODELS,

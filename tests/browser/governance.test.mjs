@@ -60,7 +60,7 @@ describe('governance pages', () => {
     owner = await apiAs(OWNER);
   });
 
-  test('sub-processors: every role reads the registry; the operator adds, edits and deletes; the owner sees the history', async () => {
+  test('sub-processors: every role reads the registry and its change history; the operator adds, edits and deletes', async () => {
     const seeded = `gov-seeded-${run}`;
     const created = await owner.post('/api/v1/sub-processors', {
       name: seeded, legalName: 'Seeded Processor GmbH', purpose: 'inference', location: 'DE', dataCategories: ['prompts'],
@@ -120,15 +120,27 @@ describe('governance pages', () => {
     await noErrorShown(page);
     await page.done();
 
-    // The owner (audit.view) sees each change in the history.
-    const history = await pageAs(OWNER, 'subprocessors');
-    const changes = history.locator('.table-wrap[aria-label="Registry change history"] tbody tr');
-    const rows = await changes.allTextContents();
-    for (const change of ['created', 'updated', 'deleted']) {
-      assert.ok(rows.some((r) => r.includes(added) && r.includes(change)), `the history shows ${added} ${change}: ${rows}`);
+    // Roles without audit.view read each change in the registry's history,
+    // newest first, with who made it.
+    const adminEmail = (await admin.get('/api/v1/me')).body.email;
+    const api = (await admin.get(`/api/v1/sub-processors/${added}/history`)).body;
+    assert.deepEqual(api.data.map((r) => r.change), ['deleted', 'updated', 'created']);
+    for (const account of [USER, BILLING]) {
+      const history = await pageAs(account, 'subprocessors');
+      const changes = history.locator('.table-wrap[aria-label="Registry change history"] tbody tr');
+      await changes.first().waitFor();
+      const rows = await changes.allTextContents();
+      const ours = rows.filter((r) => r.includes(added));
+      assert.equal(ours.length, 3, `three changes of ${added}: ${rows}`);
+      ['deleted', 'updated', 'created'].forEach((change, i) => {
+        assert.ok(ours[i].includes(change) && ours[i].includes(adminEmail) && ours[i].includes(api.data[i].version),
+          `row ${i} of ${added} is ${change} by ${adminEmail}: ${ours[i]}`);
+      });
+      assert.ok(ours[1].includes('EU (Ireland)'), `the update shows what the entry became: ${ours[1]}`);
+      assert.ok(rows.some((r) => r.includes(seeded) && r.includes('created')), 'the seeded entry is in the history');
+      await noErrorShown(history);
+      await history.done();
     }
-    assert.ok(rows.some((r) => r.includes(seeded) && r.includes('created')), 'the seeded entry is in the history');
-    await history.done();
 
     await checkPage(OWNER, 'subprocessors');
   });

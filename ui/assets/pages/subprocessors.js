@@ -1,17 +1,12 @@
 // Sub-processors (GDPR Article 28): the registry every role reads, with its
 // version and each entry's version; the operator's owners and admins
 // (`registry.manage`) add, edit and delete entries. The change history is
-// read from the audit log (each change is a `POST`, `PUT` or `DELETE` on the
-// registry), so it is shown to the roles that may read that log.
+// the registry's own (`GET /api/v1/sub-processor-history`: every change
+// with the entry as it became, who made it and when), which every role
+// reads as it reads the registry.
 
 import { api, get } from '../api.js';
 import { h, badge, table, fmtDate, formDialog, confirmDialog, errorBox, okBox, show } from '../dom.js';
-
-const CHANGE_ACTIONS = [
-  ['POST /api/v1/sub-processors', 'created'],
-  ['PUT /api/v1/sub-processors/{name}', 'updated'],
-  ['DELETE /api/v1/sub-processors/{name}', 'deleted'],
-];
 
 function entryFields(entry) {
   const fields = entry ? [] : [
@@ -38,20 +33,11 @@ function entryBody(values) {
   return body;
 }
 
-/** The entry a change concerned: the name in its path, or in its body. */
-function changedName(entry) {
-  const fromPath = entry.target.replace(/^\/api\/v1\/sub-processors\/?/, '');
-  if (fromPath) return decodeURIComponent(fromPath);
-  const body = entry.details && entry.details.body;
-  return body && typeof body.name === 'string' ? body.name : '—';
-}
+const CHANGE_BADGES = { created: 'active', updated: 'role', deleted: 'revoked', found: 'role' };
 
-async function changeHistory() {
-  const lists = await Promise.all(CHANGE_ACTIONS.map(async ([action, label]) => {
-    const { data } = await get(`/api/v1/audit?action=${encodeURIComponent(action)}&limit=100`);
-    return data.filter((e) => e.action === action).map((e) => ({ ...e, change: label }));
-  }));
-  return lists.flat().sort((a, b) => b.seq - a.seq);
+/** What an entry became, in one line. */
+function summary(entry) {
+  return `${entry.legalName} · ${entry.location} · ${entry.dataCategories.join(', ')}`;
 }
 
 export async function render(root, ctx) {
@@ -61,6 +47,7 @@ export async function render(root, ctx) {
   const version = h('p', { class: 'registry-version' });
   const list = h('div', {});
   const history = h('div', {});
+  const since = h('p', { class: 'muted' });
 
   async function run(what, action) {
     message.replaceChildren();
@@ -97,18 +84,22 @@ export async function render(root, ctx) {
     for (const row of list.querySelectorAll('tbody tr')) {
       row.dataset.entry = row.querySelector('.entry-name').textContent;
     }
-    if (can('audit.view')) await refreshHistory();
+    await refreshHistory();
   }
 
   async function refreshHistory() {
-    const changes = await changeHistory();
+    const changes = await get('/api/v1/sub-processor-history?limit=200');
     show(history, table([
-      { label: 'When', value: (e) => fmtDate(e.at) },
-      { label: 'Change', value: (e) => e.change },
-      { label: 'Provider', value: (e) => h('code', {}, changedName(e)) },
-      { label: 'By', value: (e) => (e.details && e.details.email) || e.actor },
-      { label: 'Outcome', value: (e) => badge(e.outcome, e.outcome === 'ok' ? 'active' : 'revoked') },
-    ], changes, { caption: 'Registry change history', empty: 'No change since the registry was first filled.' }));
+      { label: 'When', value: (r) => fmtDate(r.at) },
+      { label: 'Change', value: (r) => badge(r.change, CHANGE_BADGES[r.change] ?? 'role') },
+      { label: 'Provider', value: (r) => h('code', {}, r.name) },
+      { label: 'Version', value: (r) => r.version, class: 'num' },
+      { label: 'Entry as it became', value: (r) => summary(r.entry) },
+      { label: 'By', value: (r) => r.email || r.actor },
+    ], changes.data, { caption: 'Registry change history', empty: 'No change has been recorded yet.' }));
+    since.replaceChildren(changes.historySince
+      ? `Changes are kept since ${fmtDate(changes.historySince)}; an entry listed then shows as “found”, as it was at that time.${changes.more ? ' The 200 newest are shown.' : ''}`
+      : '');
   }
 
   async function add() {
@@ -143,8 +134,7 @@ export async function render(root, ctx) {
     version,
     list,
     h('h2', {}, 'Change history'),
-    can('audit.view')
-      ? history
-      : h('p', { class: 'muted' }, 'Each entry shows the registry version of its last change. The full history is in the audit log, which the owner and auditors read.'));
+    since,
+    history);
   await refresh();
 }
