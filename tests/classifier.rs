@@ -219,14 +219,16 @@ fn the_own_labelled_set_has_600_cases_in_8_languages_and_a_held_out_part() {
 #[test]
 fn the_held_out_part_keeps_its_measured_level() {
     // The goals on this part are >= 95 % of prohibited and high
-    // caught and every language >= 90 %. They are NOT met: measured 87/97
-    // (89.7 %), English 80 %, German 87 % (docs/compliance.md). Until they
-    // are, this test holds the measured level so that no change makes the
-    // held-out part worse; raise the floors as the rules improve, never
-    // lower them. The minimal and limited goals are met and held as goals.
+    // caught and every language >= 90 %. They are NOT met: after the third
+    // train round, measured 90/97 (92.8 %), English 84 %, German 96 %,
+    // Spanish 91 % (docs/compliance.md; it was 87/97, 80 % and 87 %
+    // before). Until they are, this test holds the measured level so that
+    // no change makes the held-out part worse; raise the floors as the
+    // rules improve, never lower them. The minimal and limited goals are
+    // met and held as goals.
     let report = eval_split(HELD_OUT, Some("heldout"));
     let shown = summary(&report);
-    assert!(rate(&report, &["catch_rate"]) >= 0.89, "{shown}");
+    assert!(rate(&report, &["catch_rate"]) >= 0.92, "{shown}");
     assert!(rate(&report, &["false_raise_rate"]) <= 0.03, "{shown}");
     assert!(
         rate(&report, &["accuracy", "limited", "rate"]) >= 0.90,
@@ -234,8 +236,8 @@ fn the_held_out_part_keeps_its_measured_level() {
     );
     for lang in LANGUAGES {
         let floor = match lang {
-            "en" => 0.80,
-            "de" => 0.86,
+            "en" => 0.84,
+            "de" => 0.95,
             _ => 0.90,
         };
         assert!(
