@@ -1251,7 +1251,10 @@ async fn a_native_passthrough_retries_a_503_on_the_same_deployment_then_is_serve
     let metrics = scrape_metrics(&server).await;
     let provider = if served == "a" { "pa" } else { "pb" };
     assert_eq!(
-        sample(&metrics, &format!("tollgate_upstream_retries_total{{provider=\"{provider}\"}}")),
+        sample(
+            &metrics,
+            &format!("tollgate_upstream_retries_total{{provider=\"{provider}\"}}")
+        ),
         Some(1.0),
         "{metrics}"
     );
@@ -1306,7 +1309,11 @@ async fn a_native_passthrough_skips_deployments_of_another_kind() {
         let answer: Value = response.json().await.unwrap();
         assert_eq!(answer["model"], "a");
     }
-    assert_eq!(upstream.script.count("o"), 0, "an OpenAI deployment never gets a native body");
+    assert_eq!(
+        upstream.script.count("o"),
+        0,
+        "an OpenAI deployment never gets a native body"
+    );
     assert_eq!(upstream.script.count("a"), 3);
     // The chat route still walks both.
     let answer = completion(&server, &key, hello(json!("m"))).await;
@@ -1337,7 +1344,10 @@ async fn a_native_refusal_of_the_request_is_relayed_at_once_and_never_retried() 
     assert_eq!(response.status(), 400);
     let body: Value = response.json().await.unwrap();
     assert!(
-        body["error"]["message"].as_str().unwrap().starts_with("scripted 400"),
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("scripted 400"),
         "the upstream's own body: {body}"
     );
     assert_eq!(upstream.script.calls().len(), 1);
@@ -1350,7 +1360,10 @@ async fn an_image_request_falls_over_to_the_next_deployment_on_a_500() {
         deployments = [{ provider = \"pa\", upstream = \"x\", weight = 1000000 }, { provider = \"pb\", upstream = \"y\" }]\n\
         input = [\"TEXT\"]\noutput = [\"IMAGE\"]\ncontext_window = 4096\n\
         pricing = { unit = \"per_image\", per_image = 0.04 }\n";
-    let (server, key) = start(&config(&upstream.base_url, "max_retries = 0", image_model), &[]);
+    let (server, key) = start(
+        &config(&upstream.base_url, "max_retries = 0", image_model),
+        &[],
+    );
     upstream.script.always("x", Step::Status(500));
     let response = client()
         .post(server.url("/v1/images/generations"))
@@ -1379,5 +1392,8 @@ async fn an_image_request_falls_over_to_the_next_deployment_on_a_500() {
         .await
         .unwrap();
     let message = all_failed(response).await;
-    assert!(message.contains("pa/x") && message.contains("pb/y"), "{message}");
+    assert!(
+        message.contains("pa/x") && message.contains("pb/y"),
+        "{message}"
+    );
 }

@@ -3,14 +3,15 @@
 //! must be in the catalogue and able to do the route, then the wallet
 //! (the key's cap was checked when it was authenticated), the risk gate
 //! over the text the request carries, the free tier's multimodal cap, the
-//! sub-processor registry, one upstream call, the price, the durable
-//! charge with its audit entry, usage record, events and metrics, and the
-//! answer with its extensions.
+//! walk over its deployments (the sub-processor registry checked for
+//! each), the price, the durable charge with its audit entry, usage
+//! record, events and metrics, and the answer with its extensions.
 //!
 //! There is no fallback chain here: a media request names one model. Its
 //! deployments whose provider has the route's endpoint are walked as chat
 //! walks them ([`super::walk::Walk`]: the router's order, retries,
 //! cooldown, the time budget).
+//!
 //! Prices are per unit of the route (see `docs/media.md`): images returned,
 //! seconds or minutes of audio, characters of speech input, or requests.
 //! Speech is charged before its first byte is relayed (its price depends
@@ -36,8 +37,8 @@ use crate::catalogue::{Capability, Model, Pricing, ProviderKind, charge_for, cre
 use crate::compliance::{Classification, registry};
 use crate::error::{ApiError, Code};
 use crate::events::Event;
-use crate::providers::{Providers, UpstreamError, gemini_image};
 use crate::providers::media::{ByteStream, MediaCall, MediaReply};
+use crate::providers::{Providers, UpstreamError, gemini_image};
 use crate::tenants::ReviewMode;
 
 /// The four media routes.
@@ -418,7 +419,12 @@ fn exhausted(
     let chain = vec![model.to_owned()];
     let summary: Vec<String> = attempts
         .iter()
-        .map(|a| format!("{} on {} ({}: {})", a.model, a.deployment, a.status, a.message))
+        .map(|a| {
+            format!(
+                "{} on {} ({}: {})",
+                a.model, a.deployment, a.status, a.message
+            )
+        })
         .collect();
     tracing::info!(%model, attempts = attempts.len(), "every deployment of the media model failed");
     state.metrics.exhausted();
@@ -430,10 +436,7 @@ fn exhausted(
     ));
     ApiError::new(
         Code::AllProvidersFailed,
-        format!(
-            "every model of the chain failed: {}",
-            summary.join("; ")
-        ),
+        format!("every model of the chain failed: {}", summary.join("; ")),
     )
 }
 

@@ -444,25 +444,19 @@ impl walk::Call for Forward<'_> {
         })
     }
 
-    fn attempt(
-        &self,
-        deployment: Arc<Model>,
-    ) -> impl Future<Output = Result<Answer, Refusal>> + Send {
-        async move {
-            let sent = send(self.state, self.call, &deployment).await?;
-            if self.call.stream {
-                return Ok(Answer::Stream(sent));
-            }
-            // A whole answer is read within the attempt: until it is here,
-            // nothing reached the caller and another attempt may serve.
-            let body = read_rest(sent, MAX_ANSWER)
-                .await
-                .map_err(|message| UpstreamError::new(Failure::Garbage, message))?;
-            let answer = serde_json::from_slice::<Value>(&body).map_err(|_| {
-                UpstreamError::new(Failure::Garbage, "the answer is not JSON")
-            })?;
-            Ok(Answer::Whole(body, answer))
+    async fn attempt(&self, deployment: Arc<Model>) -> Result<Answer, Refusal> {
+        let sent = send(self.state, self.call, &deployment).await?;
+        if self.call.stream {
+            return Ok(Answer::Stream(sent));
         }
+        // A whole answer is read within the attempt: until it is here,
+        // nothing reached the caller and another attempt may serve.
+        let body = read_rest(sent, MAX_ANSWER)
+            .await
+            .map_err(|message| UpstreamError::new(Failure::Garbage, message))?;
+        let answer = serde_json::from_slice::<Value>(&body)
+            .map_err(|_| UpstreamError::new(Failure::Garbage, "the answer is not JSON"))?;
+        Ok(Answer::Whole(body, answer))
     }
 }
 
@@ -478,7 +472,9 @@ struct Sent {
 async fn send(state: &AppState, call: &NativeCall, deployment: &Model) -> Result<Sent, Refusal> {
     let provider = &deployment.provider;
     let Some(base) = provider.base_url.as_ref() else {
-        return Err(UpstreamError::new(Failure::Unsupported, "the provider has no base_url").into());
+        return Err(
+            UpstreamError::new(Failure::Unsupported, "the provider has no base_url").into(),
+        );
     };
     let http = state.providers.http();
     let mut request = match call.wire {
