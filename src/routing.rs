@@ -154,10 +154,23 @@ impl Router {
         now: Instant,
         unit: &mut dyn FnMut() -> f64,
     ) -> (Vec<usize>, bool) {
+        self.order_among(model, &|_| true, now, unit)
+    }
+
+    /// [`Router::order`] among the deployments `eligible` admits (those
+    /// whose provider can take the route's request): the others are
+    /// neither ranked nor the one tried when every eligible one rests.
+    pub fn order_among(
+        &self,
+        model: &Model,
+        eligible: &dyn Fn(usize) -> bool,
+        now: Instant,
+        unit: &mut dyn FnMut() -> f64,
+    ) -> (Vec<usize>, bool) {
         let mut states = self.states.lock().expect("router lock");
         let mut available = Vec::new();
         let mut resting: Option<(usize, Instant)> = None;
-        for i in 0..model.deployments.len() {
+        for i in (0..model.deployments.len()).filter(|&i| eligible(i)) {
             let state = states.entry(deployment_key(model, i)).or_default();
             match state.circuit {
                 Circuit::Closed => available.push(i),

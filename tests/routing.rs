@@ -1201,3 +1201,199 @@ async fn the_dashboard_edits_deployments_and_refuses_bad_ones() {
     assert_eq!(view["deployments"][1]["upstream"], "u2");
     assert_eq!(view["strategy"], "lowest_latency");
 }
+
+/// An Anthropic-kind provider `id` on the scripted upstream (which answers
+/// `/v1/messages` like any path: the passthrough relays its bytes).
+fn anthropic_provider(base: &str, id: &str, env: &str, extra: &str) -> String {
+    provider(base, id, env, extra).replace("kind = \"openai\"", "kind = \"anthropic\"")
+}
+
+/// `POST /v1/messages` for `model`, as an Anthropic client sends it.
+async fn messages(server: &TestServer, key: &str, model: &str) -> reqwest::Response {
+    client()
+        .post(server.url("/v1/messages"))
+        .header("x-api-key", key)
+        .header("content-type", "application/json")
+        .body(
+            json!({ "model": model, "max_tokens": 16, "messages": [{ "role": "user", "content": "hi" }] })
+                .to_string(),
+        )
+        .send()
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_native_passthrough_retries_a_503_on_the_same_deployment_then_is_served() {
+    let upstream = Scripted::start().await;
+    let text = anthropic_provider(&upstream.base_url, "pa", "PA_KEY", "")
+        + &anthropic_provider(&upstream.base_url, "pb", "PB_KEY", "")
+        + &model(
+            "m",
+            "deployments = [{ provider = \"pa\", upstream = \"a\" }, { provider = \"pb\", upstream = \"b\" }]",
+        );
+    let (server, key) = start(&text, &[]);
+    // Whichever deployment the router draws first fails once.
+    upstream.script.push("a", &[Step::Status(503)]);
+    upstream.script.push("b", &[Step::Status(503)]);
+    let response = messages(&server, &key, "m").await;
+    assert_eq!(response.status(), 200);
+    let answer: Value = response.json().await.unwrap();
+    let served = answer["model"].as_str().unwrap().to_owned();
+    let other = if served == "a" { "b" } else { "a" };
+    assert_eq!(upstream.script.count(&served), 2, "the 503, then its retry");
+    assert_eq!(upstream.script.count(other), 0, "no other deployment tried");
+    for call in upstream.script.calls() {
+        assert_eq!(call.path, "/v1/messages");
+        let expected = if call.model == "a" { "sk-a" } else { "sk-b" };
+        assert_eq!(call.headers["x-api-key"], expected, "the deployment's key");
+    }
+    let metrics = scrape_metrics(&server).await;
+    let provider = if served == "a" { "pa" } else { "pb" };
+    assert_eq!(
+        sample(
+            &metrics,
+            &format!("tollgate_upstream_retries_total{{provider=\"{provider}\"}}")
+        ),
+        Some(1.0),
+        "{metrics}"
+    );
+}
+
+#[tokio::test]
+async fn a_native_passthrough_steps_around_a_failing_deployment_that_cools_down() {
+    let upstream = Scripted::start().await;
+    let extra = "max_retries = 1\ncooldown_after_failures = 2\ncooldown_seconds = 600";
+    let text = anthropic_provider(&upstream.base_url, "pa", "PA_KEY", extra)
+        + &anthropic_provider(&upstream.base_url, "pb", "PB_KEY", extra)
+        + &model(
+            "m",
+            "deployments = [{ provider = \"pa\", upstream = \"bad\", weight = 1000000 }, { provider = \"pb\", upstream = \"good\" }]",
+        );
+    let (server, key) = start(&text, &[]);
+    upstream.script.always("bad", Step::Status(500));
+    for _ in 0..5 {
+        let response = messages(&server, &key, "m").await;
+        assert_eq!(response.status(), 200);
+        let answer: Value = response.json().await.unwrap();
+        assert_eq!(answer["model"], "good");
+    }
+    // The first request: the 500 and its retry open the circuit; the
+    // deployment then rests, and the other four go straight to `good`.
+    assert_eq!(upstream.script.count("bad"), 2);
+    assert_eq!(upstream.script.count("good"), 5);
+    let metrics = scrape_metrics(&server).await;
+    assert_eq!(
+        sample(
+            &metrics,
+            "tollgate_deployment_cooldowns_total{model=\"m\",deployment=\"pa/bad\"}"
+        ),
+        Some(1.0),
+        "{metrics}"
+    );
+}
+
+#[tokio::test]
+async fn a_native_passthrough_skips_deployments_of_another_kind() {
+    let upstream = Scripted::start().await;
+    let text = provider(&upstream.base_url, "po", "PA_KEY", "")
+        + &anthropic_provider(&upstream.base_url, "pa", "PB_KEY", "")
+        + &model(
+            "m",
+            "deployments = [{ provider = \"po\", upstream = \"o\", weight = 1000000 }, { provider = \"pa\", upstream = \"a\" }]",
+        );
+    let (server, key) = start(&text, &[]);
+    for _ in 0..3 {
+        let response = messages(&server, &key, "m").await;
+        assert_eq!(response.status(), 200);
+        let answer: Value = response.json().await.unwrap();
+        assert_eq!(answer["model"], "a");
+    }
+    assert_eq!(
+        upstream.script.count("o"),
+        0,
+        "an OpenAI deployment never gets a native body"
+    );
+    assert_eq!(upstream.script.count("a"), 3);
+    // The chat route still walks both.
+    let answer = completion(&server, &key, hello(json!("m"))).await;
+    assert_eq!(answer["model"], "m");
+
+    // A model with no Anthropic deployment is refused before any call.
+    let text = provider(&upstream.base_url, "po", "PA_KEY", "")
+        + &model("plain", "provider = \"po\"\nupstream = \"o\"");
+    let (server, key) = start(&text, &[]);
+    let response = messages(&server, &key, "plain").await;
+    assert_eq!(response.status(), 400);
+    assert_eq!(upstream.script.count("o"), 1, "only the chat call above");
+}
+
+#[tokio::test]
+async fn a_native_refusal_of_the_request_is_relayed_at_once_and_never_retried() {
+    let upstream = Scripted::start().await;
+    let text = anthropic_provider(&upstream.base_url, "pa", "PA_KEY", "")
+        + &anthropic_provider(&upstream.base_url, "pb", "PB_KEY", "")
+        + &model(
+            "m",
+            "deployments = [{ provider = \"pa\", upstream = \"a\" }, { provider = \"pb\", upstream = \"b\" }]",
+        );
+    let (server, key) = start(&text, &[]);
+    upstream.script.always("a", Step::Status(400));
+    upstream.script.always("b", Step::Status(400));
+    let response = messages(&server, &key, "m").await;
+    assert_eq!(response.status(), 400);
+    let body: Value = response.json().await.unwrap();
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("scripted 400"),
+        "the upstream's own body: {body}"
+    );
+    assert_eq!(upstream.script.calls().len(), 1);
+}
+
+#[tokio::test]
+async fn an_image_request_falls_over_to_the_next_deployment_on_a_500() {
+    let upstream = Scripted::start().await;
+    let image_model = "[[models]]\nid = \"img\"\n\
+        deployments = [{ provider = \"pa\", upstream = \"x\", weight = 1000000 }, { provider = \"pb\", upstream = \"y\" }]\n\
+        input = [\"TEXT\"]\noutput = [\"IMAGE\"]\ncontext_window = 4096\n\
+        pricing = { unit = \"per_image\", per_image = 0.04 }\n";
+    let (server, key) = start(
+        &config(&upstream.base_url, "max_retries = 0", image_model),
+        &[],
+    );
+    upstream.script.always("x", Step::Status(500));
+    let response = client()
+        .post(server.url("/v1/images/generations"))
+        .bearer_auth(&key)
+        .json(&json!({ "model": "img", "prompt": "a lighthouse" }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let answer: Value = response.json().await.unwrap();
+    assert_eq!(answer["data"][0]["revised_prompt"], "drawn by y");
+    assert_eq!(answer["billing"]["isFallback"], true, "{answer}");
+    assert_eq!(upstream.script.count("x"), 1, "max_retries = 0: tried once");
+    assert_eq!(upstream.script.count("y"), 1);
+    for call in upstream.script.calls() {
+        assert_eq!(call.path, "/v1/images/generations");
+    }
+
+    // Both failing: the attempts name each deployment.
+    upstream.script.always("y", Step::Status(503));
+    let response = client()
+        .post(server.url("/v1/images/generations"))
+        .bearer_auth(&key)
+        .json(&json!({ "model": "img", "prompt": "a lighthouse" }))
+        .send()
+        .await
+        .unwrap();
+    let message = all_failed(response).await;
+    assert!(
+        message.contains("pa/x") && message.contains("pb/y"),
+        "{message}"
+    );
+}

@@ -1,7 +1,7 @@
 //! The client span of one upstream attempt (docs/observability.md), shared
-//! by every inference route: chat's walk opens one per attempt, retries
-//! included; the passthroughs and the media routes one for their single
-//! call. Each is named `{operation} {upstream model}` after the route's
+//! by every inference route: the walk over a model's deployments
+//! (`gateway::walk`) opens one per attempt, retries included, for chat, the
+//! native passthroughs and the media routes alike. Each is named `{operation} {upstream model}` after the route's
 //! operation, carries where it went and how it ended, and, when served,
 //! names the provider on the request's server span.
 
@@ -9,7 +9,6 @@ use opentelemetry::trace::{SpanKind, TraceContextExt as _};
 use opentelemetry::{Context, KeyValue};
 
 use crate::catalogue::{Model, ProviderKind};
-use crate::providers::{Failure, UpstreamError};
 use crate::traces;
 
 /// An open client span; it ends when this is ended (or dropped).
@@ -61,20 +60,6 @@ impl AttemptSpan {
             ));
         }
         span.set_attribute(KeyValue::new("error.type", error_type));
-    }
-
-    /// Ends the span from a provider call's outcome.
-    pub(crate) fn ended<T>(self, outcome: &Result<T, UpstreamError>) {
-        match outcome {
-            Ok(_) => self.served(),
-            Err(e) => {
-                let status = match e.failure {
-                    Failure::Status(status) => Some(status),
-                    _ => None,
-                };
-                self.failed(status, e.status_label());
-            }
-        }
     }
 }
 

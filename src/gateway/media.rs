@@ -3,11 +3,15 @@
 //! must be in the catalogue and able to do the route, then the wallet
 //! (the key's cap was checked when it was authenticated), the risk gate
 //! over the text the request carries, the free tier's multimodal cap, the
-//! sub-processor registry, one upstream call, the price, the durable
-//! charge with its audit entry, usage record, events and metrics, and the
-//! answer with its extensions.
+//! walk over its deployments (the sub-processor registry checked for
+//! each), the price, the durable charge with its audit entry, usage
+//! record, events and metrics, and the answer with its extensions.
 //!
-//! There is no fallback chain here: a media request names one model.
+//! There is no fallback chain here: a media request names one model. Its
+//! deployments whose provider has the route's endpoint are walked as chat
+//! walks them ([`super::walk::Walk`]: the router's order, retries,
+//! cooldown, the time budget).
+//!
 //! Prices are per unit of the route (see `docs/media.md`): images returned,
 //! seconds or minutes of audio, characters of speech input, or requests.
 //! Speech is charged before its first byte is relayed (its price depends
@@ -19,13 +23,12 @@ use std::time::Instant;
 
 use bytes::Bytes;
 use futures::StreamExt;
-use opentelemetry::context::FutureExt as _;
 use serde_json::{Map, Value, json};
 
-use super::attempt::AttemptSpan;
 use super::audio::{self, Source};
 use super::form::FormPart;
 use super::request::ChatRequest;
+use super::walk::{Call, Walk, Walked};
 use super::{Attempt, Compliance, Extensions, Served};
 use crate::app::AppState;
 use crate::auth::keys::ApiKey;
@@ -34,8 +37,8 @@ use crate::catalogue::{Capability, Model, Pricing, ProviderKind, charge_for, cre
 use crate::compliance::{Classification, registry};
 use crate::error::{ApiError, Code};
 use crate::events::Event;
-use crate::providers::gemini_image;
 use crate::providers::media::{ByteStream, MediaCall, MediaReply};
+use crate::providers::{Providers, UpstreamError, gemini_image};
 use crate::tenants::ReviewMode;
 
 /// The four media routes.
@@ -149,7 +152,12 @@ pub async fn serve(
             error
         })?;
     able(request.route, &model)?;
-    gemini_size(&request.call, &model)?;
+    // Some deployment can take it; else the first one's refusal.
+    if !(0..model.deployments.len()).any(|i| fits(&request, &model.on(i)).is_none()) {
+        let first = model.on(0);
+        serves(request.route, &first)?;
+        gemini_size(&request.call, &first)?;
+    }
     let tenant = super::admit(state, key)?;
     let chat = gated_request(&request);
     let risk = super::gate(state, key, &tenant.policy, &chat, request_id).await?;
@@ -165,7 +173,16 @@ pub async fn serve(
         ));
     }
     super::take_multimodal_cap(state, &tenant).await?;
-    registered(state, key, request_id, &tenant.policy, &request, &model)?;
+    let registered = if tenant.policy.enforce_registry {
+        Some(
+            state
+                .store
+                .read(registry::list)
+                .map_err(|e| ApiError::internal("reading the sub-processor registry", e))?,
+        )
+    } else {
+        None
+    };
     let (pii, logged) = super::redacted_request(&tenant.policy, &request.logged);
     let compliance = Arc::new(Compliance {
         policy: tenant.policy.clone(),
@@ -179,34 +196,28 @@ pub async fn serve(
     });
     let reduce_to = ask_for_duration(&mut request.call, &model);
     let file = uploaded_file(&request.call);
-    let call = for_upstream(request.call, &model);
-    let attempt_started = Instant::now();
-    let span = AttemptSpan::start(request.route.operation(), &model);
-    let outcome = state
-        .providers
-        .media(&model, call)
-        .with_context(span.context())
-        .await;
-    span.ended(&outcome);
-    let elapsed = attempt_started.elapsed();
-    let label = match &outcome {
-        Ok(_) => "ok".to_owned(),
-        Err(e) => e.status_label(),
+    let walk = Walk {
+        state,
+        tenant_id: &key.tenant_id,
+        model: &model,
+        name: &request.model,
+        registered: registered.as_deref(),
     };
-    state.metrics.upstream(&model.provider.id, &label, elapsed);
-    let reply = match outcome {
-        Ok(reply) => reply,
-        Err(error) => {
-            let attempt = Attempt {
-                model: request.model.clone(),
-                provider: model.provider.id.clone(),
-                status: error.status_label(),
-                latency_ms: elapsed.as_millis() as u64,
-                message: error.message.clone(),
-                deployment: format!("{}/{}", model.provider.id, model.upstream),
-                retries: 0,
-            };
-            return Err(failed(state, key, request_id, &model, attempt, &error));
+    let mut attempts = Vec::new();
+    let forward = Forward {
+        providers: &state.providers,
+        request: &request,
+    };
+    let (reply, model, retries, in_flight) = match walk.run(&forward, &mut attempts).await {
+        Walked::Served {
+            reply,
+            view,
+            retries,
+            in_flight,
+        } => (reply, view, retries, in_flight),
+        Walked::Refused { error, view } => return Err(super::relay_refusal(&view, &error)),
+        Walked::Failed { .. } => {
+            return Err(exhausted(state, key, request_id, &request.model, &attempts));
         }
     };
     let served = Served {
@@ -216,15 +227,15 @@ pub async fn serve(
         model: model.clone(),
         requested: request.model.clone(),
         chain: vec![request.model.clone()],
-        attempts: Vec::new(),
+        attempts,
         started,
         risk: risk.clone(),
         replaced_parts: 0,
         prompt_estimate: 0,
         truncation: None,
         compliance,
-        retries: 0,
-        in_flight: None,
+        retries,
+        in_flight: Some(Arc::new(in_flight)),
         endpoint: request.route.endpoint(),
     };
     let streamed = request.route == Route::Speech;
@@ -263,8 +274,7 @@ pub async fn serve(
     }
 }
 
-/// The model can do the route (422 `capability_unsupported`), and its
-/// provider has the endpoint (400 naming the model).
+/// The model can do the route (422 `capability_unsupported`).
 fn able(route: Route, model: &Model) -> Result<(), ApiError> {
     let (capability, output) = route.requires();
     let has = if output {
@@ -289,6 +299,12 @@ fn able(route: Route, model: &Model) -> Result<(), ApiError> {
         error.param = Some("model".into());
         return Err(error);
     }
+    Ok(())
+}
+
+/// The deployment's provider has the route's endpoint (400 naming the
+/// model otherwise).
+fn serves(route: Route, model: &Model) -> Result<(), ApiError> {
     match (model.provider.kind, route) {
         (ProviderKind::Openai | ProviderKind::Mock, _) => Ok(()),
         // Translated to generate-content (`providers::gemini_image`).
@@ -359,72 +375,78 @@ fn chat_text(chat: &ChatRequest) -> String {
         .to_owned()
 }
 
-/// With a registry-enforcing policy, an unregistered provider is not
-/// called: as for chat, the (one-model) chain has failed.
-fn registered(
-    state: &AppState,
-    key: &ApiKey,
-    request_id: &str,
-    policy: &crate::tenants::CompliancePolicy,
-    request: &MediaRequest,
-    model: &Model,
-) -> Result<(), ApiError> {
-    if !policy.enforce_registry {
-        return Ok(());
+/// Why a deployment cannot take `request` at all, if it cannot: its
+/// provider has no such endpoint, or (Gemini) no aspect ratio for the size.
+fn fits(request: &MediaRequest, deployment: &Model) -> Option<(&'static str, String)> {
+    if let Err(e) = serves(request.route, deployment) {
+        return Some(("wrong_kind", e.message));
     }
-    let entries = state
-        .store
-        .read(registry::list)
-        .map_err(|e| ApiError::internal("reading the sub-processor registry", e))?;
-    if entries.iter().any(|e| e.name == model.provider.id) {
-        return Ok(());
+    if let Err(e) = gemini_size(&request.call, deployment) {
+        return Some(("unsupported_size", e.message));
     }
-    let attempt = Attempt {
-        model: request.model.clone(),
-        provider: model.provider.id.clone(),
-        status: "not_in_registry".into(),
-        latency_ms: 0,
-        message: format!(
-            "the provider `{}` is not in the sub-processor registry, and the tenant policy routes only to registered ones",
-            model.provider.id
-        ),
-        deployment: format!("{}/{}", model.provider.id, model.upstream),
-        retries: 0,
-    };
-    Err(exhausted(state, key, request_id, attempt))
+    None
 }
 
-/// A failed upstream call: the upstream's refusal of the request relayed,
-/// else the chain (of one) exhausted, as for chat.
-fn failed(
+/// One attempt of a media request: the call, renamed for one deployment.
+struct Forward<'a> {
+    providers: &'a Providers,
+    request: &'a MediaRequest,
+}
+
+impl Call for Forward<'_> {
+    type Reply = MediaReply;
+    type Error = UpstreamError;
+
+    fn operation(&self) -> &'static str {
+        self.request.route.operation()
+    }
+
+    fn unfit(&self, deployment: &Model) -> Option<(&'static str, String)> {
+        fits(self.request, deployment)
+    }
+
+    fn attempt(
+        &self,
+        deployment: Arc<Model>,
+    ) -> impl Future<Output = Result<MediaReply, UpstreamError>> + Send {
+        // Each attempt sends its own copy: JSON cloned, file parts sharing
+        // the request buffer.
+        let call = for_upstream(self.request.call.clone(), &deployment);
+        async move { self.providers.media(&deployment, call).await }
+    }
+}
+
+/// Every deployment failed or was skipped (the attempts say why): the
+/// chain (of one) exhausted, as for chat.
+fn exhausted(
     state: &AppState,
     key: &ApiKey,
     request_id: &str,
-    model: &Model,
-    attempt: Attempt,
-    error: &crate::providers::UpstreamError,
+    model: &str,
+    attempts: &[Attempt],
 ) -> ApiError {
-    tracing::info!(model = %attempt.model, provider = %attempt.provider, status = %attempt.status, "media upstream attempt failed");
-    if !error.retryable() {
-        return super::relay_refusal(model, error);
-    }
-    exhausted(state, key, request_id, attempt)
-}
-
-fn exhausted(state: &AppState, key: &ApiKey, request_id: &str, attempt: Attempt) -> ApiError {
-    let chain = vec![attempt.model.clone()];
-    let message = format!(
-        "every model of the chain failed: {} ({}: {})",
-        attempt.model, attempt.status, attempt.message
-    );
+    let chain = vec![model.to_owned()];
+    let summary: Vec<String> = attempts
+        .iter()
+        .map(|a| {
+            format!(
+                "{} on {} ({}: {})",
+                a.model, a.deployment, a.status, a.message
+            )
+        })
+        .collect();
+    tracing::info!(%model, attempts = attempts.len(), "every deployment of the media model failed");
     state.metrics.exhausted();
     state.events.publish(Event::providers_exhausted(
         &key.tenant_id,
         request_id,
         &chain,
-        &[attempt],
+        attempts,
     ));
-    ApiError::new(Code::AllProvidersFailed, message)
+    ApiError::new(
+        Code::AllProvidersFailed,
+        format!("every model of the chain failed: {}", summary.join("; ")),
+    )
 }
 
 /// When a transcription is billed by duration, the caller asked for plain

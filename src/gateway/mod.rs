@@ -50,7 +50,7 @@ use opentelemetry::KeyValue;
 use opentelemetry::context::FutureExt as _;
 use opentelemetry::trace::{SpanKind, TraceContextExt as _};
 use request::ChatRequest;
-use walk::{Walk, Walked, completion_allowance, reserve_key_tokens};
+use walk::{ChatCall, Walk, Walked, completion_allowance, reserve_key_tokens};
 
 /// One try of one deployment of one model of the chain (its retries
 /// included: `status` is the last one's).
@@ -287,9 +287,13 @@ pub async fn chat_completions(
             model: &model,
             name,
             registered: registered.as_deref(),
+        };
+        let call = ChatCall {
+            providers: &state.providers,
+            body,
             stream: request.stream,
         };
-        match walk.run(body, &mut attempts).await {
+        match walk.run(&call, &mut attempts).await {
             Walked::Served {
                 reply,
                 view,
@@ -340,8 +344,8 @@ pub async fn chat_completions(
                     }
                 };
             }
-            Walked::Refused(error) => return Err(error),
-            Walked::Failed => {}
+            Walked::Refused { error, view } => return Err(relay_refusal(&view, &error)),
+            Walked::Failed { .. } => {}
         }
     }
     if let Some(error) = limited

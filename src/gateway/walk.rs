@@ -11,7 +11,7 @@ use serde_json::Value;
 use opentelemetry::context::FutureExt as _;
 
 use super::attempt::AttemptSpan;
-use super::{Attempt, first_chunk, relay_refusal, tokens};
+use super::{Attempt, first_chunk, tokens};
 use crate::app::AppState;
 use crate::auth::keys::ApiKey;
 use crate::billing::limits;
@@ -20,15 +20,17 @@ use crate::compliance::registry;
 use crate::error::{ApiError, Code};
 use crate::events::Event;
 use crate::gateway::request::ChatRequest;
-use crate::providers::{Failure, Reply, UpstreamError};
+use crate::providers::{Failure, Providers, Reply, UpstreamError};
 use crate::routing;
 use crate::time_util::now_ms;
 
-/// One model's deployments walked for one request: each in the router's
-/// order, each retried on a retryable failure within the policy of its
-/// provider, every attempt (the first included) within the request's
-/// time budget: the model's `request_timeout` from its first attempt, else
-/// the deployment's provider's from the first attempt on that deployment.
+/// One model's deployments walked for one request: each that can take it
+/// in the router's order, each retried on a retryable failure within the
+/// policy of its provider, every attempt (the first included) within the
+/// request's time budget: the model's `request_timeout` from its first
+/// attempt, else the deployment's provider's from the first attempt on
+/// that deployment. Chat, the native passthroughs and the media routes
+/// share it; each says what one attempt is ([`Call`]).
 pub(super) struct Walk<'a> {
     pub(super) state: &'a AppState,
     /// Whose request it is (the cooldown event goes to that tenant).
@@ -37,32 +39,79 @@ pub(super) struct Walk<'a> {
     /// The name the caller used.
     pub(super) name: &'a str,
     pub(super) registered: Option<&'a [registry::SubProcessor]>,
-    pub(super) stream: bool,
+}
+
+/// What one route sends to one deployment.
+pub(super) trait Call {
+    type Reply;
+    /// An attempt's failure: the upstream's error, and whatever the route
+    /// relays of it (the native passthroughs relay the upstream's body).
+    type Error: AsRef<UpstreamError>;
+    /// The `gen_ai.operation.name` of each attempt's client span.
+    fn operation(&self) -> &'static str;
+    /// Why `deployment` cannot take this request at all (its provider's
+    /// kind has no such endpoint): a status and a message. Such a
+    /// deployment is never called; it is named in the attempts only when
+    /// no other one served.
+    fn unfit(&self, deployment: &Model) -> Option<(&'static str, String)> {
+        let _ = deployment;
+        None
+    }
+    /// One attempt at `deployment` (the model as that deployment). It ends
+    /// once the answer is whole, or, for a stream, at its first chunk: no
+    /// byte reached the caller before it returns, so a failure may be
+    /// retried.
+    fn attempt(
+        &self,
+        deployment: Arc<Model>,
+    ) -> impl Future<Output = Result<Self::Reply, Self::Error>> + Send;
+}
+
+impl AsRef<UpstreamError> for UpstreamError {
+    fn as_ref(&self) -> &UpstreamError {
+        self
+    }
 }
 
 /// How a walk ended.
-pub(super) enum Walked {
+pub(super) enum Walked<R, E> {
     Served {
-        reply: Reply,
+        reply: R,
         /// The model as the deployment that served it.
         view: Arc<Model>,
         retries: u32,
         in_flight: routing::InFlight,
     },
-    /// A final refusal: no other deployment or model is tried.
-    Refused(ApiError),
+    /// The upstream refused the request itself (400, 413, 422): final, no
+    /// other deployment or model is tried.
+    Refused { error: E, view: Arc<Model> },
     /// Every deployment failed (recorded in the attempts): the next model
-    /// of the chain may serve.
-    Failed,
+    /// of the chain may serve. `last` is the last failure an attempt
+    /// returned, if any deployment was called.
+    Failed { last: Option<(E, Arc<Model>)> },
 }
 
 impl Walk<'_> {
-    pub(super) async fn run(&self, body: Value, attempts: &mut Vec<Attempt>) -> Walked {
+    pub(super) async fn run<C: Call>(
+        &self,
+        call: &C,
+        attempts: &mut Vec<Attempt>,
+    ) -> Walked<C::Reply, C::Error> {
         let (state, model, name) = (self.state, self.model, self.name);
-        let (order, forced) = state
-            .router
-            .order(model, Instant::now(), &mut routing::random_unit);
+        let unfit: Vec<(usize, &'static str, String)> = (0..model.deployments.len())
+            .filter_map(|i| {
+                call.unfit(&model.on(i))
+                    .map(|(status, message)| (i, status, message))
+            })
+            .collect();
+        let (order, forced) = state.router.order_among(
+            model,
+            &|i| !unfit.iter().any(|(u, _, _)| *u == i),
+            Instant::now(),
+            &mut routing::random_unit,
+        );
         let started = Instant::now();
+        let mut last = None;
         for index in order {
             let view = Arc::new(model.on(index));
             let deployment = model.deployments[index].label();
@@ -101,8 +150,6 @@ impl Walk<'_> {
                 continue;
             }
             let policy = view.provider.retry;
-            let mut body = body.clone();
-            body["model"] = Value::String(view.upstream.clone());
             let mut retries = 0;
             loop {
                 // Another request took the probe of this resting deployment
@@ -119,27 +166,37 @@ impl Walk<'_> {
                 };
                 let attempt_started = Instant::now();
                 // One client span per upstream attempt, retries included.
-                let span = AttemptSpan::start("chat", &view);
-                let call = async {
-                    match state.providers.chat(&view, body.clone(), self.stream).await {
-                        Ok(Reply::Stream(chunks)) => first_chunk(chunks, &view).await,
-                        other => other,
-                    }
-                }
-                .with_context(span.context());
+                let span = AttemptSpan::start(call.operation(), &view);
+                let sent = call.attempt(view.clone()).with_context(span.context());
                 // No attempt, the first included, runs past the budget.
                 let left = deadline.saturating_duration_since(Instant::now());
-                let outcome = tokio::time::timeout(left, call)
-                    .await
-                    .unwrap_or_else(|_| Err(UpstreamError::new(Failure::Timeout, TIMEOUT_SPENT)));
-                span.ended(&outcome);
+                let outcome = match tokio::time::timeout(left, sent).await {
+                    Ok(Ok(reply)) => Ok(reply),
+                    Ok(Err(failure)) => Err(Failed::Upstream(failure)),
+                    Err(_) => Err(Failed::Spent(UpstreamError::new(
+                        Failure::Timeout,
+                        TIMEOUT_SPENT,
+                    ))),
+                };
                 let elapsed = attempt_started.elapsed();
                 let label = match &outcome {
-                    Ok(_) => "ok".to_owned(),
-                    Err(e) => e.status_label(),
+                    Ok(_) => {
+                        span.served();
+                        "ok".to_owned()
+                    }
+                    Err(failure) => {
+                        let error = failure.error();
+                        let label = error.status_label();
+                        let status = match error.failure {
+                            Failure::Status(status) => Some(status),
+                            _ => None,
+                        };
+                        span.failed(status, label.clone());
+                        label
+                    }
                 };
                 state.metrics.upstream(&view.provider.id, &label, elapsed);
-                let error = match outcome {
+                let failure = match outcome {
                     Ok(reply) => {
                         state.router.success(in_flight.key(), elapsed);
                         return Walked::Served {
@@ -149,9 +206,10 @@ impl Walk<'_> {
                             in_flight,
                         };
                     }
-                    Err(error) => error,
+                    Err(failure) => failure,
                 };
                 drop(in_flight);
+                let error = failure.error();
                 tracing::info!(model = %name, deployment = %deployment, retries, status = %error.status_label(), "upstream attempt failed");
                 let mut resting = false;
                 if error.retries_same_deployment()
@@ -167,15 +225,12 @@ impl Walk<'_> {
                         .events
                         .publish(Event::deployment_cooldown(self.tenant_id, &cooled));
                 }
-                if !error.retryable() {
-                    attempts.push(attempt(
-                        error.status_label(),
-                        elapsed.as_millis() as u64,
-                        retries,
-                        error.message.clone(),
-                    ));
-                    return Walked::Refused(relay_refusal(&view, &error));
-                }
+                let recorded = attempt(
+                    error.status_label(),
+                    elapsed.as_millis() as u64,
+                    retries,
+                    error.message.clone(),
+                );
                 let wait =
                     (error.retries_same_deployment() && !resting && retries < policy.max_retries)
                         .then(|| {
@@ -188,13 +243,19 @@ impl Walk<'_> {
                         })
                         .flatten()
                         .filter(|wait| Instant::now() + *wait < deadline);
+                let final_refusal = !error.retryable();
+                if let Failed::Upstream(failure) = failure {
+                    if final_refusal {
+                        attempts.push(recorded);
+                        return Walked::Refused {
+                            error: failure,
+                            view,
+                        };
+                    }
+                    last = Some((failure, view.clone()));
+                }
                 let Some(wait) = wait else {
-                    attempts.push(attempt(
-                        error.status_label(),
-                        elapsed.as_millis() as u64,
-                        retries,
-                        error.message.clone(),
-                    ));
+                    attempts.push(recorded);
                     break;
                 };
                 retries += 1;
@@ -202,7 +263,64 @@ impl Walk<'_> {
                 tokio::time::sleep(wait).await;
             }
         }
-        Walked::Failed
+        for (index, status, message) in unfit {
+            attempts.push(Attempt {
+                model: name.to_owned(),
+                provider: model.deployments[index].provider.id.clone(),
+                deployment: model.deployments[index].label(),
+                status: status.to_owned(),
+                latency_ms: 0,
+                retries: 0,
+                message,
+            });
+        }
+        Walked::Failed { last }
+    }
+}
+
+/// An attempt's failure: the route's own, or the time budget running out.
+enum Failed<E> {
+    Upstream(E),
+    Spent(UpstreamError),
+}
+
+impl<E: AsRef<UpstreamError>> Failed<E> {
+    fn error(&self) -> &UpstreamError {
+        match self {
+            Failed::Upstream(failure) => failure.as_ref(),
+            Failed::Spent(error) => error,
+        }
+    }
+}
+
+/// Chat's attempt: the prepared body, its `model` the deployment's
+/// upstream name, to any kind of provider (the providers translate).
+pub(super) struct ChatCall<'a> {
+    pub(super) providers: &'a Providers,
+    pub(super) body: Value,
+    pub(super) stream: bool,
+}
+
+impl Call for ChatCall<'_> {
+    type Reply = Reply;
+    type Error = UpstreamError;
+
+    fn operation(&self) -> &'static str {
+        "chat"
+    }
+
+    fn attempt(
+        &self,
+        deployment: Arc<Model>,
+    ) -> impl Future<Output = Result<Reply, UpstreamError>> + Send {
+        let mut body = self.body.clone();
+        body["model"] = Value::String(deployment.upstream.clone());
+        async move {
+            match self.providers.chat(&deployment, body, self.stream).await {
+                Ok(Reply::Stream(chunks)) => first_chunk(chunks, &deployment).await,
+                other => other,
+            }
+        }
     }
 }
 

@@ -25,7 +25,9 @@ use crate::gateway::form::FormPart;
 pub type ByteStream = Pin<Box<dyn Stream<Item = Result<Bytes, UpstreamError>> + Send>>;
 
 /// One media request, prepared for the routed model (its `model` is the
-/// upstream's name).
+/// upstream's name). A clone is cheap (file parts share the request
+/// buffer), so each attempt of a walk sends its own.
+#[derive(Clone)]
 pub enum MediaCall {
     /// `POST /images/generations`, JSON.
     Generate(Value),

@@ -14,6 +14,9 @@
 //! | `CutStream` | a stream of one chunk, then the connection closes |
 //! | `Delay(ms)` | nothing for `ms` milliseconds, then as `Ok` |
 //! | `Held` | nothing until the test calls [`Script::release`], then as `Ok` |
+//!
+//! `Ok` on an `/images/generations` path answers one image whose
+//! `revised_prompt` names the upstream model.
 #![allow(dead_code)]
 
 use std::collections::{HashMap, VecDeque};
@@ -190,6 +193,11 @@ async fn answer(
                 .body(Body::from_stream(events))
                 .unwrap()
         }
+        Step::Ok if uri.path().ends_with("/images/generations") => axum::Json(json!({
+            "created": 1_700_000_000,
+            "data": [{ "b64_json": "iVBORw0KGgo=", "revised_prompt": format!("drawn by {model}") }],
+        }))
+        .into_response(),
         Step::Ok if stream => {
             let mut events = vec![chunk(&model, json!({ "role": "assistant", "content": "" }), Value::Null)];
             for word in ["hello ", "from ", model.as_str()] {

@@ -12,8 +12,11 @@
 //! leaves only after its charge committed, a stream is charged at its end
 //! or when dropped.
 //!
-//! One model, no fallback: the caller named one native model, and another
-//! provider could not take the native body anyway.
+//! One model, no fallback chain: the caller named one native model. Its
+//! deployments of the wire's kind are walked as chat walks them
+//! ([`walk::Walk`]: the router's order, retries, cooldown, the time
+//! budget); one of another kind could not take the native body and is
+//! skipped.
 
 pub mod relay;
 pub mod wire;
@@ -25,7 +28,6 @@ use bytes::Bytes;
 use futures::StreamExt;
 use serde_json::{Map, Value};
 
-use super::attempt::AttemptSpan;
 use super::request::ChatRequest;
 use super::{Attempt, Compliance, Extensions, Served, admit, gate, take_tier_caps, tokens, walk};
 use crate::app::AppState;
@@ -38,6 +40,7 @@ use crate::compliance::{Level, registry};
 use crate::error::{ApiError, Code};
 use crate::events::Event;
 use crate::providers::http::{endpoint, without_url};
+use crate::providers::{Failure, UpstreamError};
 use wire::{Meter, Wire};
 
 /// Error bodies of the upstream are relayed up to this size.
@@ -64,7 +67,11 @@ pub struct NativeCall {
     pub model: Arc<Model>,
     pub requested: String,
     pub stream: bool,
+    /// The body as the caller sent it.
     pub body: Bytes,
+    /// The Anthropic body renamed for each upstream name (of the model's
+    /// deployments of the wire's kind) that differs from the caller's.
+    renamed: Vec<(String, Bytes)>,
     /// `anthropic-version` and `anthropic-beta`, as the caller sent them.
     pub headers: Vec<(&'static str, String)>,
     /// The OpenAI-style view the classifier and the caps read.
@@ -151,18 +158,24 @@ impl NativeCall {
             deployer_context: service.deployer_context,
         };
         drop(value);
-        let body = match wire {
-            Wire::Anthropic if model.upstream != requested => {
-                upstream_named(body, &model.upstream)?
+        let mut renamed: Vec<(String, Bytes)> = Vec::new();
+        if wire == Wire::Anthropic {
+            for d in &model.deployments {
+                if d.provider.kind == wire.provider_kind()
+                    && d.upstream != requested
+                    && !renamed.iter().any(|(name, _)| *name == d.upstream)
+                {
+                    renamed.push((d.upstream.clone(), upstream_named(&body, &d.upstream)?));
+                }
             }
-            _ => body,
-        };
+        }
         Ok(NativeCall {
             wire,
             model,
             requested,
             stream,
             body,
+            renamed,
             headers,
             view,
             max_output,
@@ -171,7 +184,7 @@ impl NativeCall {
 }
 
 /// The catalogue entry `name`, which the tenant may use and a provider of
-/// the wire's kind serves.
+/// the wire's kind serves (one of its deployments at least).
 fn resolve(models: TenantCatalogue<'_>, wire: Wire, name: &str) -> Result<Arc<Model>, ApiError> {
     let model = models.get(name).ok_or_else(|| {
         ApiError::new(
@@ -179,7 +192,11 @@ fn resolve(models: TenantCatalogue<'_>, wire: Wire, name: &str) -> Result<Arc<Mo
             format!("the model `{name}` is not in the catalogue"),
         )
     })?;
-    if model.provider.kind != wire.provider_kind() {
+    if !model
+        .deployments
+        .iter()
+        .any(|d| d.provider.kind == wire.provider_kind())
+    {
         return Err(ApiError::invalid(
             "model",
             format!(
@@ -197,12 +214,12 @@ fn resolve(models: TenantCatalogue<'_>, wire: Wire, name: &str) -> Result<Arc<Mo
 /// The Anthropic body with `model` set to the upstream's name: the one
 /// change made to a forwarded body, and only when the catalogue id differs
 /// from the upstream name. Every other byte is kept.
-fn upstream_named(body: Bytes, upstream: &str) -> Result<Bytes, ApiError> {
-    if let Some(renamed) = wire::replace_top_level_string(&body, "model", upstream) {
+fn upstream_named(body: &Bytes, upstream: &str) -> Result<Bytes, ApiError> {
+    if let Some(renamed) = wire::replace_top_level_string(body, "model", upstream) {
         return Ok(Bytes::from(renamed));
     }
     // `model` written with escapes: re-encode (key order may change).
-    let mut value: Value = serde_json::from_slice(&body)
+    let mut value: Value = serde_json::from_slice(body)
         .map_err(|e| ApiError::new(Code::InvalidRequest, format!("malformed JSON: {e}")))?;
     value["model"] = Value::String(upstream.to_owned());
     serde_json::to_vec(&value)
@@ -236,71 +253,82 @@ pub async fn passthrough(
     }
     take_tier_caps(state, &tenant, &call.view).await?;
     let reservations = hold_tokens(state, key, &call)?;
-    if tenant.policy.enforce_registry {
-        let registered = state
-            .store
-            .read(registry::list)
-            .map_err(|e| ApiError::internal("reading the sub-processor registry", e))?;
-        if !registered.iter().any(|e| e.name == call.model.provider.id) {
-            return Err(ApiError::new(
-                Code::AllProvidersFailed,
-                format!(
-                    "the provider `{}` of `{}` is not in the sub-processor registry, and the tenant policy routes only to registered ones",
-                    call.model.provider.id, call.requested
-                ),
-            ));
+    let registered = if tenant.policy.enforce_registry {
+        Some(
+            state
+                .store
+                .read(registry::list)
+                .map_err(|e| ApiError::internal("reading the sub-processor registry", e))?,
+        )
+    } else {
+        None
+    };
+    let walk = walk::Walk {
+        state,
+        tenant_id: &key.tenant_id,
+        model: &call.model,
+        name: &call.requested,
+        registered: registered.as_deref(),
+    };
+    let mut attempts = Vec::new();
+    let forward = Forward { state, call: &call };
+    let (answer, view, retries, in_flight) = match walk.run(&forward, &mut attempts).await {
+        walk::Walked::Served {
+            reply,
+            view,
+            retries,
+            in_flight,
+        } => (reply, view, retries, in_flight),
+        // The request itself was refused (400, 413, 422): relayed, final.
+        walk::Walked::Refused { error, .. } => {
+            return Ok(NativeOutcome::Refused {
+                status: error.status,
+                body: error.body,
+            });
         }
-    }
+        walk::Walked::Failed { last } => {
+            return exhausted(state, key, request_id, &call, &attempts, last);
+        }
+    };
     let served = Served {
         request_id: request_id.to_owned(),
         key_id: key.id.clone(),
         tenant_id: key.tenant_id.clone(),
-        model: call.model.clone(),
+        model: view,
         requested: call.requested.clone(),
         chain: vec![call.requested.clone()],
-        attempts: Vec::new(),
+        attempts,
         started,
         risk,
         replaced_parts: 0,
         prompt_estimate: tokens::estimate_messages(&call.view.body["messages"]),
         truncation: None,
         compliance,
-        retries: 0,
-        in_flight: None,
+        retries,
+        in_flight: Some(Arc::new(in_flight)),
         endpoint: call.wire.endpoint(),
     };
-    let sent = match send_traced(state, &call).await {
-        Ok(sent) => sent,
-        Err(failure) => return failed(state, &served, failure),
-    };
-    if call.stream {
-        let extensions = Extensions::new(state, &served, true).with_reservations(reservations);
-        state
-            .metrics
-            .first_token(&call.requested, started.elapsed());
-        let upstream: relay::UpstreamBytes = Box::pin(
-            futures::stream::iter([Ok(sent.first)]).chain(
-                sent.response
-                    .bytes_stream()
-                    .map(|r| r.map_err(|e| without_url(&e))),
-            ),
-        );
-        return Ok(NativeOutcome::Stream(relay::relay(
-            call.wire, upstream, served, extensions,
-        )));
+    match answer {
+        Answer::Stream(sent) => {
+            let extensions = Extensions::new(state, &served, true).with_reservations(reservations);
+            state
+                .metrics
+                .first_token(&call.requested, started.elapsed());
+            let upstream: relay::UpstreamBytes = Box::pin(
+                futures::stream::iter([Ok(sent.first)]).chain(
+                    sent.response
+                        .bytes_stream()
+                        .map(|r| r.map_err(|e| without_url(&e))),
+                ),
+            );
+            Ok(NativeOutcome::Stream(relay::relay(
+                call.wire, upstream, served, extensions,
+            )))
+        }
+        Answer::Whole(body, answer) => {
+            finish(state, &served, call.wire, body, answer, reservations).await
+        }
     }
-    let body = match read_rest(sent, MAX_ANSWER).await {
-        Ok(body) => body,
-        Err(message) => return failed(state, &served, Failed::Broken(message)),
-    };
-    let Ok(answer) = serde_json::from_slice::<Value>(&body) else {
-        return failed(
-            state,
-            &served,
-            Failed::Broken("the answer is not JSON".into()),
-        );
-    };
-    finish(state, &served, call.wire, body, answer, reservations).await
 }
 
 /// The tokens a native request reserves against its key's `tpmLimit` and
@@ -355,6 +383,84 @@ async fn finish(
     })
 }
 
+/// One attempt of a native request: its body to one deployment of the
+/// wire's kind, with that provider's key.
+struct Forward<'a> {
+    state: &'a AppState,
+    call: &'a NativeCall,
+}
+
+/// A served attempt: a stream at its first chunk, or a whole answer.
+enum Answer {
+    Stream(Sent),
+    Whole(Bytes, Value),
+}
+
+/// A failed attempt: the upstream's error, and the status and body it
+/// answered (relayed as sent when the walk ends on it).
+struct Refusal {
+    error: UpstreamError,
+    status: u16,
+    body: Bytes,
+}
+
+impl AsRef<UpstreamError> for Refusal {
+    fn as_ref(&self) -> &UpstreamError {
+        &self.error
+    }
+}
+
+impl From<UpstreamError> for Refusal {
+    /// A failure without an upstream answer (nothing to relay).
+    fn from(error: UpstreamError) -> Refusal {
+        Refusal {
+            error,
+            status: 0,
+            body: Bytes::new(),
+        }
+    }
+}
+
+impl walk::Call for Forward<'_> {
+    type Reply = Answer;
+    type Error = Refusal;
+
+    fn operation(&self) -> &'static str {
+        self.call.wire.operation()
+    }
+
+    fn unfit(&self, deployment: &Model) -> Option<(&'static str, String)> {
+        let wire = self.call.wire;
+        (deployment.provider.kind != wire.provider_kind()).then(|| {
+            (
+                "wrong_kind",
+                format!(
+                    "the provider `{}` is of kind `{}`; {} forwards only to providers of kind `{}`",
+                    deployment.provider.id,
+                    deployment.provider.kind.as_str(),
+                    wire.route(),
+                    wire.provider_kind().as_str()
+                ),
+            )
+        })
+    }
+
+    async fn attempt(&self, deployment: Arc<Model>) -> Result<Answer, Refusal> {
+        let sent = send(self.state, self.call, &deployment).await?;
+        if self.call.stream {
+            return Ok(Answer::Stream(sent));
+        }
+        // A whole answer is read within the attempt: until it is here,
+        // nothing reached the caller and another attempt may serve.
+        let body = read_rest(sent, MAX_ANSWER)
+            .await
+            .map_err(|message| UpstreamError::new(Failure::Garbage, message))?;
+        let answer = serde_json::from_slice::<Value>(&body)
+            .map_err(|_| UpstreamError::new(Failure::Garbage, "the answer is not JSON"))?;
+        Ok(Answer::Whole(body, answer))
+    }
+}
+
 /// A successful upstream response, its first body chunk already here.
 struct Sent {
     response: reqwest::Response,
@@ -362,38 +468,14 @@ struct Sent {
     deadline: Instant,
 }
 
-/// Why the upstream did not answer.
-enum Failed {
-    /// No connection, or nothing within the first-byte timeout.
-    Unreachable(&'static str, String),
-    /// An error status: relayed as it came, unless it is the provider's own
-    /// credential or model problem (401, 403, 404).
-    Status(u16, Bytes),
-    /// A body that broke off or is not the protocol.
-    Broken(String),
-}
-
-/// [`send`] in its client span (docs/observability.md): the upstream's
-/// address, status and error type.
-async fn send_traced(state: &AppState, call: &NativeCall) -> Result<Sent, Failed> {
-    use opentelemetry::context::FutureExt as _;
-    let span = AttemptSpan::start(call.wire.operation(), &call.model);
-    let sent = send(state, call).with_context(span.context()).await;
-    match &sent {
-        Ok(_) => span.served(),
-        Err(Failed::Status(status, _)) => span.failed(Some(*status), status.to_string()),
-        Err(Failed::Unreachable(kind, _)) => span.failed(None, (*kind).to_owned()),
-        Err(Failed::Broken(_)) => span.failed(None, "invalid_response".to_owned()),
-    }
-    sent
-}
-
-/// Sends the caller's body to the model's provider with the provider's
+/// Sends the caller's body to `deployment`'s provider with the provider's
 /// key, and waits for the first chunk within the first-byte timeout.
-async fn send(state: &AppState, call: &NativeCall) -> Result<Sent, Failed> {
-    let provider = &call.model.provider;
+async fn send(state: &AppState, call: &NativeCall, deployment: &Model) -> Result<Sent, Refusal> {
+    let provider = &deployment.provider;
     let Some(base) = provider.base_url.as_ref() else {
-        return Err(Failed::Broken("the provider has no base_url".into()));
+        return Err(
+            UpstreamError::new(Failure::Unsupported, "the provider has no base_url").into(),
+        );
     };
     let http = state.providers.http();
     let mut request = match call.wire {
@@ -408,7 +490,7 @@ async fn send(state: &AppState, call: &NativeCall) -> Result<Sent, Failed> {
             request
         }
         Wire::Gemini => {
-            let url = crate::providers::gemini::endpoint(base, &call.model.upstream, call.stream);
+            let url = crate::providers::gemini::endpoint(base, &deployment.upstream, call.stream);
             let mut request = http.post(url);
             if let Some(key) = &provider.api_key {
                 request = request.header("x-goog-api-key", key.expose());
@@ -423,35 +505,45 @@ async fn send(state: &AppState, call: &NativeCall) -> Result<Sent, Failed> {
     if let Some(traceparent) = crate::traces::traceparent() {
         request = request.header("traceparent", traceparent);
     }
-    // `Bytes` clones share the buffer: the body is held once.
+    // `Bytes` clones share the buffer: the body is held once, whatever
+    // the number of attempts.
+    let body = call
+        .renamed
+        .iter()
+        .find(|(name, _)| *name == deployment.upstream)
+        .map_or(&call.body, |(_, body)| body);
     request = request
         .header("content-type", "application/json")
-        .body(call.body.clone());
+        .body(body.clone());
     let timeout = provider.first_byte_timeout;
     let deadline = Instant::now() + timeout;
     let mut response = match tokio::time::timeout(timeout, request.send()).await {
         Err(_) => {
-            return Err(Failed::Unreachable(
-                "timeout",
-                "no response before the first-byte timeout".into(),
-            ));
+            return Err(UpstreamError::new(
+                Failure::Timeout,
+                "no response before the first-byte timeout",
+            )
+            .into());
         }
         Ok(Err(e)) if e.is_connect() => {
-            return Err(Failed::Unreachable(
-                "connect_error",
+            return Err(UpstreamError::new(
+                Failure::Connect,
                 format!("cannot connect to the provider `{}`", provider.id),
-            ));
+            )
+            .into());
         }
         Ok(Err(e)) => {
-            return Err(Failed::Unreachable(
-                "connect_error",
+            return Err(UpstreamError::new(
+                Failure::Connect,
                 format!("the request failed: {}", without_url(&e)),
-            ));
+            )
+            .into());
         }
         Ok(Ok(response)) => response,
     };
     let status = response.status();
     if !status.is_success() {
+        let retry_after = crate::providers::http::retry_after(response.headers());
         let body = read_rest(
             Sent {
                 response,
@@ -462,21 +554,30 @@ async fn send(state: &AppState, call: &NativeCall) -> Result<Sent, Failed> {
         )
         .await
         .unwrap_or_default();
-        return Err(Failed::Status(status.as_u16(), body));
+        let status = status.as_u16();
+        let mut error = UpstreamError::new(Failure::Status(status), error_message(&body, status));
+        error.retry_after = retry_after;
+        return Err(Refusal {
+            error,
+            status,
+            body,
+        });
     }
     let left = deadline.saturating_duration_since(Instant::now());
     let first = match tokio::time::timeout(left, response.chunk()).await {
         Err(_) => {
-            return Err(Failed::Unreachable(
-                "timeout",
-                "no first byte before the first-byte timeout".into(),
-            ));
+            return Err(UpstreamError::new(
+                Failure::Timeout,
+                "no first byte before the first-byte timeout",
+            )
+            .into());
         }
         Ok(Err(e)) => {
-            return Err(Failed::Broken(format!(
-                "the body broke off: {}",
-                without_url(&e)
-            )));
+            return Err(UpstreamError::new(
+                Failure::Garbage,
+                format!("the body broke off: {}", without_url(&e)),
+            )
+            .into());
         }
         Ok(Ok(first)) => first.unwrap_or_default(),
     };
@@ -506,53 +607,48 @@ async fn read_rest(mut sent: Sent, limit: usize) -> Result<Bytes, String> {
     }
 }
 
-/// Counts a failed upstream call as chat does for a chain of one, and
-/// answers it: the upstream's own refusal relayed, else 502.
-fn failed(state: &AppState, served: &Served, failure: Failed) -> Result<NativeOutcome, ApiError> {
-    let provider = &served.model.provider.id;
-    let elapsed = served.started.elapsed();
-    let (label, message) = match &failure {
-        Failed::Unreachable(label, message) => ((*label).to_owned(), message.clone()),
-        Failed::Status(status, body) => (status.to_string(), error_message(body, *status)),
-        Failed::Broken(message) => ("invalid_response".to_owned(), message.clone()),
-    };
-    state.metrics.upstream(provider, &label, elapsed);
-    tracing::info!(model = %served.requested, %provider, status = %label, "native upstream call failed");
-    let relayed = match failure {
-        Failed::Status(status, body) if !matches!(status, 401 | 403 | 404) => Some((status, body)),
-        _ => None,
-    };
-    let final_refusal = relayed
-        .as_ref()
-        .is_some_and(|(status, _)| matches!(status, 400 | 413 | 422));
-    if !final_refusal {
-        let attempts = [Attempt {
-            model: served.requested.clone(),
-            provider: provider.clone(),
-            status: label,
-            latency_ms: elapsed.as_millis() as u64,
-            message: message.clone(),
-            deployment: format!("{}/{}", served.model.provider.id, served.model.upstream),
-            retries: 0,
-        }];
-        state.metrics.exhausted();
-        state.events.publish(Event::providers_exhausted(
-            &served.tenant_id,
-            &served.request_id,
-            &served.chain,
-            &attempts,
-        ));
+/// Every deployment failed (or was skipped): counted and announced as a
+/// one-model chain on the chat route is, and answered with the last
+/// upstream error relayed as sent, unless it was the provider's own
+/// credential or model problem (401, 403, 404) or no upstream answered:
+/// then 502.
+fn exhausted(
+    state: &AppState,
+    key: &ApiKey,
+    request_id: &str,
+    call: &NativeCall,
+    attempts: &[Attempt],
+    last: Option<(Refusal, Arc<Model>)>,
+) -> Result<NativeOutcome, ApiError> {
+    tracing::info!(model = %call.requested, attempts = attempts.len(), "every deployment of the native model failed");
+    state.metrics.exhausted();
+    state.events.publish(Event::providers_exhausted(
+        &key.tenant_id,
+        request_id,
+        std::slice::from_ref(&call.requested),
+        attempts,
+    ));
+    if let Some((refusal, _)) = last
+        && refusal.status != 0
+        && !matches!(refusal.status, 401 | 403 | 404)
+    {
+        return Ok(NativeOutcome::Refused {
+            status: refusal.status,
+            body: refusal.body,
+        });
     }
-    match relayed {
-        Some((status, body)) => Ok(NativeOutcome::Refused { status, body }),
-        None => Err(ApiError::new(
-            Code::AllProvidersFailed,
-            format!(
-                "the provider `{provider}` of `{}` failed: {message}",
-                served.requested
-            ),
-        )),
-    }
+    let summary: Vec<String> = attempts
+        .iter()
+        .map(|a| format!("{} ({}: {})", a.deployment, a.status, a.message))
+        .collect();
+    Err(ApiError::new(
+        Code::AllProvidersFailed,
+        format!(
+            "every deployment of `{}` failed: {}",
+            call.requested,
+            summary.join("; ")
+        ),
+    ))
 }
 
 /// The message of an upstream error body (`error.message` in both wires).
