@@ -34,7 +34,7 @@ use crate::app::AppState;
 use crate::auth::keys::ApiKey;
 use crate::billing::{Charged, Endpoint};
 use crate::catalogue::{Capability, Model, Pricing, ProviderKind, charge_for, credits_to_micros};
-use crate::compliance::{Classification, registry};
+use crate::compliance::Classification;
 use crate::error::{ApiError, Code};
 use crate::events::Event;
 use crate::providers::media::{ByteStream, MediaCall, MediaReply};
@@ -173,16 +173,7 @@ pub async fn serve(
         ));
     }
     super::take_multimodal_cap(state, &tenant).await?;
-    let registered = if tenant.policy.enforce_registry {
-        Some(
-            state
-                .store
-                .read(registry::list)
-                .map_err(|e| ApiError::internal("reading the sub-processor registry", e))?,
-        )
-    } else {
-        None
-    };
+    let registered = super::registered_providers(state, &tenant.policy)?;
     let (pii, logged) = super::redacted_request(&tenant.policy, &request.logged);
     let compliance = Arc::new(Compliance {
         policy: tenant.policy.clone(),

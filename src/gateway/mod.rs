@@ -233,16 +233,7 @@ pub async fn chat_completions(
         }
         session
     });
-    let registered = if tenant.policy.enforce_registry {
-        Some(
-            state
-                .store
-                .read(registry::list)
-                .map_err(|e| ApiError::internal("reading the sub-processor registry", e))?,
-        )
-    } else {
-        None
-    };
+    let registered = registered_providers(state, &tenant.policy)?;
     let mut attempts: Vec<Attempt> = Vec::new();
     let mut known = 0;
     let mut limited: Option<ApiError> = None;
@@ -1274,6 +1265,23 @@ async fn finish(
         .await?;
     extensions.apply(&mut completion, &charged);
     Ok(ChatOutcome::Complete(completion))
+}
+
+/// The sub-processor registry when the tenant's policy routes only to
+/// registered providers (`enforceRegistry`), else `None`: every route reads
+/// it once per request and hands it to the deployment walk.
+pub(crate) fn registered_providers(
+    state: &AppState,
+    policy: &CompliancePolicy,
+) -> Result<Option<Vec<registry::SubProcessor>>, ApiError> {
+    if !policy.enforce_registry {
+        return Ok(None);
+    }
+    state
+        .store
+        .read(registry::list)
+        .map(Some)
+        .map_err(|e| ApiError::internal("reading the sub-processor registry", e))
 }
 
 #[cfg(test)]

@@ -251,3 +251,18 @@ export function localToIso(text) {
 export function isoToLocal(text) {
   return text ? text.slice(0, 16) : '';
 }
+
+/**
+ * A page's action runner: clears `slot`, runs the action and shows what
+ * went wrong there (a 401 is left to the sign-in form, which takes over).
+ */
+export function runner(slot) {
+  return async (what, action) => {
+    slot.replaceChildren();
+    try {
+      await action();
+    } catch (e) {
+      if (e.status !== 401) show(slot, errorBox(e, what));
+    }
+  };
+}

@@ -36,7 +36,7 @@ use crate::billing::Charged;
 use crate::billing::limits;
 use crate::catalogue::Model;
 use crate::catalogue::overlay::TenantCatalogue;
-use crate::compliance::{Level, registry};
+use crate::compliance::Level;
 use crate::error::{ApiError, Code};
 use crate::events::Event;
 use crate::providers::http::{endpoint, without_url};
@@ -253,16 +253,7 @@ pub async fn passthrough(
     }
     take_tier_caps(state, &tenant, &call.view).await?;
     let reservations = hold_tokens(state, key, &call)?;
-    let registered = if tenant.policy.enforce_registry {
-        Some(
-            state
-                .store
-                .read(registry::list)
-                .map_err(|e| ApiError::internal("reading the sub-processor registry", e))?,
-        )
-    } else {
-        None
-    };
+    let registered = super::registered_providers(state, &tenant.policy)?;
     let walk = walk::Walk {
         state,
         tenant_id: &key.tenant_id,

@@ -4,7 +4,10 @@
 // high-risk request that names it is refused from then on.
 
 import { api, get } from '../api.js';
-import { h, badge, table, fmtDate, formDialog, confirmDialog, errorBox, okBox, show, uid } from '../dom.js';
+import {
+  h, badge, table, fmtDate, formDialog, confirmDialog, okBox, show, uid,
+  runner,
+} from '../dom.js';
 
 export async function render(root) {
   const message = h('div', { class: 'messages' });
@@ -13,14 +16,7 @@ export async function render(root) {
   const filter = h('input', { id: filterId, name: 'endUserId', type: 'search', autocomplete: 'off' });
   let subject = '';
 
-  async function run(what, action) {
-    message.replaceChildren();
-    try {
-      await action();
-    } catch (e) {
-      if (e.status !== 401) show(message, errorBox(e, what));
-    }
-  }
+  const run = runner(message);
 
   function actions(consent) {
     if (consent.status === 'withdrawn') return h('span', { class: 'muted' }, `withdrawn ${fmtDate(consent.withdrawnAt)}`);

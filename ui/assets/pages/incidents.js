@@ -6,7 +6,10 @@
 // for printing (app.css hides the frame under @media print).
 
 import { api, get } from '../api.js';
-import { h, badge, table, fmtDate, formDialog, confirmDialog, errorBox, okBox, show, uid } from '../dom.js';
+import {
+  h, badge, table, fmtDate, formDialog, confirmDialog, okBox, show, uid,
+  runner,
+} from '../dom.js';
 import { downloadJson, excerpt, facts, fmtSpan, lastUserText, levelBadge, transcript, untilMs } from '../records.js';
 
 const STATUSES = ['open', 'reported', 'closed'];
@@ -89,14 +92,7 @@ export async function render(root, ctx) {
     h('label', { for: severityId }, 'Severity'), severity,
     manage ? h('button', { type: 'button', class: 'primary', onclick: () => run('Filing an incident', fileIncident) }, 'File incident') : null);
 
-  async function run(what, action) {
-    message.replaceChildren();
-    try {
-      await action();
-    } catch (e) {
-      if (e.status !== 401) show(message, errorBox(e, what));
-    }
-  }
+  const run = runner(message);
 
   async function showList() {
     filters.hidden = false;

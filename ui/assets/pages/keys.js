@@ -4,8 +4,8 @@
 
 import { api, get } from '../api.js';
 import {
-  h, badge, table, fmtCredits, fmtDate, confirmDialog, secretDialog, formDialog,
-  errorBox, okBox, show, numberOrNull, localToIso, isoToLocal,
+  h, badge, table, fmtCredits, fmtDate, confirmDialog, secretDialog,
+  formDialog, okBox, show, numberOrNull, localToIso, isoToLocal, runner,
 } from '../dom.js';
 
 const INTERVALS = ['never', 'daily', 'weekly', 'monthly'];
@@ -78,14 +78,7 @@ export async function render(root, ctx) {
     }
   }
 
-  async function run(what, action) {
-    message.replaceChildren();
-    try {
-      await action();
-    } catch (e) {
-      if (e.status !== 401) show(message, errorBox(e, what));
-    }
-  }
+  const run = runner(message);
 
   function actions(key) {
     if (key.state === 'revoked') return h('span', { class: 'muted' }, `revoked ${fmtDate(key.revokedAt)}`);

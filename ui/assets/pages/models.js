@@ -4,7 +4,10 @@
 // catalogue's models their tenant may use (its allow-list).
 
 import { api, get } from '../api.js';
-import { h, badge, table, fmtNumber, fmtCredits, confirmDialog, formDialog, errorBox, okBox, show, numberOrNull } from '../dom.js';
+import {
+  h, badge, table, fmtNumber, fmtCredits, confirmDialog, formDialog, okBox,
+  show, numberOrNull, runner,
+} from '../dom.js';
 
 const CAPABILITIES = ['TEXT', 'IMAGE', 'AUDIO'];
 const UNITS = [
@@ -115,14 +118,7 @@ export async function render(root, ctx) {
   const message = h('div', { class: 'messages' });
   const list = h('div', {});
 
-  async function run(what, action) {
-    message.replaceChildren();
-    try {
-      await action();
-    } catch (e) {
-      if (e.status !== 401) show(message, errorBox(e, what));
-    }
-  }
+  const run = runner(message);
 
   function actions(model) {
     return h('div', { class: 'row-actions' },

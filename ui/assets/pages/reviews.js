@@ -5,7 +5,7 @@
 // the decided item leaves the pending list and the menu's count follows.
 
 import { api, get } from '../api.js';
-import { h, table, fmtDate, errorBox, okBox, show, uid } from '../dom.js';
+import { h, table, fmtDate, errorBox, okBox, show, uid, runner } from '../dom.js';
 import { excerpt, fmtSpan, lastUserText, answerText, levelBadge, transcript, untilMs } from '../records.js';
 
 const STATUSES = ['pending', 'approved', 'rejected', 'expired'];
@@ -86,14 +86,7 @@ export async function render(root, ctx) {
   const statusId = uid('status');
   const status = h('select', { id: statusId }, STATUSES.map((s) => h('option', { value: s }, s)));
 
-  async function run(what, action) {
-    message.replaceChildren();
-    try {
-      await action();
-    } catch (e) {
-      if (e.status !== 401) show(message, errorBox(e, what));
-    }
-  }
+  const run = runner(message);
 
   async function decide(item, verb) {
     const decided = await decideDialog(item, verb);

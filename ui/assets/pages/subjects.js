@@ -5,7 +5,7 @@
 // still be downloaded afterwards.
 
 import { api } from '../api.js';
-import { h, fmtDate, fmtNumber, formDialog, errorBox, okBox, show, uid } from '../dom.js';
+import { h, fmtDate, fmtNumber, formDialog, okBox, show, uid, runner } from '../dom.js';
 
 /** A file name from the subject's id (no path or odd characters). */
 function fileName(subject, what) {
@@ -55,14 +55,7 @@ export async function render(root) {
   const inputId = uid('subject');
   const input = h('input', { id: inputId, name: 'endUserId', required: true, autocomplete: 'off', 'aria-describedby': `${inputId}-help` });
 
-  async function run(what, action) {
-    message.replaceChildren();
-    try {
-      await action();
-    } catch (e) {
-      if (e.status !== 401) show(message, errorBox(e, what));
-    }
-  }
+  const run = runner(message);
 
   function subject() {
     const value = input.value.trim();

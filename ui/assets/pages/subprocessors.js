@@ -6,7 +6,9 @@
 // reads as it reads the registry.
 
 import { api, get } from '../api.js';
-import { h, badge, table, fmtDate, formDialog, confirmDialog, errorBox, okBox, show } from '../dom.js';
+import {
+  h, badge, table, fmtDate, formDialog, confirmDialog, okBox, show, runner,
+} from '../dom.js';
 
 function entryFields(entry) {
   const fields = entry ? [] : [
@@ -49,14 +51,7 @@ export async function render(root, ctx) {
   const history = h('div', {});
   const since = h('p', { class: 'muted' });
 
-  async function run(what, action) {
-    message.replaceChildren();
-    try {
-      await action();
-    } catch (e) {
-      if (e.status !== 401) show(message, errorBox(e, what));
-    }
-  }
+  const run = runner(message);
 
   function actions(entry) {
     return h('div', { class: 'row-actions' },

@@ -4,7 +4,7 @@
 // may use (none chosen: every served model).
 
 import { api, get } from '../api.js';
-import { h, badge, table, fmtCredits, fmtDate, formDialog, errorBox, okBox, show } from '../dom.js';
+import { h, badge, table, fmtCredits, fmtDate, formDialog, okBox, show, runner } from '../dom.js';
 
 const TIERS = ['free', 'paid', 'enterprise'];
 
@@ -20,14 +20,7 @@ export async function render(root) {
   const message = h('div', { class: 'messages' });
   const list = h('div', {});
 
-  async function run(what, action) {
-    message.replaceChildren();
-    try {
-      await action();
-    } catch (e) {
-      if (e.status !== 401) show(message, errorBox(e, what));
-    }
-  }
+  const run = runner(message);
 
   function tierCell(tenant) {
     const select = h('select', { 'aria-label': `Tier of ${tenant.name}` },

@@ -3,7 +3,10 @@
 // offered it.
 
 import { api, get } from '../api.js';
-import { h, badge, table, fmtDate, formDialog, secretDialog, confirmDialog, errorBox, okBox, show, uid } from '../dom.js';
+import {
+  h, badge, table, fmtDate, formDialog, secretDialog, confirmDialog, okBox,
+  show, uid, runner,
+} from '../dom.js';
 
 const ROLES = ['owner', 'admin', 'billing', 'auditor', 'reviewer', 'user', 'tester'];
 
@@ -13,14 +16,7 @@ export async function render(root, ctx) {
   const message = h('div', { class: 'messages' });
   const list = h('div', {});
 
-  async function run(what, action) {
-    message.replaceChildren();
-    try {
-      await action();
-    } catch (e) {
-      if (e.status !== 401) show(message, errorBox(e, what));
-    }
-  }
+  const run = runner(message);
 
   function roleCell(user) {
     if (user.id === me.id || (user.role === 'owner' && !can('users.assign_owner'))) return badge(user.role, 'role');
