@@ -150,6 +150,8 @@ fn inference_table() -> Vec<(Method, &'static str, &'static str, Option<Value>)>
         (Method::POST, "/v1/messages", "/v1/messages", Some(json!({ "model": "ok", "max_tokens": 8, "messages": [{ "role": "user", "content": "hi" }] }))),
         (Method::POST, "/v1beta/models/{model_action}", "/v1beta/models/ok:generateContent", Some(json!({ "contents": [{ "parts": [{ "text": "hi" }] }] }))),
         (Method::POST, "/v1/models/{model_action}", "/v1/models/ok:streamGenerateContent?alt=sse", Some(json!({ "contents": [{ "parts": [{ "text": "hi" }] }] }))),
+        (Method::GET, "/v1/models/{model_action}", "/v1/models/ok", None),
+        (Method::POST, "/v1/completions", "/v1/completions", Some(json!({ "model": "ok", "prompt": "hi" }))),
     ]
 }
 

@@ -16,7 +16,10 @@
 //! | `Held` | nothing until the test calls [`Script::release`], then as `Ok` |
 //!
 //! `Ok` on an `/images/generations` path answers one image whose
-//! `revised_prompt` names the upstream model.
+//! `revised_prompt` names the upstream model; on `/v1/completions` a legacy
+//! text completion (`text` `hello from MODEL`, usage 10 + 5; a stream of
+//! three text chunks, the usage chunk only when the body asks
+//! `stream_options.include_usage`, as OpenAI does, then `[DONE]`).
 #![allow(dead_code)]
 
 use std::collections::{HashMap, VecDeque};
@@ -45,6 +48,8 @@ pub struct Call {
     pub path: String,
     pub model: String,
     pub headers: HeaderMap,
+    /// The body as received.
+    pub body: String,
 }
 
 #[derive(Default)]
@@ -148,14 +153,15 @@ async fn answer(
     State(script): State<Script>,
     uri: Uri,
     headers: HeaderMap,
-    body: String,
+    raw: String,
 ) -> Response {
-    let body: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
+    let body: Value = serde_json::from_str(&raw).unwrap_or(Value::Null);
     let model = body["model"].as_str().unwrap_or_default().to_owned();
     let step = script.next(Call {
         path: uri.path().to_owned(),
         model: model.clone(),
         headers,
+        body: raw,
     });
     let stream = body["stream"] == true;
     let step = match step {
@@ -198,6 +204,7 @@ async fn answer(
             "data": [{ "b64_json": "iVBORw0KGgo=", "revised_prompt": format!("drawn by {model}") }],
         }))
         .into_response(),
+        Step::Ok if uri.path() == "/v1/completions" => legacy_completion(&model, &body),
         Step::Ok if stream => {
             let mut events = vec![chunk(&model, json!({ "role": "assistant", "content": "" }), Value::Null)];
             for word in ["hello ", "from ", model.as_str()] {
@@ -222,4 +229,36 @@ async fn answer(
         }))
         .into_response(),
     }
+}
+
+/// A legacy text completion (`/v1/completions`), plain or streamed.
+fn legacy_completion(model: &str, body: &Value) -> Response {
+    let usage = json!({ "prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15 });
+    let choice = |text: &str, finish: Value| {
+        json!({ "id": "cmpl-s", "object": "text_completion", "created": 1_700_000_000, "model": model,
+                "choices": [{ "index": 0, "text": text, "logprobs": null, "finish_reason": finish }] })
+    };
+    if body["stream"] != true {
+        let mut answer = choice(&format!("hello from {model}"), json!("stop"));
+        answer["usage"] = usage;
+        return axum::Json(answer).into_response();
+    }
+    let mut events: Vec<String> = ["hello ", "from ", model]
+        .iter()
+        .map(|text| format!("data: {}\n\n", choice(text, Value::Null)))
+        .collect();
+    events.push(format!("data: {}\n\n", choice("", json!("stop"))));
+    if body["stream_options"]["include_usage"] == true {
+        let mut last = choice("", Value::Null);
+        last["choices"] = json!([]);
+        last["usage"] = usage;
+        events.push(format!("data: {last}\n\n"));
+    }
+    events.push("data: [DONE]\n\n".to_owned());
+    Response::builder()
+        .header("content-type", "text/event-stream")
+        .body(Body::from_stream(futures::stream::iter(
+            events.into_iter().map(Ok::<_, std::io::Error>),
+        )))
+        .unwrap()
 }
