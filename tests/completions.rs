@@ -344,3 +344,41 @@ async fn a_model_is_retrieved_only_when_the_key_may_use_it() {
         .collect();
     assert_eq!(ids, ["text"]);
 }
+
+#[tokio::test]
+async fn a_held_completion_is_answered_202_and_a_held_stream_is_refused() {
+    let (scripted, server) = setup().await;
+    let (_, key) = server.create_key(&[]);
+    let owner = login(&server).await;
+    let put = client()
+        .put(server.url("/api/v1/policies"))
+        .bearer_auth(&owner)
+        .json(&json!({ "reviewMode": "all" }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(put.status(), 200);
+
+    let held = post(&server, &key, &json!({ "model": "text", "prompt": "hi" })).await;
+    assert_eq!(held.status(), 202);
+    let review: Value = held.json().await.unwrap();
+    let id = review["id"].as_str().expect("a review id").to_owned();
+    let pending = client()
+        .get(server.url(&format!("/v1/reviews/{id}")))
+        .bearer_auth(&key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(pending.status(), 202);
+
+    let refused = post(
+        &server,
+        &key,
+        &json!({ "model": "text", "prompt": "hi", "stream": true }),
+    )
+    .await;
+    assert_eq!(refused.status(), 400);
+    let error: Value = refused.json().await.unwrap();
+    assert_eq!(error["error"]["param"], "stream", "{error}");
+    assert_eq!(scripted.script.calls().len(), 1, "the stream was not sent");
+}

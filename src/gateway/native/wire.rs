@@ -531,6 +531,40 @@ mod tests {
     }
 
     #[test]
+    fn a_completions_stream_is_billed_from_its_usage_chunk_and_ends_at_done() {
+        let mut meter = Meter::new(true);
+        for event in [
+            json!({ "choices": [{ "index": 0, "text": "hel", "finish_reason": null }] }),
+            json!({ "choices": [{ "index": 0, "text": "lo", "finish_reason": "stop" }] }),
+            json!({ "choices": [], "usage": { "prompt_tokens": 4, "completion_tokens": 2 } }),
+        ] {
+            meter.observe_event(Wire::Completions, &event);
+        }
+        assert!(!meter.completed(), "only [DONE] ends it");
+        meter.observe_done(Wire::Completions);
+        assert!(meter.completed());
+        assert_eq!(meter.tokens(99), (4, 2, false));
+        assert_eq!(meter.text.as_deref(), Some("hello"));
+    }
+
+    #[test]
+    fn a_completions_prompt_is_text_or_strings_and_never_tokens() {
+        let view = Wire::Completions
+            .classification_view(&json!({ "prompt": ["a", "b"], "suffix": "c" }))
+            .unwrap();
+        assert_eq!(view.as_array().unwrap().len(), 3);
+        assert_eq!(view[2]["content"], "c");
+        for bad in [
+            json!({}),
+            json!({ "prompt": [1, 2] }),
+            json!({ "prompt": [] }),
+        ] {
+            let error = Wire::Completions.classification_view(&bad).unwrap_err();
+            assert_eq!(error.param.as_deref(), Some("prompt"));
+        }
+    }
+
+    #[test]
     fn classification_views_carry_text_and_mark_images() {
         let view = Wire::Anthropic
             .classification_view(&json!({
