@@ -362,12 +362,15 @@ async fn a_stream_is_never_retried_once_its_first_byte_reached_the_caller() {
 
 #[tokio::test]
 async fn a_failing_deployment_cools_down_then_one_probe_decides() {
+    // The rest lasts 4 s: long enough that a loaded machine still sends the
+    // resting phase's requests inside it.
+    const COOLDOWN_PASSED_MS: u64 = 4_100;
     let upstream = Scripted::start().await;
     let receiver = common::receiver::Receiver::start().await;
     let routing = "deployments = [{ provider = \"pa\", upstream = \"bad\", weight = 1000000 }, { provider = \"pb\", upstream = \"good\" }]";
     let text = config(
         &upstream.base_url,
-        "max_retries = 0\ncooldown_after_failures = 2\ncooldown_seconds = 1",
+        "max_retries = 0\ncooldown_after_failures = 2\ncooldown_seconds = 4",
         &model("m", routing),
     );
     let operator = receiver.url("/operator");
@@ -440,7 +443,7 @@ async fn a_failing_deployment_cools_down_then_one_probe_decides() {
     assert_eq!(data["model"], "m");
     assert_eq!(data["deployment"], "pa/bad");
     assert_eq!(data["consecutiveFailures"], 2);
-    assert_eq!(data["cooldownSeconds"], 1);
+    assert_eq!(data["cooldownSeconds"], 4);
     let signed = receiver.wait_for("/tenant", 1).await;
     let signed = signed
         .iter()
@@ -462,7 +465,7 @@ async fn a_failing_deployment_cools_down_then_one_probe_decides() {
     ));
 
     // The rest is over: one probe fails and the circuit opens again.
-    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    tokio::time::sleep(std::time::Duration::from_millis(COOLDOWN_PASSED_MS)).await;
     completion(&server, &key, hello(json!("m"))).await;
     assert_eq!(upstream.script.count("bad"), 3, "one probe");
     completion(&server, &key, hello(json!("m"))).await;
@@ -474,7 +477,7 @@ async fn a_failing_deployment_cools_down_then_one_probe_decides() {
     // answer until the model API showed the probe.
     upstream.script.always("bad", Step::Ok);
     upstream.script.push("bad", &[Step::Held]);
-    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    tokio::time::sleep(std::time::Duration::from_millis(COOLDOWN_PASSED_MS)).await;
     let probe = {
         let (url, key) = (server.url("/v1/chat/completions"), key.clone());
         tokio::spawn(async move {
