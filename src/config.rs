@@ -1064,6 +1064,8 @@ fn parse(
         pricing
             .check_fits(*m.context_window.get_ref())
             .map_err(|e| bad(span.clone(), key("pricing"), e))?;
+        crate::catalogue::check_embedding(m.input.get_ref(), m.output.get_ref(), &pricing)
+            .map_err(|e| bad(m.output.span(), key("output"), e))?;
         models.push(ModelConfig {
             id,
             provider: first.provider,
