@@ -1401,6 +1401,15 @@ pricing = { unit = "per_token", input_per_million = 0.15, output_per_million = 0
                 GOOD.replace("data_dir", "log_level = \"info,tollgate=[\"\ndata_dir"),
                 "log_level",
             ),
+            // An embedding model takes TEXT and produces EMBEDDING alone.
+            (
+                GOOD.replace("output = [\"TEXT\"]", "output = [\"TEXT\", \"EMBEDDING\"]"),
+                "models[0].output",
+            ),
+            (
+                GOOD.replace("output = [\"TEXT\"]", "output = [\"EMBEDDING\"]"),
+                "models[0].output",
+            ),
         ];
         for (text, key) in cases {
             let err = load_text(&text, &[]).unwrap_err();

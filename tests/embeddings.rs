@@ -39,7 +39,10 @@ async fn setup() -> (Scripted, TestServer) {
     let upstream = Scripted::start().await;
     let server = TestServer::start_with(
         Some(&config(&upstream.base_url)),
-        &[("TEST_UP_KEY", "sk-up-secret"), ("TEST_GEMINI_KEY", "g-secret")],
+        &[
+            ("TEST_UP_KEY", "sk-up-secret"),
+            ("TEST_GEMINI_KEY", "g-secret"),
+        ],
     );
     (upstream, server)
 }
@@ -196,10 +199,7 @@ async fn gemini_models_get_one_batch_call_in_order_with_output_dimensionality() 
     assert_eq!(body["model"], "gem-emb");
     for i in 0..3 {
         assert_eq!(body["data"][i]["index"], i);
-        assert_eq!(
-            body["data"][i]["embedding"],
-            json!([i as f64, 0.25, 0.0])
-        );
+        assert_eq!(body["data"][i]["embedding"], json!([i as f64, 0.25, 0.0]));
     }
     // No usage from Gemini: the estimate (one token a text).
     assert_eq!(body["usage"]["prompt_tokens"], 3);
@@ -215,10 +215,18 @@ async fn gemini_models_get_one_batch_call_in_order_with_output_dimensionality() 
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(encoded["data"][0]["embedding"].as_str().unwrap())
         .unwrap();
-    assert_eq!(bytes, [0.0f32.to_le_bytes(), 0.25f32.to_le_bytes()].concat());
+    assert_eq!(
+        bytes,
+        [0.0f32.to_le_bytes(), 0.25f32.to_le_bytes()].concat()
+    );
 
     // Gemini embeds text only: token arrays are refused before any call.
-    let refused = embed(&server, &key, &json!({ "model": "gem-emb", "input": [[1, 2]] })).await;
+    let refused = embed(
+        &server,
+        &key,
+        &json!({ "model": "gem-emb", "input": [[1, 2]] }),
+    )
+    .await;
     assert_eq!(refused.status(), 400);
     let error: Value = refused.json().await.unwrap();
     assert_eq!(error["error"]["param"], "input");
@@ -245,7 +253,10 @@ async fn the_mock_provider_answers_deterministic_vectors_of_the_asked_dimensions
     let norm: f64 = vector.iter().map(|v| v * v).sum();
     assert!((norm - 1.0).abs() < 1e-3, "{norm}");
     let default = embed_json(&server, &key, ask(json!("same"), None)).await;
-    assert_eq!(default["data"][0]["embedding"].as_array().unwrap().len(), 64);
+    assert_eq!(
+        default["data"][0]["embedding"].as_array().unwrap().len(),
+        64
+    );
     assert!(micros(&default["billing"]["cost"]) > 0);
 }
 
@@ -335,11 +346,23 @@ async fn bad_embedding_requests_are_refused_naming_the_field() {
         (json!({ "model": "emb", "input": ["x", 1] }), "input"),
         (json!({ "model": "emb", "input": [[1, -2]] }), "input"),
         (json!({ "model": "emb", "input": too_many }), "input"),
-        (json!({ "model": "emb", "input": "x", "encoding_format": "int8" }), "encoding_format"),
-        (json!({ "model": "emb", "input": "x", "dimensions": 0 }), "dimensions"),
-        (json!({ "model": "emb", "input": "x", "dimensions": "8" }), "dimensions"),
+        (
+            json!({ "model": "emb", "input": "x", "encoding_format": "int8" }),
+            "encoding_format",
+        ),
+        (
+            json!({ "model": "emb", "input": "x", "dimensions": 0 }),
+            "dimensions",
+        ),
+        (
+            json!({ "model": "emb", "input": "x", "dimensions": "8" }),
+            "dimensions",
+        ),
         (json!({ "model": "emb", "input": "x", "user": 7 }), "user"),
-        (json!({ "model": "emb", "input": "x", "purpose": 7 }), "purpose"),
+        (
+            json!({ "model": "emb", "input": "x", "purpose": 7 }),
+            "purpose",
+        ),
         (json!({ "models": ["emb"], "input": "x" }), "models"),
     ];
     for (body, param) in cases {

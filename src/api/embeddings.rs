@@ -80,7 +80,9 @@ pub fn parse(bytes: &[u8]) -> Result<EmbeddingRequest, ApiError> {
     }
     match body.get("dimensions") {
         None | Some(Value::Null) => {}
-        Some(d) if d.as_u64().is_some_and(|d| (1..=MAX_DIMENSIONS).contains(&d)) => {}
+        Some(d)
+            if d.as_u64()
+                .is_some_and(|d| (1..=MAX_DIMENSIONS).contains(&d)) => {}
         Some(_) => {
             return Err(ApiError::invalid(
                 "dimensions",
@@ -88,7 +90,10 @@ pub fn parse(bytes: &[u8]) -> Result<EmbeddingRequest, ApiError> {
             ));
         }
     }
-    if !matches!(body.get("user"), None | Some(Value::Null | Value::String(_))) {
+    if !matches!(
+        body.get("user"),
+        None | Some(Value::Null | Value::String(_))
+    ) {
         return Err(ApiError::invalid("user", "`user` must be a string"));
     }
     body.retain(|_, v| !v.is_null());
@@ -127,9 +132,9 @@ fn inputs(value: Option<&Value>) -> Result<Inputs, ApiError> {
     }
     // One token array, as OpenAI takes it.
     if items.iter().all(Value::is_number) {
-        return Ok(Inputs::Tokens(vec![tokens(items).ok_or_else(|| {
-            bad("holds a token that is no whole number")
-        })?]));
+        return Ok(Inputs::Tokens(vec![
+            tokens(items).ok_or_else(|| bad("holds a token that is no whole number"))?,
+        ]));
     }
     if items.iter().all(Value::is_string) {
         let texts: Vec<String> = items
@@ -152,7 +157,9 @@ fn inputs(value: Option<&Value>) -> Result<Inputs, ApiError> {
         }
         return Ok(Inputs::Tokens(arrays));
     }
-    Err(bad("mixes types or holds something that is neither text nor tokens"))
+    Err(bad(
+        "mixes types or holds something that is neither text nor tokens",
+    ))
 }
 
 fn tokens(items: &[Value]) -> Option<Vec<u32>> {
@@ -179,7 +186,15 @@ mod tests {
         );
         assert_eq!(parsed("[1, 2]").unwrap(), Inputs::Tokens(vec![vec![1, 2]]));
         for bad in [
-            r#""""#, "[]", "[\"\"]", "[[]]", "5", "{}", r#"["a", 1]"#, "[1.5]", "[-1]",
+            r#""""#,
+            "[]",
+            "[\"\"]",
+            "[[]]",
+            "5",
+            "{}",
+            r#"["a", 1]"#,
+            "[1.5]",
+            "[-1]",
         ] {
             assert_eq!(
                 parsed(bad).err().and_then(|e| e.param).as_deref(),

@@ -276,7 +276,9 @@ pub(crate) fn object(bytes: &[u8]) -> Result<Map<String, Value>, ApiError> {
     }
 }
 
-pub(crate) fn service_fields_json(body: &mut Map<String, Value>) -> Result<ServiceFields, ApiError> {
+pub(crate) fn service_fields_json(
+    body: &mut Map<String, Value>,
+) -> Result<ServiceFields, ApiError> {
     let mut text = |field: &str| match body.remove(field) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) => Ok(Some(s)),

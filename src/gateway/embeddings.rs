@@ -192,13 +192,7 @@ pub async fn serve(
         } => (reply, view, retries, in_flight),
         Walked::Refused { error, view } => return Err(super::relay_refusal(&view, &error)),
         Walked::Failed { .. } => {
-            return Err(exhausted(
-                state,
-                key,
-                request_id,
-                &request.model,
-                &attempts,
-            ));
+            return Err(exhausted(state, key, request_id, &request.model, &attempts));
         }
     };
     let served = Served {

@@ -45,7 +45,9 @@ async fn openai(
         .base_url
         .as_ref()
         .ok_or_else(|| UpstreamError::new(Failure::Unsupported, "the provider has no base_url"))?;
-    let mut request = client.post(http::endpoint(base, &["embeddings"])).json(body);
+    let mut request = client
+        .post(http::endpoint(base, &["embeddings"]))
+        .json(body);
     if let Some(key) = &provider.api_key {
         request = request.bearer_auth(key.expose());
     }
@@ -114,7 +116,9 @@ pub fn to_batch(upstream: &str, body: &Value) -> Value {
 /// an estimate and fills `usage`.
 pub fn from_batch(upstream: &str, body: &Value, answer: &Value) -> Result<Value, UpstreamError> {
     let sent = texts(body).len();
-    let embeddings = answer["embeddings"].as_array().map_or(&[][..], Vec::as_slice);
+    let embeddings = answer["embeddings"]
+        .as_array()
+        .map_or(&[][..], Vec::as_slice);
     if embeddings.len() != sent {
         return Err(UpstreamError::new(
             Failure::Garbage,
@@ -221,7 +225,12 @@ pub fn mock_vector(bytes: &[u8], dimensions: usize) -> Vec<f32> {
             (hash >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
         })
         .collect();
-    let norm = raw.iter().map(|v| v * v).sum::<f64>().sqrt().max(f64::MIN_POSITIVE);
+    let norm = raw
+        .iter()
+        .map(|v| v * v)
+        .sum::<f64>()
+        .sqrt()
+        .max(f64::MIN_POSITIVE);
     raw.iter().map(|v| (v / norm) as f32).collect()
 }
 
@@ -250,7 +259,10 @@ mod tests {
         let bytes = base64::engine::general_purpose::STANDARD
             .decode(encoded["embedding"].as_str().unwrap())
             .unwrap();
-        assert_eq!(bytes, [1.0f32.to_le_bytes(), (-2.0f32).to_le_bytes()].concat());
+        assert_eq!(
+            bytes,
+            [1.0f32.to_le_bytes(), (-2.0f32).to_le_bytes()].concat()
+        );
     }
 
     #[test]
