@@ -376,3 +376,46 @@ async fn bad_embedding_requests_are_refused_naming_the_field() {
     assert_eq!(error_code(unknown, 404).await, "model_not_found");
     assert!(upstream.script.calls().is_empty());
 }
+
+#[tokio::test]
+async fn an_embedding_is_audited_and_never_held_for_review() {
+    let (upstream, server) = setup().await;
+    let (_, key) = server.create_key(&["--rate-limit", "1000"]);
+    let owner = login(&server).await;
+    let served = embed(
+        &server,
+        &key,
+        &json!({ "model": "emb", "input": "audit me", "purpose": "search index" }),
+    )
+    .await;
+    let request_id = served.headers()["x-request-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(served.status(), 200);
+    let audit = common::get_json(&server, &owner, "/api/v1/audit?limit=50").await;
+    let entry = audit["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["action"] == "inference" && e["target"] == request_id.as_str())
+        .unwrap_or_else(|| panic!("no inference entry for {request_id}: {audit}"))
+        .clone();
+    assert_eq!(entry["details"]["model"], "emb");
+    assert_eq!(entry["details"]["promptTokens"], 7);
+    assert_eq!(entry["details"]["purpose"], "search index");
+
+    // A policy that holds every answer: an embedding cannot be held.
+    let policy = client()
+        .put(server.url("/api/v1/policies"))
+        .bearer_auth(&owner)
+        .json(&json!({ "reviewMode": "all" }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(policy.status(), 200);
+    let reached = upstream.script.calls().len();
+    let refused = embed(&server, &key, &json!({ "model": "emb", "input": "x" })).await;
+    assert_eq!(error_code(refused, 422).await, "capability_unsupported");
+    assert_eq!(upstream.script.calls().len(), reached);
+}
