@@ -258,6 +258,8 @@ async fn the_mock_provider_answers_deterministic_vectors_of_the_asked_dimensions
         64
     );
     assert!(micros(&default["billing"]["cost"]) > 0);
+    let huge = embed(&server, &key, &ask(json!("same"), Some(3073))).await;
+    assert_eq!(error_code(huge, 400).await, "invalid_request");
 }
 
 #[tokio::test]

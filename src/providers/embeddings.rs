@@ -17,6 +17,9 @@ use crate::gateway::tokens;
 
 /// The mock's vector length when the request names no `dimensions`.
 pub const MOCK_DIMENSIONS: usize = 64;
+/// The longest vector the mock makes (OpenAI's largest model's length):
+/// 2048 inputs of it are already a 100 MB answer.
+pub const MOCK_MAX_DIMENSIONS: u64 = 3072;
 
 impl Providers {
     /// One attempt at `model`'s embeddings endpoint; `body` is the OpenAI
@@ -161,7 +164,8 @@ fn entry(index: usize, values: &[f32], base64: bool) -> Value {
 }
 
 /// The mock: a unit vector per input from an FNV-1a hash of its text (or
-/// its tokens), `dimensions` long (64 unless asked), so the same input
+/// its tokens), `dimensions` long (64 unless asked, at most 3072: more is
+/// its 400), so the same input
 /// always has the same vector. It reports its estimate as usage; an
 /// upstream name `error:<status>` fails with that status.
 fn mock(upstream: &str, body: &Value) -> Result<Value, UpstreamError> {
@@ -172,9 +176,18 @@ fn mock(upstream: &str, body: &Value) -> Result<Value, UpstreamError> {
             format!("mock error {status}"),
         ));
     }
-    let dimensions = body["dimensions"]
-        .as_u64()
-        .map_or(MOCK_DIMENSIONS, |d| d as usize);
+    let dimensions = match body["dimensions"].as_u64() {
+        None => MOCK_DIMENSIONS,
+        Some(d) if d <= MOCK_MAX_DIMENSIONS => d as usize,
+        Some(d) => {
+            return Err(UpstreamError::new(
+                Failure::Status(400),
+                format!(
+                    "the mock makes vectors of at most {MOCK_MAX_DIMENSIONS} dimensions, not {d}"
+                ),
+            ));
+        }
+    };
     let inputs: Vec<(Vec<u8>, u64)> = match &body["input"] {
         Value::String(text) => vec![(text.as_bytes().to_vec(), tokens::estimate_text(text))],
         Value::Array(items) if items.iter().all(Value::is_number) => {
