@@ -96,7 +96,7 @@ async fn the_body_is_forwarded_as_sent_but_for_the_model_and_billed_from_usage()
         format!("Bearer {SECRET}").as_str()
     );
     assert_eq!(
-        calls[0].body,
+        calls[0].raw,
         raw.replace("\"text\"", "\"gpt-text-up\""),
         "every byte but the model's name is the caller's"
     );
@@ -110,7 +110,7 @@ async fn the_body_is_forwarded_as_sent_but_for_the_model_and_billed_from_usage()
     )
     .await;
     assert_eq!(response.status(), 200);
-    let sent: Value = serde_json::from_str(&scripted.script.calls()[1].body).unwrap();
+    let sent: Value = serde_json::from_str(&scripted.script.calls()[1].raw).unwrap();
     assert_eq!(
         sent,
         json!({ "model": "gpt-text-up", "prompt": "hi", "user": "u-1" })

@@ -255,6 +255,7 @@ fn resolve(models: TenantCatalogue<'_>, wire: Wire, name: &str) -> Result<Arc<Mo
             format!("the model `{name}` is not in the catalogue"),
         )
     })?;
+    crate::gateway::kind_fits(&model, false, wire.route())?;
     if wire == Wire::Completions
         && !(model.accepts(Capability::Text) && model.produces(Capability::Text))
     {
