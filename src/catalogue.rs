@@ -95,6 +95,33 @@ pub enum Capability {
     Audio,
     Files,
     Video,
+    /// Output only: vectors for `/v1/embeddings` (docs/embeddings.md). A
+    /// model that produces it produces nothing else and serves no other
+    /// route.
+    Embedding,
+}
+
+/// An embedding model's capabilities and price: it produces `EMBEDDING`
+/// and nothing else, accepts `TEXT` only, and is priced per token (its
+/// input tokens; an output price is allowed but never used).
+pub fn check_embedding(
+    input: &[Capability],
+    output: &[Capability],
+    pricing: &Pricing,
+) -> Result<(), String> {
+    if !output.contains(&Capability::Embedding) {
+        return Ok(());
+    }
+    if output.len() != 1 {
+        return Err("an EMBEDDING model produces EMBEDDING only: list no other output".into());
+    }
+    if input != [Capability::Text] {
+        return Err("an EMBEDDING model accepts TEXT only: input = [\"TEXT\"]".into());
+    }
+    if !matches!(pricing, Pricing::PerToken { .. }) {
+        return Err("an EMBEDDING model is priced per_token (its input tokens)".into());
+    }
+    Ok(())
 }
 
 /// How a model is billed. Amounts are integer micro-credits
@@ -236,6 +263,11 @@ impl Model {
 
     pub fn produces(&self, capability: Capability) -> bool {
         self.output.contains(&capability)
+    }
+
+    /// An embedding model: it serves `/v1/embeddings` and nothing else.
+    pub fn is_embedding(&self) -> bool {
+        self.produces(Capability::Embedding)
     }
 
     /// This model as served by its deployment `index`.

@@ -1064,6 +1064,8 @@ fn parse(
         pricing
             .check_fits(*m.context_window.get_ref())
             .map_err(|e| bad(span.clone(), key("pricing"), e))?;
+        crate::catalogue::check_embedding(m.input.get_ref(), m.output.get_ref(), &pricing)
+            .map_err(|e| bad(m.output.span(), key("output"), e))?;
         models.push(ModelConfig {
             id,
             provider: first.provider,
@@ -1398,6 +1400,15 @@ pricing = { unit = "per_token", input_per_million = 0.15, output_per_million = 0
             (
                 GOOD.replace("data_dir", "log_level = \"info,tollgate=[\"\ndata_dir"),
                 "log_level",
+            ),
+            // An embedding model takes TEXT and produces EMBEDDING alone.
+            (
+                GOOD.replace("output = [\"TEXT\"]", "output = [\"TEXT\", \"EMBEDDING\"]"),
+                "models[0].output",
+            ),
+            (
+                GOOD.replace("output = [\"TEXT\"]", "output = [\"EMBEDDING\"]"),
+                "models[0].output",
             ),
         ];
         for (text, key) in cases {

@@ -53,6 +53,7 @@ pub enum Code {
     InvalidSsoCode,
     UpstreamUnprocessable,
     CapabilityUnsupported,
+    WrongModelKind,
     AllProvidersFailed,
     Internal,
     Unavailable,
@@ -97,6 +98,7 @@ impl Code {
             Code::InvalidSsoCode => "invalid_sso_code",
             Code::UpstreamUnprocessable => "unprocessable_request",
             Code::CapabilityUnsupported => "capability_unsupported",
+            Code::WrongModelKind => "wrong_model_kind",
             Code::AllProvidersFailed => "all_providers_failed",
             Code::Internal => "internal_error",
             Code::Unavailable => "service_unavailable",
@@ -107,6 +109,7 @@ impl Code {
     pub fn status(self) -> StatusCode {
         match self {
             Code::InvalidRequest
+            | Code::WrongModelKind
             | Code::PurposeRequired
             | Code::ConsentRequired
             | Code::ConsentInvalid => StatusCode::BAD_REQUEST,

@@ -54,6 +54,13 @@ async fn the_official_openai_sdk_generates_images_transcribes_and_speaks() {
     run_script(".venv", "openai_media.py", &[&server.base_url, &key]).await;
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn the_official_openai_sdk_embeds_as_floats_and_as_base64() {
+    let server = TestServer::start();
+    let key = server.demo_key();
+    run_script(".venv", "openai_embeddings.py", &[&server.base_url, &key]).await;
+}
+
 /// A server in front of scripted Anthropic and Gemini upstreams.
 async fn native_server() -> (
     common::anthropic::Anthropic,

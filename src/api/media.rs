@@ -262,7 +262,7 @@ fn parse_speech(bytes: &[u8]) -> Result<MediaRequest, ApiError> {
     })
 }
 
-fn object(bytes: &[u8]) -> Result<Map<String, Value>, ApiError> {
+pub(crate) fn object(bytes: &[u8]) -> Result<Map<String, Value>, ApiError> {
     match serde_json::from_slice(bytes) {
         Ok(Value::Object(body)) => Ok(body),
         Ok(_) => Err(ApiError::new(
@@ -276,7 +276,9 @@ fn object(bytes: &[u8]) -> Result<Map<String, Value>, ApiError> {
     }
 }
 
-fn service_fields_json(body: &mut Map<String, Value>) -> Result<ServiceFields, ApiError> {
+pub(crate) fn service_fields_json(
+    body: &mut Map<String, Value>,
+) -> Result<ServiceFields, ApiError> {
     let mut text = |field: &str| match body.remove(field) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) => Ok(Some(s)),
@@ -520,7 +522,7 @@ fn logged(parts: &[FormPart], service: &ServiceFields) -> String {
 
 // --- shared validation ---
 
-fn no_chain(present: bool) -> Result<(), ApiError> {
+pub(crate) fn no_chain(present: bool) -> Result<(), ApiError> {
     if present {
         return Err(ApiError::invalid(
             "models",

@@ -4,6 +4,7 @@
 //! - `health`: `/healthz`, `/readyz` (public)
 //! - `v1`: inference routes (`/v1`, API key)
 //! - `media`: image and audio routes under `/v1` (API key)
+//! - `embeddings`: `/v1/embeddings` (API key)
 //! - `native`: the Anthropic and Gemini passthroughs (`/v1/messages`,
 //!   `/v1beta/models/...`, API key)
 //! - `dashboard`: `/api/v1` (session; permissions in each signature)
@@ -21,6 +22,7 @@ pub mod billing;
 pub mod body;
 pub mod compliance;
 pub mod dashboard;
+pub mod embeddings;
 pub mod health;
 pub mod json;
 pub mod keys;
@@ -45,6 +47,7 @@ pub fn routes() -> Router<AppState> {
         .merge(health::routes())
         .merge(v1::routes())
         .merge(media::routes())
+        .merge(embeddings::routes())
         .merge(native::routes())
         .merge(dashboard::routes())
         .merge(sso::routes())

@@ -1,6 +1,9 @@
 //! The native passthrough routes (docs/native.md): Anthropic's
-//! `POST /v1/messages`, and Gemini's `:generateContent` and
-//! `:streamGenerateContent` under `/v1beta/models/` and `/v1/models/`.
+//! `POST /v1/messages`, Gemini's `:generateContent` and
+//! `:streamGenerateContent` under `/v1beta/models/` and `/v1/models/`, and
+//! OpenAI's legacy `POST /v1/completions` (docs/completions.md).
+//! `GET /v1/models/{id}` shares the Gemini route's path, so it is wired
+//! here (its handler is `v1::retrieve_model`).
 //!
 //! axum cannot match `{model}:generateContent` (a parameter with a literal
 //! suffix) in one segment, so the segment is taken whole and split on its
@@ -32,7 +35,11 @@ pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/v1/messages", post(create_message))
         .route("/v1beta/models/{model_action}", post(generate_content))
-        .route("/v1/models/{model_action}", post(generate_content))
+        .route(
+            "/v1/models/{model_action}",
+            post(generate_content).get(crate::api::v1::retrieve_model),
+        )
+        .route("/v1/completions", post(create_completion))
 }
 
 /// Request headers forwarded to Anthropic as the caller sent them.
@@ -66,6 +73,37 @@ async fn create_message(
         Ok(run(&state, &key, &headers, call).await)
     });
     traced(&state, &key, &headers, Wire::Anthropic.operation(), handled).await
+}
+
+/// `POST /v1/completions`: a legacy text completion, plain or streamed,
+/// forwarded to an OpenAI-compatible provider.
+async fn create_completion(
+    State(state): State<AppState>,
+    InferenceKey(key): InferenceKey,
+    headers: HeaderMap,
+    body: JsonBody,
+) -> Response {
+    let handled = with_rate_limit(&state, &key, async {
+        let call = NativeCall::parse(
+            state.catalogue.for_tenant(&key.tenant_id),
+            Wire::Completions,
+            None,
+            None,
+            body.0,
+            Vec::new(),
+            service_fields(&headers)?,
+        )?;
+        traces::request_model(Wire::Completions.operation(), &call.requested);
+        Ok(run(&state, &key, &headers, call).await)
+    });
+    traced(
+        &state,
+        &key,
+        &headers,
+        Wire::Completions.operation(),
+        handled,
+    )
+    .await
 }
 
 /// `POST .../models/{model}:generateContent` and `:streamGenerateContent`

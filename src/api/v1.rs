@@ -228,29 +228,55 @@ async fn chat(
     Ok(response)
 }
 
-/// The catalogue in the OpenAI list shape (`client.models.list()`), with
-/// capabilities and pricing unit as extensions.
+/// The catalogue in the OpenAI list shape (`client.models.list()`): the
+/// models the key's tenant may use, with capabilities and pricing unit as
+/// extensions.
 async fn list_models(
     State(state): State<AppState>,
     InferenceKey(key): InferenceKey,
 ) -> axum::Json<Value> {
-    let created = state.started_at;
     let data: Vec<Value> = state
         .catalogue
         .models_for(&key.tenant_id)
         .iter()
-        .map(|m| {
-            json!({
-                "id": m.id,
-                "object": "model",
-                "created": created,
-                "owned_by": m.provider.id,
-                "inputCapabilities": m.input,
-                "outputCapabilities": m.output,
-                "context_window": m.context_window,
-                "pricing": m.pricing.view(),
-            })
-        })
+        .map(|m| model_entry(&state, m))
         .collect();
     axum::Json(json!({ "object": "list", "data": data }))
+}
+
+/// `GET /v1/models/{id}` (`client.models.retrieve(id)`): one model as the
+/// list shows it; 404 `model_not_found` for a model the key's tenant may
+/// not use as for an unknown one, so the answer says nothing about other
+/// tenants' models. Routed with the Gemini passthrough, which shares the
+/// path (`api::native`).
+pub(crate) async fn retrieve_model(
+    State(state): State<AppState>,
+    InferenceKey(key): InferenceKey,
+    Path(id): Path<String>,
+) -> Result<axum::Json<Value>, ApiError> {
+    let model = state
+        .catalogue
+        .get_for(&key.tenant_id, &id)
+        .ok_or_else(|| {
+            let mut error = ApiError::new(
+                Code::ModelNotFound,
+                format!("the model `{id}` does not exist or this key may not use it"),
+            );
+            error.param = Some("model".into());
+            error
+        })?;
+    Ok(axum::Json(model_entry(&state, &model)))
+}
+
+fn model_entry(state: &AppState, m: &crate::catalogue::Model) -> Value {
+    json!({
+        "id": m.id,
+        "object": "model",
+        "created": state.started_at,
+        "owned_by": m.provider.id,
+        "inputCapabilities": m.input,
+        "outputCapabilities": m.output,
+        "context_window": m.context_window,
+        "pricing": m.pricing.view(),
+    })
 }

@@ -416,6 +416,9 @@ fn validate(model: &ModelConfig, providers: &[ProviderConfig]) -> Result<(), Sto
     if model.output.is_empty() {
         return invalid("a model must produce at least one capability".into());
     }
+    if let Err(why) = super::check_embedding(&model.input, &model.output, &model.pricing) {
+        return invalid(why);
+    }
     if model.context_window == 0 {
         return invalid("`contextWindow` must be at least 1 token".into());
     }

@@ -151,6 +151,7 @@ pub async fn serve(
             error.param = Some("model".into());
             error
         })?;
+    super::kind_fits(&model, false, request.route.path())?;
     able(request.route, &model)?;
     // Some deployment can take it; else the first one's refusal.
     if !(0..model.deployments.len()).any(|i| fits(&request, &model.on(i)).is_none()) {
@@ -341,21 +342,28 @@ fn gemini_size(call: &MediaCall, model: &Model) -> Result<(), ApiError> {
 /// The request as the classifier and the gate read it: the carried text
 /// as one user message, with the service fields.
 fn gated_request(request: &MediaRequest) -> ChatRequest {
+    gated(&request.model, &request.text, &request.service)
+}
+
+/// `text` as one user message of a chat request for `model`, with the
+/// service fields: what the classifier and the gate read of a request that
+/// is not chat.
+pub(super) fn gated(model: &str, text: &str, service: &ServiceFields) -> ChatRequest {
     let mut body = Map::new();
-    body.insert("model".into(), Value::String(request.model.clone()));
+    body.insert("model".into(), Value::String(model.to_owned()));
     body.insert(
         "messages".into(),
-        json!([{ "role": "user", "content": request.text }]),
+        json!([{ "role": "user", "content": text }]),
     );
     ChatRequest {
         body,
-        chain: vec![request.model.clone()],
+        chain: vec![model.to_owned()],
         stream: false,
         auto_truncate: false,
-        purpose: request.service.purpose.clone(),
-        user_consent_id: request.service.user_consent_id.clone(),
-        end_user_id: request.service.end_user_id.clone(),
-        deployer_context: request.service.deployer_context.clone(),
+        purpose: service.purpose.clone(),
+        user_consent_id: service.user_consent_id.clone(),
+        end_user_id: service.end_user_id.clone(),
+        deployer_context: service.deployer_context.clone(),
     }
 }
 
@@ -409,7 +417,7 @@ impl Call for Forward<'_> {
 
 /// Every deployment failed or was skipped (the attempts say why): the
 /// chain (of one) exhausted, as for chat.
-fn exhausted(
+pub(super) fn exhausted(
     state: &AppState,
     key: &ApiKey,
     request_id: &str,

@@ -10,6 +10,7 @@
 
 mod attempt;
 pub mod audio;
+pub mod embeddings;
 pub mod form;
 pub mod media;
 pub mod multimodal;
@@ -213,6 +214,13 @@ pub async fn chat_completions(
             ),
         ));
     }
+    for model in request
+        .chain
+        .iter()
+        .filter_map(|m| state.catalogue.get_for(&key.tenant_id, m))
+    {
+        kind_fits(&model, false, "/v1/chat/completions")?;
+    }
     let tenant = admit(state, key)?;
     let risk = gate(state, key, &tenant.policy, &request, request_id).await?;
     let compliance = Arc::new(Compliance::new(&tenant.policy, &request, raw, &risk));
@@ -364,6 +372,29 @@ pub async fn chat_completions(
         Code::AllProvidersFailed,
         format!("every model of the chain failed: {}", summary.join("; ")),
     ))
+}
+
+/// An embedding model serves `/v1/embeddings` only, and only an embedding
+/// model serves it: 400 `wrong_model_kind` naming `model` otherwise, before
+/// anything is charged, counted or classified.
+pub(crate) fn kind_fits(model: &Model, embeddings: bool, path: &str) -> Result<(), ApiError> {
+    if model.is_embedding() == embeddings {
+        return Ok(());
+    }
+    let message = if embeddings {
+        format!(
+            "`{}` is not an embedding model (its outputCapabilities lack EMBEDDING): {path} takes an embedding model",
+            model.id
+        )
+    } else {
+        format!(
+            "`{}` is an embedding model: it serves /v1/embeddings only, not {path}",
+            model.id
+        )
+    };
+    let mut error = ApiError::new(Code::WrongModelKind, message);
+    error.param = Some("model".into());
+    Err(error)
 }
 
 /// The tenant's wallet: empty refuses the request, except for enterprise

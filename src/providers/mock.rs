@@ -18,6 +18,87 @@ use serde_json::{Value, json};
 use super::{Failure, Reply, UpstreamError};
 use crate::gateway::tokens;
 
+/// A legacy completion (`POST /v1/completions`) in OpenAI's shape, as the
+/// bytes of the body (one JSON document) or of the stream (SSE events, then
+/// `data: [DONE]`). `echo` answers `echo: <prompt>` (the prompts joined by
+/// newlines), `fixed:TEXT` answers TEXT, `error:STATUS` fails, `nousage`
+/// streams without a usage chunk; a stream carries usage only when the
+/// caller asked `stream_options.include_usage`, as OpenAI does. Every
+/// field is deterministic (`created` is 0).
+pub fn completion(
+    upstream: &str,
+    body: &Value,
+    stream: bool,
+) -> Result<Vec<bytes::Bytes>, UpstreamError> {
+    let (behaviour, argument) = upstream.split_once(':').unwrap_or((upstream, ""));
+    let prompt = match &body["prompt"] {
+        Value::String(text) => text.clone(),
+        Value::Array(items) => items
+            .iter()
+            .filter_map(Value::as_str)
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    };
+    let mut usage_in_stream = body["stream_options"]["include_usage"]
+        .as_bool()
+        .unwrap_or(false);
+    let text = match behaviour {
+        "echo" => format!("echo: {prompt}"),
+        "fixed" => argument.to_owned(),
+        "nousage" => {
+            usage_in_stream = false;
+            format!("echo: {prompt}")
+        }
+        "error" => {
+            let status = argument.parse().unwrap_or(500);
+            return Err(UpstreamError::new(
+                Failure::Status(status),
+                format!("mock error {status}"),
+            ));
+        }
+        other => {
+            return Err(UpstreamError::new(
+                Failure::Status(404),
+                format!("the mock has no completions behaviour `{other}`"),
+            ));
+        }
+    };
+    let model = body["model"].as_str().unwrap_or(upstream);
+    let prompt_tokens = tokens::estimate_text(&prompt);
+    let completion_tokens = tokens::estimate_text(&text);
+    let usage = json!({
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion_tokens,
+        "total_tokens": prompt_tokens + completion_tokens,
+    });
+    let chunk = |text: &str, finish: Value| {
+        json!({
+            "id": "cmpl-mock", "object": "text_completion", "created": 0, "model": model,
+            "choices": [{ "index": 0, "text": text, "logprobs": null, "finish_reason": finish }],
+        })
+    };
+    if !stream {
+        let mut answer = chunk(&text, json!("stop"));
+        answer["usage"] = usage;
+        return Ok(vec![bytes::Bytes::from(answer.to_string())]);
+    }
+    let event = |value: Value| bytes::Bytes::from(format!("data: {value}\n\n"));
+    let mut events: Vec<bytes::Bytes> = text
+        .split_inclusive(' ')
+        .map(|piece| event(chunk(piece, Value::Null)))
+        .collect();
+    events.push(event(chunk("", json!("stop"))));
+    if usage_in_stream {
+        let mut last = chunk("", Value::Null);
+        last["choices"] = json!([]);
+        last["usage"] = usage;
+        events.push(event(last));
+    }
+    events.push(bytes::Bytes::from_static(b"data: [DONE]\n\n"));
+    Ok(events)
+}
+
 pub async fn chat(upstream: &str, body: Value, stream: bool) -> Result<Reply, UpstreamError> {
     let (behaviour, argument) = upstream.split_once(':').unwrap_or((upstream, ""));
     let last_user = last_user_text(&body);

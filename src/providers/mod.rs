@@ -7,6 +7,7 @@
 //! ([`UpstreamError::retryable`], DESIGN section 2).
 
 pub mod anthropic;
+pub mod embeddings;
 pub mod fetch;
 pub mod gemini;
 pub mod gemini_image;

@@ -16,7 +16,17 @@
 //! | `Held` | nothing until the test calls [`Script::release`], then as `Ok` |
 //!
 //! `Ok` on an `/images/generations` path answers one image whose
-//! `revised_prompt` names the upstream model.
+//! `revised_prompt` names the upstream model; on `/v1/completions` a legacy
+//! text completion (`text` `hello from MODEL`, usage 10 + 5; a stream of
+//! three text chunks, the usage chunk only when the body asks
+//! `stream_options.include_usage`, as OpenAI does, then `[DONE]`). `Ok` on
+//! an `/embeddings` path answers one vector `[index, 0.5]` per input (base64 when asked:
+//! the string `SCRIPTED_BASE64`), with usage of 7 prompt tokens unless
+//! the upstream model's name starts with `no-usage`; on a Gemini
+//! `models/{m}:batchEmbedContents` path, one `[index, 0.25]` per request
+//! (`outputDimensionality` long when given, padded with zeros), with no
+//! usage, as Gemini answers. Each call keeps its body, as JSON and as
+//! received.
 #![allow(dead_code)]
 
 use std::collections::{HashMap, VecDeque};
@@ -45,7 +55,14 @@ pub struct Call {
     pub path: String,
     pub model: String,
     pub headers: HeaderMap,
+    /// The body as JSON (`Null` when it is not JSON).
+    pub body: Value,
+    /// The body as received, byte for byte.
+    pub raw: String,
 }
+
+/// What a scripted OpenAI-kind upstream answers as the base64 embedding.
+pub const SCRIPTED_BASE64: &str = "AACAPwAAAAA=";
 
 #[derive(Default)]
 struct Inner {
@@ -148,14 +165,22 @@ async fn answer(
     State(script): State<Script>,
     uri: Uri,
     headers: HeaderMap,
-    body: String,
+    raw: String,
 ) -> Response {
-    let body: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
-    let model = body["model"].as_str().unwrap_or_default().to_owned();
+    let body: Value = serde_json::from_str(&raw).unwrap_or(Value::Null);
+    let path = uri.path().to_owned();
+    // Gemini names the model in the path: `models/{m}:{action}`.
+    let model = match (body["model"].as_str(), path.rsplit_once("/models/")) {
+        (Some(model), _) => model.to_owned(),
+        (None, Some((_, tail))) => tail.split(':').next().unwrap_or_default().to_owned(),
+        (None, None) => String::new(),
+    };
     let step = script.next(Call {
-        path: uri.path().to_owned(),
+        path: path.clone(),
         model: model.clone(),
         headers,
+        body: body.clone(),
+        raw,
     });
     let stream = body["stream"] == true;
     let step = match step {
@@ -198,6 +223,43 @@ async fn answer(
             "data": [{ "b64_json": "iVBORw0KGgo=", "revised_prompt": format!("drawn by {model}") }],
         }))
         .into_response(),
+        Step::Ok if path == "/v1/completions" => legacy_completion(&model, &body),
+        Step::Ok if path.ends_with("/embeddings") => {
+            let count = match &body["input"] {
+                Value::Array(items) if !items.iter().all(Value::is_number) => items.len(),
+                _ => 1,
+            };
+            let data: Vec<Value> = (0..count)
+                .map(|i| {
+                    let embedding = if body["encoding_format"] == "base64" {
+                        json!(SCRIPTED_BASE64)
+                    } else {
+                        json!([i as f64, 0.5])
+                    };
+                    json!({ "object": "embedding", "index": i, "embedding": embedding })
+                })
+                .collect();
+            let mut answer = json!({ "object": "list", "data": data, "model": model });
+            if !model.starts_with("no-usage") {
+                answer["usage"] = json!({ "prompt_tokens": 7, "total_tokens": 7 });
+            }
+            axum::Json(answer).into_response()
+        }
+        Step::Ok if path.ends_with(":batchEmbedContents") => {
+            let embeddings: Vec<Value> = body["requests"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .enumerate()
+                .map(|(i, request)| {
+                    let length = request["outputDimensionality"].as_u64().unwrap_or(2) as usize;
+                    let mut values = vec![json!(i as f64), json!(0.25)];
+                    values.resize(length.max(2), json!(0.0));
+                    json!({ "values": values })
+                })
+                .collect();
+            axum::Json(json!({ "embeddings": embeddings })).into_response()
+        }
         Step::Ok if stream => {
             let mut events = vec![chunk(&model, json!({ "role": "assistant", "content": "" }), Value::Null)];
             for word in ["hello ", "from ", model.as_str()] {
@@ -222,4 +284,36 @@ async fn answer(
         }))
         .into_response(),
     }
+}
+
+/// A legacy text completion (`/v1/completions`), plain or streamed.
+fn legacy_completion(model: &str, body: &Value) -> Response {
+    let usage = json!({ "prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15 });
+    let choice = |text: &str, finish: Value| {
+        json!({ "id": "cmpl-s", "object": "text_completion", "created": 1_700_000_000, "model": model,
+                "choices": [{ "index": 0, "text": text, "logprobs": null, "finish_reason": finish }] })
+    };
+    if body["stream"] != true {
+        let mut answer = choice(&format!("hello from {model}"), json!("stop"));
+        answer["usage"] = usage;
+        return axum::Json(answer).into_response();
+    }
+    let mut events: Vec<String> = ["hello ", "from ", model]
+        .iter()
+        .map(|text| format!("data: {}\n\n", choice(text, Value::Null)))
+        .collect();
+    events.push(format!("data: {}\n\n", choice("", json!("stop"))));
+    if body["stream_options"]["include_usage"] == true {
+        let mut last = choice("", Value::Null);
+        last["choices"] = json!([]);
+        last["usage"] = usage;
+        events.push(format!("data: {last}\n\n"));
+    }
+    events.push("data: [DONE]\n\n".to_owned());
+    Response::builder()
+        .header("content-type", "text/event-stream")
+        .body(Body::from_stream(futures::stream::iter(
+            events.into_iter().map(Ok::<_, std::io::Error>),
+        )))
+        .unwrap()
 }

@@ -74,6 +74,27 @@ try:
 except openai.InternalServerError as error:
     assert error.status_code == 502 and error.code == "all_providers_failed", error.body
 
-# The catalogue.
+# The catalogue, whole and one model.
 assert "mock-chat" in [m.id for m in client.models.list()]
+model = client.models.retrieve("mock-chat")
+assert model.id == "mock-chat" and model.object == "model" and model.owned_by == "mock", model
+try:
+    client.models.retrieve("no-such-model")
+    raise AssertionError("expected NotFoundError")
+except openai.NotFoundError as error:
+    assert error.code == "model_not_found", error.body
+
+# Legacy completions, plain and streamed (with usage in the last chunk).
+legacy = client.completions.create(model="mock-chat", prompt="complete me", max_tokens=16)
+assert legacy.object == "text_completion", legacy
+assert legacy.choices[0].text == "echo: complete me", legacy
+assert legacy.usage.total_tokens > 0
+pieces = list(
+    client.completions.create(
+        model="mock-chat", prompt="stream me", stream=True, stream_options={"include_usage": True}
+    )
+)
+text = "".join(p.choices[0].text for p in pieces if p.choices)
+assert text == "echo: stream me", text
+assert pieces[-1].usage is not None and pieces[-1].usage.completion_tokens > 0
 print("openai sdk: all checks passed")

@@ -1,6 +1,7 @@
-//! The native passthroughs: Anthropic's `POST /v1/messages` and Gemini's
-//! generate-content, forwarded to a provider of the same kind with the
-//! caller's body unchanged (docs/native.md).
+//! The native passthroughs: Anthropic's `POST /v1/messages`, Gemini's
+//! generate-content and OpenAI's legacy `POST /v1/completions`, forwarded
+//! to a provider of the same kind with the caller's body unchanged but for
+//! the upstream's model name (docs/native.md, docs/completions.md).
 //!
 //! They go through the same stages as a chat completion (DESIGN section 2)
 //! so that no passthrough is a way around a cap: the key was authenticated
@@ -34,13 +35,13 @@ use crate::app::AppState;
 use crate::auth::keys::ApiKey;
 use crate::billing::Charged;
 use crate::billing::limits;
-use crate::catalogue::Model;
 use crate::catalogue::overlay::TenantCatalogue;
+use crate::catalogue::{Capability, Model, ProviderKind};
 use crate::compliance::Level;
 use crate::error::{ApiError, Code};
 use crate::events::Event;
 use crate::providers::http::{endpoint, without_url};
-use crate::providers::{Failure, UpstreamError};
+use crate::providers::{Failure, UpstreamError, mock};
 use wire::{Meter, Wire};
 
 /// Error bodies of the upstream are relayed up to this size.
@@ -67,9 +68,10 @@ pub struct NativeCall {
     pub model: Arc<Model>,
     pub requested: String,
     pub stream: bool,
-    /// The body as the caller sent it.
+    /// The body as the caller sent it (a legacy completion's without the
+    /// service fields).
     pub body: Bytes,
-    /// The Anthropic body renamed for each upstream name (of the model's
+    /// The body (Anthropic, completions) renamed for each upstream name (of the model's
     /// deployments of the wire's kind) that differs from the caller's.
     renamed: Vec<(String, Bytes)>,
     /// `anthropic-version` and `anthropic-beta`, as the caller sent them.
@@ -106,11 +108,11 @@ impl NativeCall {
         wire: Wire,
         model_name: Option<&str>,
         stream: Option<bool>,
-        body: Bytes,
+        mut body: Bytes,
         headers: Vec<(&'static str, String)>,
-        service: ServiceFields,
+        mut service: ServiceFields,
     ) -> Result<NativeCall, ApiError> {
-        let value: Value = serde_json::from_slice(&body)
+        let mut value: Value = serde_json::from_slice(&body)
             .map_err(|e| ApiError::new(Code::InvalidRequest, format!("malformed JSON: {e}")))?;
         if !value.is_object() {
             return Err(ApiError::new(
@@ -138,6 +140,9 @@ impl NativeCall {
                 _ => return Err(ApiError::invalid("stream", "`stream` must be a boolean")),
             },
         };
+        if wire == Wire::Completions {
+            body = strip_service_fields(&mut value, body, &mut service)?;
+        }
         let model = resolve(models, wire, &requested)?;
         let messages = wire.classification_view(&value)?;
         let max_output = value["max_tokens"]
@@ -159,9 +164,9 @@ impl NativeCall {
         };
         drop(value);
         let mut renamed: Vec<(String, Bytes)> = Vec::new();
-        if wire == Wire::Anthropic {
+        if wire != Wire::Gemini {
             for d in &model.deployments {
-                if d.provider.kind == wire.provider_kind()
+                if wire.served_by(d.provider.kind)
                     && d.upstream != requested
                     && !renamed.iter().any(|(name, _)| *name == d.upstream)
                 {
@@ -183,6 +188,64 @@ impl NativeCall {
     }
 }
 
+/// Takes the service fields out of a legacy completion's body, as the chat
+/// route does (body fields win over the `x-tollgate-*` headers), and
+/// returns the body to forward: the caller's bytes when it had none,
+/// re-encoded without them otherwise.
+fn strip_service_fields(
+    value: &mut Value,
+    body: Bytes,
+    service: &mut ServiceFields,
+) -> Result<Bytes, ApiError> {
+    let Some(object) = value.as_object_mut() else {
+        return Ok(body);
+    };
+    if !super::request::SERVICE_FIELDS
+        .iter()
+        .any(|f| object.contains_key(*f))
+    {
+        return Ok(body);
+    }
+    let mut text = |field: &str| match object.remove(field) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(_) => Err(ApiError::invalid(
+            field,
+            format!("`{field}` must be a string"),
+        )),
+    };
+    if let Some(purpose) = text("purpose")? {
+        service.purpose = Some(purpose);
+    }
+    if let Some(consent) = text("user_consent_id")? {
+        service.user_consent_id = Some(consent);
+    }
+    if let Some(user) = text("end_user_id")? {
+        service.end_user_id = Some(user);
+    }
+    match object.remove("deployer_context") {
+        None | Some(Value::Null) => {}
+        Some(context @ Value::Object(_)) => service.deployer_context = Some(context),
+        Some(_) => {
+            return Err(ApiError::invalid(
+                "deployer_context",
+                "`deployer_context` must be an object",
+            ));
+        }
+    }
+    if object.remove("models").is_some() {
+        return Err(ApiError::invalid(
+            "models",
+            "/v1/completions takes one `model`: fallback chains are served on /v1/chat/completions",
+        ));
+    }
+    // `auto_truncate` has nothing to truncate in a prompt: dropped.
+    object.remove("auto_truncate");
+    serde_json::to_vec(value)
+        .map(Bytes::from)
+        .map_err(|e| ApiError::internal("encoding the forwarded body", e))
+}
+
 /// The catalogue entry `name`, which the tenant may use and a provider of
 /// the wire's kind serves (one of its deployments at least).
 fn resolve(models: TenantCatalogue<'_>, wire: Wire, name: &str) -> Result<Arc<Model>, ApiError> {
@@ -192,10 +255,21 @@ fn resolve(models: TenantCatalogue<'_>, wire: Wire, name: &str) -> Result<Arc<Mo
             format!("the model `{name}` is not in the catalogue"),
         )
     })?;
+    crate::gateway::kind_fits(&model, false, wire.route())?;
+    if wire == Wire::Completions
+        && !(model.accepts(Capability::Text) && model.produces(Capability::Text))
+    {
+        let mut error = ApiError::new(
+            Code::CapabilityUnsupported,
+            format!("`{name}` cannot serve /v1/completions: it is not a text model"),
+        );
+        error.param = Some("model".into());
+        return Err(error);
+    }
     if !model
         .deployments
         .iter()
-        .any(|d| d.provider.kind == wire.provider_kind())
+        .any(|d| wire.served_by(d.provider.kind))
     {
         return Err(ApiError::invalid(
             "model",
@@ -300,18 +374,11 @@ pub async fn passthrough(
         endpoint: call.wire.endpoint(),
     };
     match answer {
-        Answer::Stream(sent) => {
+        Answer::Stream(upstream) => {
             let extensions = Extensions::new(state, &served, true).with_reservations(reservations);
             state
                 .metrics
                 .first_token(&call.requested, started.elapsed());
-            let upstream: relay::UpstreamBytes = Box::pin(
-                futures::stream::iter([Ok(sent.first)]).chain(
-                    sent.response
-                        .bytes_stream()
-                        .map(|r| r.map_err(|e| without_url(&e))),
-                ),
-            );
             Ok(NativeOutcome::Stream(relay::relay(
                 call.wire, upstream, served, extensions,
             )))
@@ -383,7 +450,7 @@ struct Forward<'a> {
 
 /// A served attempt: a stream at its first chunk, or a whole answer.
 enum Answer {
-    Stream(Sent),
+    Stream(relay::UpstreamBytes),
     Whole(Bytes, Value),
 }
 
@@ -422,7 +489,7 @@ impl walk::Call for Forward<'_> {
 
     fn unfit(&self, deployment: &Model) -> Option<(&'static str, String)> {
         let wire = self.call.wire;
-        (deployment.provider.kind != wire.provider_kind()).then(|| {
+        (!wire.served_by(deployment.provider.kind)).then(|| {
             (
                 "wrong_kind",
                 format!(
@@ -437,9 +504,18 @@ impl walk::Call for Forward<'_> {
     }
 
     async fn attempt(&self, deployment: Arc<Model>) -> Result<Answer, Refusal> {
+        if deployment.provider.kind == ProviderKind::Mock {
+            return mocked(self.call, &deployment);
+        }
         let sent = send(self.state, self.call, &deployment).await?;
         if self.call.stream {
-            return Ok(Answer::Stream(sent));
+            return Ok(Answer::Stream(Box::pin(
+                futures::stream::iter([Ok(sent.first)]).chain(
+                    sent.response
+                        .bytes_stream()
+                        .map(|r| r.map_err(|e| without_url(&e))),
+                ),
+            )));
         }
         // A whole answer is read within the attempt: until it is here,
         // nothing reached the caller and another attempt may serve.
@@ -450,6 +526,44 @@ impl walk::Call for Forward<'_> {
             .map_err(|_| UpstreamError::new(Failure::Garbage, "the answer is not JSON"))?;
         Ok(Answer::Whole(body, answer))
     }
+}
+
+/// A legacy completion answered by the built-in mock provider, in the
+/// completions shape (`providers::mock::completion`).
+fn mocked(call: &NativeCall, deployment: &Model) -> Result<Answer, Refusal> {
+    let body = forwarded_body(call, deployment);
+    let request: Value = serde_json::from_slice(body)
+        .map_err(|_| UpstreamError::new(Failure::Garbage, "the body is not JSON"))?;
+    let chunks =
+        mock::completion(&deployment.upstream, &request, call.stream).map_err(|error| {
+            let status = match error.failure {
+                Failure::Status(status) => status,
+                _ => 0,
+            };
+            let body = serde_json::json!({ "error": { "message": error.message, "type": "invalid_request_error", "code": null, "param": null } });
+            Refusal {
+                error,
+                status,
+                body: Bytes::from(body.to_string()),
+            }
+        })?;
+    if call.stream {
+        return Ok(Answer::Stream(Box::pin(futures::stream::iter(
+            chunks.into_iter().map(Ok),
+        ))));
+    }
+    let body = chunks.concat();
+    let answer = serde_json::from_slice::<Value>(&body)
+        .map_err(|_| UpstreamError::new(Failure::Garbage, "the answer is not JSON"))?;
+    Ok(Answer::Whole(Bytes::from(body), answer))
+}
+
+/// The body sent to `deployment`: renamed for its upstream name if needed.
+fn forwarded_body<'a>(call: &'a NativeCall, deployment: &Model) -> &'a Bytes {
+    call.renamed
+        .iter()
+        .find(|(name, _)| *name == deployment.upstream)
+        .map_or(&call.body, |(_, body)| body)
 }
 
 /// A successful upstream response, its first body chunk already here.
@@ -488,6 +602,13 @@ async fn send(state: &AppState, call: &NativeCall, deployment: &Model) -> Result
             }
             request
         }
+        Wire::Completions => {
+            let mut request = http.post(endpoint(base, &["completions"]));
+            if let Some(key) = &provider.api_key {
+                request = request.bearer_auth(key.expose());
+            }
+            request
+        }
     };
     for (name, value) in &call.headers {
         request = request.header(*name, value);
@@ -498,11 +619,7 @@ async fn send(state: &AppState, call: &NativeCall, deployment: &Model) -> Result
     }
     // `Bytes` clones share the buffer: the body is held once, whatever
     // the number of attempts.
-    let body = call
-        .renamed
-        .iter()
-        .find(|(name, _)| *name == deployment.upstream)
-        .map_or(&call.body, |(_, body)| body);
+    let body = forwarded_body(call, deployment);
     request = request
         .header("content-type", "application/json")
         .body(body.clone());

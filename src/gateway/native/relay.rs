@@ -4,7 +4,8 @@
 //!
 //! Billing follows the chat relay (`gateway/stream.rs`): the charge commits
 //! before the caller sees the end of the stream (Anthropic's `message_stop`
-//! event is held until then; a Gemini stream's body ends only after it). A
+//! event and a legacy completion's `data: [DONE]` are held until then; a
+//! Gemini stream's body ends only after it). A
 //! stream cut by its upstream is billed for what was relayed and ends with an
 //! error event in the wire's shape; a stream dropped by its caller is billed,
 //! when dropped, for what had been produced.
@@ -115,9 +116,13 @@ impl Relay {
                 .strip_suffix(b"\r")
                 .unwrap_or(line)
                 .strip_prefix(b"data:")
-                && let Ok(event) = serde_json::from_slice::<Value>(data.trim_ascii_start())
             {
-                self.meter.observe_event(self.wire, &event);
+                let data = data.trim_ascii();
+                if data == b"[DONE]" {
+                    self.meter.observe_done(self.wire);
+                } else if let Ok(event) = serde_json::from_slice::<Value>(data) {
+                    self.meter.observe_event(self.wire, &event);
+                }
             }
             self.partial.clear();
             rest = &rest[end + 1..];

@@ -1,5 +1,6 @@
-//! What the gateway reads in the two native wire formats, without changing
-//! them: the messages as text for the classifier, and the token counts of an
+//! What the gateway reads in the forwarded wire formats (Anthropic's
+//! Messages, Gemini's generate-content, OpenAI's legacy completions),
+//! without changing them: the messages as text for the classifier, and the token counts of an
 //! answer or a stream for billing.
 //!
 //! Anthropic's Messages API reports `usage` on the message (plain) or on
@@ -8,6 +9,9 @@
 //! `cache_read_input_tokens`) counts as prompt tokens, as on the chat route.
 //! Gemini reports `usageMetadata` on the answer or on stream chunks (the last
 //! one is final); thoughts count as completion tokens, as on the chat route.
+//! Legacy completions report `usage` on the answer, and on a stream only in
+//! a last chunk when the caller asked `stream_options.include_usage`; the
+//! stream's end marker is `data: [DONE]`.
 
 use serde_json::{Value, json};
 
@@ -22,6 +26,8 @@ pub enum Wire {
     Anthropic,
     /// `POST /v1beta/models/{model}:generateContent` and the rest.
     Gemini,
+    /// `POST /v1/completions`, OpenAI's legacy text completions.
+    Completions,
 }
 
 impl Wire {
@@ -30,15 +36,24 @@ impl Wire {
         match self {
             Wire::Anthropic => Endpoint::Messages,
             Wire::Gemini => Endpoint::GenerateContent,
+            Wire::Completions => Endpoint::Completions,
         }
     }
 
-    /// The kind of provider this wire can be forwarded to.
+    /// The kind of provider this wire is forwarded to.
     pub fn provider_kind(self) -> ProviderKind {
         match self {
             Wire::Anthropic => ProviderKind::Anthropic,
             Wire::Gemini => ProviderKind::Gemini,
+            Wire::Completions => ProviderKind::Openai,
         }
+    }
+
+    /// Whether a provider of `kind` can serve the wire: its own kind, and
+    /// for legacy completions also the built-in mock (which answers in
+    /// the completions shape, so a demo configuration works offline).
+    pub fn served_by(self, kind: ProviderKind) -> bool {
+        kind == self.provider_kind() || (self == Wire::Completions && kind == ProviderKind::Mock)
     }
 
     /// The `gen_ai.operation.name` of its spans (docs/observability.md).
@@ -46,6 +61,7 @@ impl Wire {
         match self {
             Wire::Anthropic => "chat",
             Wire::Gemini => "generate_content",
+            Wire::Completions => "text_completion",
         }
     }
 
@@ -54,6 +70,7 @@ impl Wire {
         match self {
             Wire::Anthropic => "/v1/messages",
             Wire::Gemini => "generate-content",
+            Wire::Completions => "/v1/completions",
         }
     }
 
@@ -64,6 +81,7 @@ impl Wire {
         match self {
             Wire::Anthropic => anthropic_view(body),
             Wire::Gemini => gemini_view(body),
+            Wire::Completions => completions_view(body),
         }
     }
 
@@ -78,6 +96,10 @@ impl Wire {
             Wire::Gemini => format!(
                 "data: {}\n\n",
                 json!({ "error": { "code": 502, "message": message, "status": "UNAVAILABLE" } })
+            ),
+            Wire::Completions => format!(
+                "data: {}\n\n",
+                json!({ "error": { "message": message, "type": "server_error", "code": "upstream_error", "param": null } })
             ),
         }
     }
@@ -173,6 +195,39 @@ fn gemini_view(body: &Value) -> Result<Value, ApiError> {
     Ok(Value::Array(out))
 }
 
+/// The prompt (and `suffix`) of a legacy completion as user messages.
+/// `prompt` must be a string or an array of strings: token arrays are
+/// refused, since the classifier and the gate cannot read them
+/// (docs/completions.md).
+fn completions_view(body: &Value) -> Result<Value, ApiError> {
+    const WHAT: &str = "`prompt` must be a string or a non-empty array of strings (token arrays are not accepted: the gateway classifies the text it forwards)";
+    let prompts: Vec<&str> = match &body["prompt"] {
+        Value::Null => {
+            return Err(ApiError::invalid(
+                "prompt",
+                "`prompt` is required: a string or an array of strings",
+            ));
+        }
+        Value::String(text) => vec![text],
+        Value::Array(items) if !items.is_empty() => items
+            .iter()
+            .map(Value::as_str)
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| ApiError::invalid("prompt", WHAT))?,
+        _ => return Err(ApiError::invalid("prompt", WHAT)),
+    };
+    let mut out: Vec<Value> = prompts
+        .into_iter()
+        .map(|text| json!({ "role": "user", "content": text }))
+        .collect();
+    match &body["suffix"] {
+        Value::Null => {}
+        Value::String(suffix) => out.push(json!({ "role": "user", "content": suffix })),
+        _ => return Err(ApiError::invalid("suffix", "`suffix` must be a string")),
+    }
+    Ok(Value::Array(out))
+}
+
 /// What an answer or a stream said about itself, gathered as it passes.
 #[derive(Debug, Default)]
 pub struct Meter {
@@ -223,6 +278,17 @@ impl Meter {
                 self.ended = true;
             }
             Wire::Gemini => self.gemini_chunk(answer),
+            Wire::Completions => {
+                self.completions_chunk(answer);
+                self.ended = true;
+            }
+        }
+    }
+
+    /// Reads a stream's `data: [DONE]` line.
+    pub fn observe_done(&mut self, wire: Wire) {
+        if wire == Wire::Completions {
+            self.ended = true;
         }
     }
 
@@ -231,6 +297,29 @@ impl Meter {
         match wire {
             Wire::Anthropic => self.anthropic_event(event),
             Wire::Gemini => self.gemini_chunk(event),
+            Wire::Completions => self.completions_chunk(event),
+        }
+    }
+
+    /// A legacy completion or one of its stream chunks: the text of every
+    /// choice, and `usage` when present (the last chunk of a stream asked
+    /// with `stream_options.include_usage`).
+    fn completions_chunk(&mut self, chunk: &Value) {
+        if chunk.get("error").is_some() {
+            self.failed = true;
+            return;
+        }
+        let usage = &chunk["usage"];
+        if let Some(prompt) = usage["prompt_tokens"].as_u64() {
+            self.prompt = Some(prompt);
+        }
+        if let Some(completion) = usage["completion_tokens"].as_u64() {
+            self.completion = Some(completion);
+        }
+        for choice in chunk["choices"].as_array().into_iter().flatten() {
+            if let Some(text) = choice["text"].as_str() {
+                self.add_text(text);
+            }
         }
     }
 
@@ -439,6 +528,40 @@ mod tests {
         );
         assert_eq!(meter.tokens(10), (10, 2, true));
         assert!(!meter.completed(), "no finishReason: not ended");
+    }
+
+    #[test]
+    fn a_completions_stream_is_billed_from_its_usage_chunk_and_ends_at_done() {
+        let mut meter = Meter::new(true);
+        for event in [
+            json!({ "choices": [{ "index": 0, "text": "hel", "finish_reason": null }] }),
+            json!({ "choices": [{ "index": 0, "text": "lo", "finish_reason": "stop" }] }),
+            json!({ "choices": [], "usage": { "prompt_tokens": 4, "completion_tokens": 2 } }),
+        ] {
+            meter.observe_event(Wire::Completions, &event);
+        }
+        assert!(!meter.completed(), "only [DONE] ends it");
+        meter.observe_done(Wire::Completions);
+        assert!(meter.completed());
+        assert_eq!(meter.tokens(99), (4, 2, false));
+        assert_eq!(meter.text.as_deref(), Some("hello"));
+    }
+
+    #[test]
+    fn a_completions_prompt_is_text_or_strings_and_never_tokens() {
+        let view = Wire::Completions
+            .classification_view(&json!({ "prompt": ["a", "b"], "suffix": "c" }))
+            .unwrap();
+        assert_eq!(view.as_array().unwrap().len(), 3);
+        assert_eq!(view[2]["content"], "c");
+        for bad in [
+            json!({}),
+            json!({ "prompt": [1, 2] }),
+            json!({ "prompt": [] }),
+        ] {
+            let error = Wire::Completions.classification_view(&bad).unwrap_err();
+            assert_eq!(error.param.as_deref(), Some("prompt"));
+        }
     }
 
     #[test]

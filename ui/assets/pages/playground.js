@@ -39,7 +39,9 @@ function explanation(headers) {
 
 export async function render(root) {
   const { data } = await get('/api/v1/models');
-  const enabled = data.filter((m) => m.enabled !== false);
+  // Embedding models serve /v1/embeddings only, never chat.
+  const enabled = data.filter((m) => m.enabled !== false
+    && !(m.outputCapabilities || []).includes('EMBEDDING'));
   const modelId = uid('model');
   const chainId = uid('chain');
   const promptId = uid('prompt');
