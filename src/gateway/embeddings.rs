@@ -25,7 +25,7 @@ use std::time::Instant;
 use serde_json::{Map, Value, json};
 
 use super::media::{ServiceFields, exhausted, gated};
-use super::walk::{Call, Walk, Walked, hold_key_tokens};
+use super::walk::{Call, Walk, hold_key_tokens};
 use super::{Compliance, Extensions, Served, tokens};
 use crate::app::AppState;
 use crate::auth::keys::ApiKey;
@@ -183,18 +183,10 @@ pub async fn serve(
         body,
     };
     let mut attempts = Vec::new();
-    let (mut answer, model, retries, in_flight) = match walk.run(&forward, &mut attempts).await {
-        Walked::Served {
-            reply,
-            view,
-            retries,
-            in_flight,
-        } => (reply, view, retries, in_flight),
-        Walked::Refused { error, view } => return Err(super::relay_refusal(&view, &error)),
-        Walked::Failed { .. } => {
-            return Err(exhausted(state, key, request_id, &request.model, &attempts));
-        }
-    };
+    let (mut answer, model, retries, in_flight) = walk
+        .run(&forward, &mut attempts)
+        .await
+        .served_or(|| exhausted(state, key, request_id, &request.model, &attempts))?;
     let served = Served {
         request_id: request_id.to_owned(),
         key_id: key.id.clone(),

@@ -28,7 +28,7 @@ use serde_json::{Map, Value, json};
 use super::audio::{self, Source};
 use super::form::FormPart;
 use super::request::ChatRequest;
-use super::walk::{Call, Walk, Walked};
+use super::walk::{Call, Walk};
 use super::{Attempt, Compliance, Extensions, Served};
 use crate::app::AppState;
 use crate::auth::keys::ApiKey;
@@ -200,18 +200,10 @@ pub async fn serve(
         providers: &state.providers,
         request: &request,
     };
-    let (reply, model, retries, in_flight) = match walk.run(&forward, &mut attempts).await {
-        Walked::Served {
-            reply,
-            view,
-            retries,
-            in_flight,
-        } => (reply, view, retries, in_flight),
-        Walked::Refused { error, view } => return Err(super::relay_refusal(&view, &error)),
-        Walked::Failed { .. } => {
-            return Err(exhausted(state, key, request_id, &request.model, &attempts));
-        }
-    };
+    let (reply, model, retries, in_flight) = walk
+        .run(&forward, &mut attempts)
+        .await
+        .served_or(|| exhausted(state, key, request_id, &request.model, &attempts))?;
     let served = Served {
         request_id: request_id.to_owned(),
         key_id: key.id.clone(),

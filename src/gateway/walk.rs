@@ -91,6 +91,28 @@ pub(super) enum Walked<R, E> {
     Failed { last: Option<(E, Arc<Model>)> },
 }
 
+impl<R> Walked<R, UpstreamError> {
+    /// A single-model route's outcome (media, embeddings: no fallback
+    /// chain): the served reply with the deployment that served it, its
+    /// retries and its in-flight mark; an upstream refusal relayed; every
+    /// deployment failed, the route's own `exhausted` error.
+    pub(super) fn served_or(
+        self,
+        exhausted: impl FnOnce() -> ApiError,
+    ) -> Result<(R, Arc<Model>, u32, routing::InFlight), ApiError> {
+        match self {
+            Walked::Served {
+                reply,
+                view,
+                retries,
+                in_flight,
+            } => Ok((reply, view, retries, in_flight)),
+            Walked::Refused { error, view } => Err(super::relay_refusal(&view, &error)),
+            Walked::Failed { .. } => Err(exhausted()),
+        }
+    }
+}
+
 impl Walk<'_> {
     pub(super) async fn run<C: Call>(
         &self,
