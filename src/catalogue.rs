@@ -27,6 +27,8 @@ pub enum ProviderKind {
     Openai,
     Anthropic,
     Gemini,
+    /// AWS Bedrock's Converse API, signed with SigV4.
+    Bedrock,
     /// The built-in deterministic provider: no network, for demos and tests.
     Mock,
 }
@@ -37,13 +39,15 @@ impl ProviderKind {
             ProviderKind::Openai => "openai",
             ProviderKind::Anthropic => "anthropic",
             ProviderKind::Gemini => "gemini",
+            ProviderKind::Bedrock => "bedrock",
             ProviderKind::Mock => "mock",
         }
     }
 
-    /// Whether a `base_url` is required to reach this kind of provider.
+    /// Whether a `base_url` is required to reach this kind of provider
+    /// (Bedrock's defaults to its region's endpoint).
     pub fn needs_base_url(self) -> bool {
-        !matches!(self, ProviderKind::Mock)
+        !matches!(self, ProviderKind::Mock | ProviderKind::Bedrock)
     }
 }
 

@@ -206,6 +206,26 @@ pub struct ProviderConfig {
     /// from its first attempt there, retries included (a model's own
     /// `request_timeout_ms` wins).
     pub request_timeout: Duration,
+    /// The region and credentials of a `bedrock` provider (None for every
+    /// other kind).
+    pub bedrock: Option<BedrockSettings>,
+}
+
+/// Where a `bedrock` provider signs for, and with what (docs/providers.md).
+#[derive(Debug, Clone)]
+pub struct BedrockSettings {
+    /// The AWS region (`eu-central-1`): the signing scope and the default
+    /// endpoint's host.
+    pub region: String,
+    /// The environment variables the credentials are read from.
+    pub access_key_id_env: String,
+    pub secret_access_key_env: String,
+    pub session_token_env: String,
+    /// The credentials, read from those variables at start (absent when
+    /// the variable is unset or empty).
+    pub access_key_id: Option<Secret>,
+    pub secret_access_key: Option<Secret>,
+    pub session_token: Option<Secret>,
 }
 
 /// Retries of one deployment after a retryable failure (docs/routing.md).
@@ -393,6 +413,11 @@ struct RawProvider {
     request_timeout_ms: Option<Spanned<i64>>,
     cooldown_after_failures: Option<Spanned<i64>>,
     cooldown_seconds: Option<Spanned<i64>>,
+    /// `bedrock` only.
+    region: Option<Spanned<String>>,
+    aws_access_key_id_env: Option<Spanned<String>>,
+    aws_secret_access_key_env: Option<Spanned<String>>,
+    aws_session_token_env: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -811,10 +836,14 @@ fn parse(
             };
             return Err(bad(p.id.span(), key("id"), why));
         }
+        let bedrock = bedrock_settings(&p, &bad, &key, env)?;
         let base_url = match &p.base_url {
             Some(u) => {
                 Some(parse_http_url(u.get_ref()).map_err(|m| bad(u.span(), key("base_url"), m))?)
             }
+            None if p.kind == ProviderKind::Bedrock => bedrock
+                .as_ref()
+                .map(|b| crate::providers::bedrock::default_base_url(&b.region)),
             None if p.kind.needs_base_url() => {
                 return Err(bad(
                     p.id.span(),
@@ -890,6 +919,7 @@ fn parse(
             retry,
             cooldown,
             request_timeout,
+            bedrock,
         });
     }
 
@@ -1189,6 +1219,100 @@ fn parse_bool(text: &str) -> Option<bool> {
         "false" | "0" | "no" => Some(false),
         _ => None,
     }
+}
+
+/// The `bedrock` settings of a provider: `region` required (it names the
+/// endpoint's host and the signing scope), the credentials' variable names
+/// defaulted to the AWS SDKs' own. The AWS fields on another kind are a
+/// mistake and refused.
+fn bedrock_settings(
+    p: &RawProvider,
+    bad: &impl Fn(std::ops::Range<usize>, String, String) -> ConfigError,
+    key: &impl Fn(&str) -> String,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Option<BedrockSettings>, ConfigError> {
+    let aws_fields = [
+        ("region", &p.region),
+        ("aws_access_key_id_env", &p.aws_access_key_id_env),
+        ("aws_secret_access_key_env", &p.aws_secret_access_key_env),
+        ("aws_session_token_env", &p.aws_session_token_env),
+    ];
+    if p.kind != ProviderKind::Bedrock {
+        return match aws_fields.iter().find_map(|(n, v)| v.as_ref().map(|v| (n, v))) {
+            Some((name, value)) => Err(bad(
+                value.span(),
+                key(name),
+                format!(
+                    "applies only to providers of kind `bedrock`, not `{}`",
+                    p.kind.as_str()
+                ),
+            )),
+            None => Ok(None),
+        };
+    }
+    let Some(region) = &p.region else {
+        return Err(bad(
+            p.id.span(),
+            key("region"),
+            "provider kind `bedrock` needs region (for example \"eu-central-1\")".into(),
+        ));
+    };
+    let name = region.get_ref().trim();
+    // The region becomes part of a host name and of the signing scope.
+    if name.is_empty()
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+    {
+        return Err(bad(
+            region.span(),
+            key("region"),
+            format!("`{name}` is not an AWS region name (like `eu-central-1`)"),
+        ));
+    }
+    let variable = |field: &str,
+                    value: &Option<Spanned<String>>,
+                    default: &str|
+     -> Result<(String, Option<Secret>), ConfigError> {
+        let n = value.as_ref().map_or(default, |v| v.get_ref().as_str());
+        if n.is_empty() || !n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            let span = value.as_ref().map_or(p.id.span(), Spanned::span);
+            return Err(bad(
+                span,
+                key(field),
+                format!("`{n}` is not an environment variable name"),
+            ));
+        }
+        let secret = env(n)
+            .map(|v| v.trim().to_owned())
+            .filter(|v| !v.is_empty())
+            .map(Secret::new);
+        Ok((n.to_owned(), secret))
+    };
+    let (access_key_id_env, access_key_id) = variable(
+        "aws_access_key_id_env",
+        &p.aws_access_key_id_env,
+        "AWS_ACCESS_KEY_ID",
+    )?;
+    let (secret_access_key_env, secret_access_key) = variable(
+        "aws_secret_access_key_env",
+        &p.aws_secret_access_key_env,
+        "AWS_SECRET_ACCESS_KEY",
+    )?;
+    let (session_token_env, session_token) = variable(
+        "aws_session_token_env",
+        &p.aws_session_token_env,
+        "AWS_SESSION_TOKEN",
+    )?;
+    Ok(Some(BedrockSettings {
+        region: name.to_owned(),
+        access_key_id_env,
+        secret_access_key_env,
+        session_token_env,
+        access_key_id,
+        secret_access_key,
+        session_token,
+    }))
 }
 
 fn parse_http_url(text: &str) -> Result<Url, String> {

@@ -394,6 +394,7 @@ mod tests {
             Arc::new(ProviderConfig {
                 id: id.into(),
                 kind: crate::catalogue::ProviderKind::Mock,
+                bedrock: None,
                 base_url: None,
                 api_key_env: None,
                 api_key: None,

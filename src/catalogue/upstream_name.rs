@@ -23,7 +23,11 @@ use super::ProviderKind;
 pub fn check(name: &str, kind: ProviderKind) -> Result<(), String> {
     match kind {
         ProviderKind::Mock => Ok(()),
-        ProviderKind::Openai | ProviderKind::Anthropic => check_common(name),
+        // Bedrock's id is encoded whole into one path segment (`/` too:
+        // inference-profile ARNs carry one), so only the common rules apply.
+        ProviderKind::Openai | ProviderKind::Anthropic | ProviderKind::Bedrock => {
+            check_common(name)
+        }
         ProviderKind::Gemini => {
             check_common(name)?;
             match name.chars().find(|c| matches!(c, '/' | '\\' | ':')) {
@@ -75,6 +79,7 @@ mod tests {
             ProviderKind::Openai,
             ProviderKind::Anthropic,
             ProviderKind::Gemini,
+            ProviderKind::Bedrock,
         ] {
             for name in [
                 "",

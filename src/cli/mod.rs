@@ -428,6 +428,20 @@ pub async fn run(cli: Cli) -> Result<(), Failure> {
                     p.api_key_env.as_deref().unwrap_or_default()
                 );
             }
+            for p in &config.providers {
+                let Some(aws) = &p.bedrock else { continue };
+                for (name, value) in [
+                    (&aws.access_key_id_env, &aws.access_key_id),
+                    (&aws.secret_access_key_env, &aws.secret_access_key),
+                ] {
+                    if value.is_none() {
+                        println!(
+                            "  note: bedrock provider `{}` reads its AWS credentials from {name}, which is not set in this environment",
+                            p.id
+                        );
+                    }
+                }
+            }
             Ok(())
         }
         Command::Risk(command) => {

@@ -467,11 +467,16 @@ pub async fn seed(store: &Store, providers: &[ProviderConfig]) -> Result<usize, 
                 name: p.id.clone(),
                 legal_name: format!("{} ({kind} API)", p.id),
                 purpose: "AI model inference".into(),
-                location: p
-                    .base_url
-                    .as_ref()
-                    .and_then(|u| u.host_str().map(str::to_owned))
-                    .unwrap_or_else(|| "in-process".into()),
+                // A cloud provider's region is where the data is processed;
+                // otherwise the host is the best the gateway knows.
+                location: match &p.bedrock {
+                    Some(aws) => format!("AWS {}", aws.region),
+                    None => p
+                        .base_url
+                        .as_ref()
+                        .and_then(|u| u.host_str().map(str::to_owned))
+                        .unwrap_or_else(|| "in-process".into()),
+                },
                 data_categories: vec!["prompts and completions".into()],
                 dpa_url: None,
                 source: "configured".into(),

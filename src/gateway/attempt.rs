@@ -87,6 +87,7 @@ fn provider_name(kind: ProviderKind) -> &'static str {
         ProviderKind::Openai => "openai",
         ProviderKind::Anthropic => "anthropic",
         ProviderKind::Gemini => "gcp.gemini",
+        ProviderKind::Bedrock => "aws.bedrock",
         ProviderKind::Mock => "tollgate.mock",
     }
 }

@@ -239,11 +239,13 @@ fn unfit(inputs: &Inputs, deployment: &Model) -> Option<(&'static str, String)> 
                 ),
             )
         }),
-        ProviderKind::Anthropic => Some((
+        ProviderKind::Anthropic | ProviderKind::Bedrock => Some((
             "wrong_kind",
             format!(
-                "`{}` is served by the anthropic provider `{}`, which has no embeddings endpoint",
-                deployment.id, deployment.provider.id
+                "`{}` is served by the {} provider `{}`, which has no embeddings endpoint",
+                deployment.id,
+                deployment.provider.kind.as_str(),
+                deployment.provider.id
             ),
         )),
     }

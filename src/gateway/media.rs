@@ -293,7 +293,7 @@ fn serves(route: Route, model: &Model) -> Result<(), ApiError> {
         (ProviderKind::Openai | ProviderKind::Mock, _) => Ok(()),
         // Translated to generate-content (`providers::gemini_image`).
         (ProviderKind::Gemini, Route::Generation) => Ok(()),
-        (ProviderKind::Anthropic | ProviderKind::Gemini, _) => Err(ApiError::invalid(
+        (ProviderKind::Anthropic | ProviderKind::Gemini | ProviderKind::Bedrock, _) => Err(ApiError::invalid(
             "model",
             format!(
                 "`{}` is served by the {} provider `{}`, which has no native {} endpoint; use a model of an OpenAI-compatible provider",

@@ -30,9 +30,12 @@ impl Providers {
             ProviderKind::Gemini => gemini(&self.http, model, &body).await,
             ProviderKind::Mock => mock(&model.upstream, &body),
             // The pipeline never walks to this kind.
-            ProviderKind::Anthropic => Err(UpstreamError::new(
+            ProviderKind::Anthropic | ProviderKind::Bedrock => Err(UpstreamError::new(
                 Failure::Unsupported,
-                "an anthropic provider has no embeddings endpoint",
+                format!(
+                    "a provider of kind {} has no embeddings endpoint",
+                    model.provider.kind.as_str()
+                ),
             )),
         }
     }

@@ -79,7 +79,7 @@ impl Providers {
                 other => Err(unsupported(model, &other)),
             },
             // The pipeline refuses this kind before any call.
-            ProviderKind::Anthropic => Err(unsupported(model, &call)),
+            ProviderKind::Anthropic | ProviderKind::Bedrock => Err(unsupported(model, &call)),
         }
     }
 }

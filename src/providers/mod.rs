@@ -7,6 +7,7 @@
 //! ([`UpstreamError::retryable`], DESIGN section 2).
 
 pub mod anthropic;
+pub mod bedrock;
 pub mod embeddings;
 pub mod fetch;
 pub mod gemini;
@@ -179,6 +180,9 @@ impl Providers {
             ProviderKind::Anthropic => anthropic::chat(&self.http, model, body, stream).await,
             ProviderKind::Gemini => {
                 gemini::chat(&self.http, &self.images, model, body, stream).await
+            }
+            ProviderKind::Bedrock => {
+                bedrock::chat(&self.http, &self.images, model, body, stream).await
             }
         }
     }

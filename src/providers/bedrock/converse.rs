@@ -1,0 +1,464 @@
+//! OpenAI chat to Bedrock's Converse API and back.
+//!
+//! Request: system messages become `system` text blocks; turns are merged
+//! so roles alternate and start with a user turn; `image_url` parts become
+//! `image` blocks with their bytes (base64 in the JSON body: data URIs as
+//! they are, http(s) URLs fetched first); tools become `toolConfig.tools`
+//! `toolSpec`s, assistant `tool_calls` `toolUse` blocks and `tool`
+//! messages `toolResult` blocks; `tool_choice` maps to `auto`, `any` or
+//! `tool`; `max_tokens`, `temperature`, `top_p` and `stop` go to
+//! `inferenceConfig`.
+//!
+//! Response: text blocks join into `content`, `toolUse` blocks become
+//! `tool_calls`, `stopReason` maps to a finish reason and `usage`
+//! (`inputTokens` plus cached input, `outputTokens`) to usage. Streams are
+//! translated event by event; Bedrock sends the usage (`metadata`) after
+//! `messageStop`, so a stream is whole only with it.
+
+use std::collections::{HashMap, VecDeque};
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use serde_json::{Map, Value, json};
+
+use super::super::anthropic::parse_data_uri;
+use super::super::{ChunkStream, Failure, UpstreamError, content_text, sse, usage_chunk};
+use crate::time_util::now_ms;
+
+/// The image formats Converse reads, by MIME type.
+fn image_format(mime: &str) -> Option<&'static str> {
+    match mime.to_ascii_lowercase().as_str() {
+        "image/png" => Some("png"),
+        "image/jpeg" | "image/jpg" => Some("jpeg"),
+        "image/gif" => Some("gif"),
+        "image/webp" => Some("webp"),
+        _ => None,
+    }
+}
+
+fn refuse(message: String) -> UpstreamError {
+    UpstreamError::new(Failure::Status(400), message)
+}
+
+/// The Converse request for an OpenAI-shaped chat request. `images` holds
+/// the fetched http(s) images: URL to (MIME type, base64).
+pub fn to_converse(
+    body: &Value,
+    images: &HashMap<String, (String, String)>,
+    max_output_tokens: Option<u32>,
+) -> Result<Value, UpstreamError> {
+    let mut system: Vec<Value> = Vec::new();
+    let mut turns: Vec<(&str, Vec<Value>)> = Vec::new();
+    let mut push = |role: &'static str, blocks: Vec<Value>| {
+        if blocks.is_empty() {
+            return;
+        }
+        match turns.last_mut() {
+            Some((last, content)) if *last == role => content.extend(blocks),
+            _ => turns.push((role, blocks)),
+        }
+    };
+    let mut used_tools = false;
+    for message in body["messages"].as_array().into_iter().flatten() {
+        match message["role"].as_str().unwrap_or_default() {
+            "system" | "developer" => {
+                let text = content_text(&message["content"]);
+                if !text.is_empty() {
+                    system.push(json!({ "text": text }));
+                }
+            }
+            "assistant" => {
+                let mut blocks = content_blocks(&message["content"], images)?;
+                for call in message["tool_calls"].as_array().into_iter().flatten() {
+                    used_tools = true;
+                    let arguments = call["function"]["arguments"].as_str().unwrap_or("{}");
+                    let input: Value = serde_json::from_str(arguments)
+                        .ok()
+                        .filter(Value::is_object)
+                        .unwrap_or_else(|| json!({}));
+                    blocks.push(json!({ "toolUse": {
+                        "toolUseId": call["id"],
+                        "name": call["function"]["name"],
+                        "input": input,
+                    } }));
+                }
+                push("assistant", blocks);
+            }
+            "tool" => {
+                used_tools = true;
+                let text = content_text(&message["content"]);
+                push(
+                    "user",
+                    vec![json!({ "toolResult": {
+                        "toolUseId": message["tool_call_id"],
+                        // Converse refuses an empty text block.
+                        "content": [{ "text": if text.is_empty() { " ".to_owned() } else { text } }],
+                    } })],
+                );
+            }
+            _ => push("user", content_blocks(&message["content"], images)?),
+        }
+    }
+    // Converse starts with a user turn.
+    if turns.first().is_some_and(|(role, _)| *role == "assistant") {
+        turns.insert(0, ("user", vec![json!({ "text": "(continue)" })]));
+    }
+    let mut out = Map::new();
+    out.insert(
+        "messages".into(),
+        turns
+            .into_iter()
+            .map(|(role, content)| json!({ "role": role, "content": content }))
+            .collect(),
+    );
+    if !system.is_empty() {
+        out.insert("system".into(), Value::Array(system));
+    }
+    let mut inference = Map::new();
+    let max_tokens = body["max_tokens"]
+        .as_u64()
+        .or_else(|| body["max_completion_tokens"].as_u64())
+        .or(max_output_tokens.map(u64::from));
+    if let Some(n) = max_tokens {
+        inference.insert("maxTokens".into(), json!(n));
+    }
+    if body["temperature"].is_number() {
+        inference.insert("temperature".into(), body["temperature"].clone());
+    }
+    if body["top_p"].is_number() {
+        inference.insert("topP".into(), body["top_p"].clone());
+    }
+    match &body["stop"] {
+        Value::String(s) => {
+            inference.insert("stopSequences".into(), json!([s]));
+        }
+        Value::Array(list) if !list.is_empty() => {
+            inference.insert("stopSequences".into(), Value::Array(list.clone()));
+        }
+        _ => {}
+    }
+    if !inference.is_empty() {
+        out.insert("inferenceConfig".into(), Value::Object(inference));
+    }
+    if let Some(config) = tool_config(body, used_tools)? {
+        out.insert("toolConfig".into(), config);
+    }
+    Ok(Value::Object(out))
+}
+
+/// `toolConfig` for the request's tools and `tool_choice`. Converse has no
+/// `none`: the tools are left out then, unless the conversation already
+/// used them (Converse refuses `toolUse` blocks without a `toolConfig`),
+/// in which case the model may still call one.
+fn tool_config(body: &Value, used_tools: bool) -> Result<Option<Value>, UpstreamError> {
+    let tools: Vec<Value> = body["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|t| t["type"] == "function")
+        .map(|t| {
+            let f = &t["function"];
+            let schema = if f["parameters"].is_object() {
+                f["parameters"].clone()
+            } else {
+                json!({ "type": "object", "properties": {} })
+            };
+            let mut spec = json!({ "name": f["name"], "inputSchema": { "json": schema } });
+            if let Some(d) = f["description"].as_str().filter(|d| !d.is_empty()) {
+                spec["description"] = json!(d);
+            }
+            json!({ "toolSpec": spec })
+        })
+        .collect();
+    let choice = match &body["tool_choice"] {
+        Value::Null => None,
+        Value::String(s) if s == "auto" => Some(json!({ "auto": {} })),
+        Value::String(s) if s == "none" => {
+            if !used_tools {
+                return Ok(None);
+            }
+            None
+        }
+        Value::String(s) if s == "required" => Some(json!({ "any": {} })),
+        Value::Object(o) if o.get("type").and_then(Value::as_str) == Some("function") => {
+            Some(json!({ "tool": { "name": o["function"]["name"] } }))
+        }
+        other => {
+            return Err(refuse(format!(
+                "`tool_choice` {other} cannot be sent to Bedrock"
+            )));
+        }
+    };
+    if tools.is_empty() {
+        return Ok(None);
+    }
+    let mut config = json!({ "tools": tools });
+    if let Some(choice) = choice {
+        config["toolChoice"] = choice;
+    }
+    Ok(Some(config))
+}
+
+/// OpenAI content parts as Converse content blocks.
+fn content_blocks(
+    content: &Value,
+    images: &HashMap<String, (String, String)>,
+) -> Result<Vec<Value>, UpstreamError> {
+    match content {
+        Value::String(s) if !s.is_empty() => Ok(vec![json!({ "text": s })]),
+        Value::Array(parts) => {
+            let mut out = Vec::new();
+            for part in parts {
+                match part["type"].as_str().unwrap_or_default() {
+                    "text" => {
+                        if let Some(t) = part["text"].as_str().filter(|t| !t.is_empty()) {
+                            out.push(json!({ "text": t }));
+                        }
+                    }
+                    "image_url" => {
+                        let url = part["image_url"]["url"]
+                            .as_str()
+                            .or(part["image_url"].as_str())
+                            .unwrap_or_default();
+                        out.push(image_block(url, images)?);
+                    }
+                    "input_audio" => out.push(json!({
+                        "text": "[an audio attachment was omitted: this model does not accept audio]",
+                    })),
+                    _ => {}
+                }
+            }
+            Ok(out)
+        }
+        _ => Ok(Vec::new()),
+    }
+}
+
+fn image_block(
+    url: &str,
+    images: &HashMap<String, (String, String)>,
+) -> Result<Value, UpstreamError> {
+    let (mime, data) = match parse_data_uri(url) {
+        Some((mime, data)) => {
+            // The bytes travel as base64 in the JSON body; a data URI that
+            // is not base64 would only fail upstream, less clearly.
+            if STANDARD.decode(data.trim()).is_err() {
+                return Err(refuse("an image data URI is not valid base64".into()));
+            }
+            (mime, data.trim())
+        }
+        None => match images.get(url) {
+            Some((mime, data)) => (mime.as_str(), data.as_str()),
+            None => {
+                return Err(refuse(format!(
+                    "the image `{}` is neither a base64 data URI nor an http(s) URL",
+                    url.chars().take(60).collect::<String>()
+                )));
+            }
+        },
+    };
+    let Some(format) = image_format(mime) else {
+        return Err(refuse(format!(
+            "Bedrock reads PNG, JPEG, GIF and WebP images, not `{mime}`"
+        )));
+    };
+    Ok(json!({ "image": { "format": format, "source": { "bytes": data } } }))
+}
+
+/// An OpenAI finish reason for a Converse `stopReason`.
+pub fn finish_reason(stop_reason: &str) -> &'static str {
+    match stop_reason {
+        "max_tokens" | "model_context_window_exceeded" => "length",
+        "tool_use" => "tool_calls",
+        "guardrail_intervened" | "content_filtered" => "content_filter",
+        // end_turn, stop_sequence
+        _ => "stop",
+    }
+}
+
+/// Prompt tokens (cached input included, as on the other providers) and
+/// completion tokens of a Converse `usage`.
+fn tokens(usage: &Value) -> (u64, u64) {
+    let prompt = ["inputTokens", "cacheReadInputTokens", "cacheWriteInputTokens"]
+        .iter()
+        .filter_map(|f| usage[*f].as_u64())
+        .sum();
+    (prompt, usage["outputTokens"].as_u64().unwrap_or(0))
+}
+
+/// An OpenAI `chat.completion` for a Converse answer.
+pub fn from_converse(answer: &Value, model: &str) -> Result<Value, UpstreamError> {
+    let Some(blocks) = answer["output"]["message"]["content"].as_array() else {
+        return Err(UpstreamError::new(
+            Failure::Garbage,
+            "the Converse answer has no `output.message.content` array",
+        ));
+    };
+    let text: String = blocks.iter().filter_map(|b| b["text"].as_str()).collect();
+    let calls: Vec<Value> = blocks
+        .iter()
+        .filter_map(|b| b.get("toolUse"))
+        .map(|t| {
+            json!({
+                "id": t["toolUseId"],
+                "type": "function",
+                "function": { "name": t["name"], "arguments": t["input"].to_string() },
+            })
+        })
+        .collect();
+    let mut reply = json!({
+        "role": "assistant",
+        "content": if text.is_empty() && !calls.is_empty() { Value::Null } else { Value::String(text) },
+    });
+    if !calls.is_empty() {
+        reply["tool_calls"] = Value::Array(calls);
+    }
+    let (prompt, completion) = tokens(&answer["usage"]);
+    Ok(json!({
+        "id": format!("chatcmpl-bedrock-{}", ulid::Ulid::generate()),
+        "object": "chat.completion",
+        "created": now_ms() / 1000,
+        "model": model,
+        "choices": [{
+            "index": 0,
+            "message": reply,
+            "finish_reason": finish_reason(answer["stopReason"].as_str().unwrap_or("end_turn")),
+        }],
+        "usage": { "prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion },
+    }))
+}
+
+/// The state of one translated stream.
+struct Translation {
+    model: String,
+    id: String,
+    created: i64,
+    /// Content block index to tool call index.
+    tools: HashMap<u64, u64>,
+    stopped: bool,
+    finished: bool,
+}
+
+impl Translation {
+    fn chunk(&self, delta: Value, finish: Value) -> Value {
+        json!({
+            "id": self.id,
+            "object": "chat.completion.chunk",
+            "created": self.created,
+            "model": self.model,
+            "choices": [{ "index": 0, "delta": delta, "finish_reason": finish }],
+        })
+    }
+}
+
+impl sse::Translate for Translation {
+    /// `event` is `{"event": name, "body": payload}` (see
+    /// [`super::stream_events`]).
+    fn on_event(&mut self, event: Value, out: &mut VecDeque<Result<Value, UpstreamError>>) {
+        let body = &event["body"];
+        match event["event"].as_str().unwrap_or_default() {
+            "messageStart" => {
+                let first = self.chunk(json!({ "role": "assistant", "content": "" }), Value::Null);
+                out.push_back(Ok(first));
+            }
+            "contentBlockStart" => {
+                let index = body["contentBlockIndex"].as_u64().unwrap_or(0);
+                let tool = &body["start"]["toolUse"];
+                if tool.is_object() {
+                    let call = self.tools.len() as u64;
+                    self.tools.insert(index, call);
+                    let delta = json!({ "tool_calls": [{
+                        "index": call, "id": tool["toolUseId"], "type": "function",
+                        "function": { "name": tool["name"], "arguments": "" },
+                    }] });
+                    out.push_back(Ok(self.chunk(delta, Value::Null)));
+                }
+            }
+            "contentBlockDelta" => {
+                let index = body["contentBlockIndex"].as_u64().unwrap_or(0);
+                let delta = &body["delta"];
+                let translated = if let Some(text) = delta["text"].as_str() {
+                    Some(json!({ "content": text }))
+                } else if let Some(input) = delta["toolUse"]["input"].as_str() {
+                    self.tools.get(&index).map(|call| {
+                        json!({ "tool_calls": [{ "index": call, "function": { "arguments": input } }] })
+                    })
+                } else {
+                    // Reasoning and citations have no OpenAI equivalent.
+                    None
+                };
+                if let Some(delta) = translated {
+                    out.push_back(Ok(self.chunk(delta, Value::Null)));
+                }
+            }
+            "messageStop" => {
+                self.stopped = true;
+                let reason = finish_reason(body["stopReason"].as_str().unwrap_or("end_turn"));
+                out.push_back(Ok(self.chunk(json!({}), json!(reason))));
+            }
+            "metadata" => {
+                self.finished = true;
+                let (prompt, completion) = tokens(&body["usage"]);
+                let last = usage_chunk(self.chunk(json!({}), Value::Null), prompt, completion);
+                out.push_back(Ok(last));
+            }
+            // contentBlockStop and events added later.
+            _ => {}
+        }
+    }
+
+    fn over(&self) -> bool {
+        self.finished
+    }
+
+    fn on_close(&mut self) -> Result<Value, UpstreamError> {
+        let what = if self.stopped {
+            "the stream ended before its usage (metadata)"
+        } else {
+            "the stream ended before messageStop"
+        };
+        Err(UpstreamError::new(Failure::Cut, what))
+    }
+}
+
+/// OpenAI chunks for the Converse stream's events.
+pub fn translate_stream(events: ChunkStream, model: String) -> ChunkStream {
+    let translation = Translation {
+        model,
+        id: format!("chatcmpl-bedrock-{}", ulid::Ulid::generate()),
+        created: now_ms() / 1000,
+        tools: HashMap::new(),
+        stopped: false,
+        finished: false,
+    };
+    sse::translate(events, translation)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tool_choice_none_without_tool_history_sends_no_tools() {
+        let body = json!({ "messages": [{ "role": "user", "content": "hi" }],
+            "tools": [{ "type": "function", "function": { "name": "f" } }], "tool_choice": "none" });
+        let out = to_converse(&body, &HashMap::new(), None).unwrap();
+        assert!(out.get("toolConfig").is_none());
+        assert!(out.get("inferenceConfig").is_none());
+    }
+
+    #[test]
+    fn bad_images_and_tool_choices_are_refused_before_sending() {
+        let image = |url: &str| {
+            json!({ "messages": [{ "role": "user", "content": [
+                { "type": "image_url", "image_url": { "url": url } }] }] })
+        };
+        for url in ["data:image/png;base64,@@@", "data:image/tiff;base64,AAAA", "ftp://x/y.png"] {
+            let error = to_converse(&image(url), &HashMap::new(), None).unwrap_err();
+            assert_eq!(error.failure, Failure::Status(400), "{url}");
+        }
+        let body = json!({ "messages": [], "tool_choice": 7 });
+        let error = to_converse(&body, &HashMap::new(), None).unwrap_err();
+        assert_eq!(error.failure, Failure::Status(400));
+    }
+}
