@@ -12,6 +12,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 pub mod anthropic;
+pub mod bedrock;
 pub mod gemini;
 pub mod media;
 pub mod receiver;
