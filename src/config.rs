@@ -1238,7 +1238,10 @@ fn bedrock_settings(
         ("aws_session_token_env", &p.aws_session_token_env),
     ];
     if p.kind != ProviderKind::Bedrock {
-        return match aws_fields.iter().find_map(|(n, v)| v.as_ref().map(|v| (n, v))) {
+        return match aws_fields
+            .iter()
+            .find_map(|(n, v)| v.as_ref().map(|v| (n, v)))
+        {
             Some((name, value)) => Err(bad(
                 value.span(),
                 key(name),

@@ -13,7 +13,9 @@ use std::process::Command;
 use base64::Engine;
 use common::bedrock::{Bedrock, Expect, PNG};
 use common::scripted::Scripted;
-use common::{BIN, TestServer, chat_events, chat_json, chat_post, client, error_code, get_json, login};
+use common::{
+    BIN, TestServer, chat_events, chat_json, chat_post, client, error_code, get_json, login,
+};
 use serde_json::{Value, json};
 use tollgate::providers::bedrock::sigv4;
 
@@ -125,7 +127,9 @@ fn the_signer_passes_the_aws_signature_test_suite() {
             "{}: string to sign",
             v.name
         );
-        let secret = context["credentials"]["secret_access_key"].as_str().unwrap();
+        let secret = context["credentials"]["secret_access_key"]
+            .as_str()
+            .unwrap();
         assert_eq!(
             sigv4::signature(secret, &scope, &to_sign),
             read("header-signature.txt").trim(),
@@ -164,9 +168,15 @@ fn config(bedrock: &str, scripted: &str) -> String {
          aws_access_key_id_env = \"WRONG_KEY_ID\"\naws_secret_access_key_env = \"WRONG_SECRET\"\naws_session_token_env = \"WRONG_TOKEN\"\n\
          [[providers]]\nid = \"up\"\nkind = \"openai\"\nbase_url = \"{scripted}\"\nretry_backoff_ms = 1\n"
     );
-    out += &model("claude", &format!("provider = \"aws\"\nupstream = \"{CLAUDE}\""));
+    out += &model(
+        "claude",
+        &format!("provider = \"aws\"\nupstream = \"{CLAUDE}\""),
+    );
     out += &model("tool", "provider = \"aws\"\nupstream = \"tool-model\"");
-    out += &model("wrong", &format!("provider = \"aws-wrong\"\nupstream = \"{CLAUDE}\""));
+    out += &model(
+        "wrong",
+        &format!("provider = \"aws-wrong\"\nupstream = \"{CLAUDE}\""),
+    );
     out += &model("invalid", "provider = \"aws\"\nupstream = \"invalid\"");
     for (id, upstream) in [
         ("throttled-chain", "throttled"),
@@ -258,9 +268,7 @@ async fn chat_is_translated_to_converse_signed_and_answered() {
     assert_eq!(call.model, CLAUDE);
     assert_eq!(call.headers["x-amz-security-token"], TOKEN);
     let auth = call.headers["authorization"].to_str().unwrap();
-    assert!(auth.starts_with(&format!(
-        "AWS4-HMAC-SHA256 Credential={KEY_ID}/"
-    )));
+    assert!(auth.starts_with(&format!("AWS4-HMAC-SHA256 Credential={KEY_ID}/")));
     assert!(auth.contains("/eu-central-1/bedrock/aws4_request, SignedHeaders=content-type;host;x-amz-date;x-amz-security-token, Signature="));
     assert!(!auth.contains(SECRET));
     let png = base64::engine::general_purpose::STANDARD.encode(PNG);
@@ -286,7 +294,10 @@ async fn chat_is_translated_to_converse_signed_and_answered() {
         })
     );
     assert_eq!(answer["object"], "chat.completion");
-    assert_eq!(answer["choices"][0]["message"]["content"], "Hello from Bedrock");
+    assert_eq!(
+        answer["choices"][0]["message"]["content"],
+        "Hello from Bedrock"
+    );
     assert_eq!(answer["choices"][0]["finish_reason"], "stop");
     assert_eq!(
         answer["usage"],
@@ -336,7 +347,8 @@ async fn tools_round_trip_plain_and_streamed() {
     let call = &message["tool_calls"][0];
     assert_eq!(call["id"], "tooluse_1");
     assert_eq!(call["function"]["name"], "get_weather");
-    let args: Value = serde_json::from_str(call["function"]["arguments"].as_str().unwrap()).unwrap();
+    let args: Value =
+        serde_json::from_str(call["function"]["arguments"].as_str().unwrap()).unwrap();
     assert_eq!(args, json!({ "city": "Paris" }));
     assert_eq!(
         s.bedrock.calls()[0].body["toolConfig"]["toolChoice"],
@@ -381,7 +393,11 @@ async fn tools_round_trip_plain_and_streamed() {
         .filter_map(|d| d["function"]["arguments"].as_str())
         .collect();
     assert_eq!(arguments, "{\"city\":\"Paris\"}");
-    assert!(events.iter().any(|e| e["choices"][0]["finish_reason"] == "tool_calls"));
+    assert!(
+        events
+            .iter()
+            .any(|e| e["choices"][0]["finish_reason"] == "tool_calls")
+    );
 }
 
 #[tokio::test]
@@ -392,7 +408,7 @@ async fn throttling_and_service_errors_fall_back_and_validation_errors_do_not() 
         ("unavailable-chain", "unavailable"),
     ] {
         let answer = chat_json(&s.server, &s.key, hi(chain)).await;
-        assert_eq!(answer["choices"][0]["message"]["content"].is_string(), true);
+        assert!(answer["choices"][0]["message"]["content"].is_string());
         // Retried on the same deployment first (max_retries 2), then the
         // fallback served it.
         assert_eq!(s.bedrock.count(upstream), 3, "{upstream}");
@@ -421,7 +437,12 @@ async fn a_bad_signature_is_refused_and_no_secret_reaches_errors_or_logs() {
     let mut request = client()
         .post(format!("{}{}", s.bedrock.base_url, good.path))
         .body(r#"{"messages":[]}"#);
-    for name in ["authorization", "x-amz-date", "x-amz-security-token", "content-type"] {
+    for name in [
+        "authorization",
+        "x-amz-date",
+        "x-amz-security-token",
+        "content-type",
+    ] {
         request = request.header(name, good.headers[name].to_str().unwrap());
     }
     assert_eq!(request.send().await.unwrap().status(), 403);
@@ -440,12 +461,24 @@ async fn a_bad_signature_is_refused_and_no_secret_reaches_errors_or_logs() {
     assert!(response.status().is_client_error() || response.status().is_server_error());
     let text = response.text().await.unwrap();
     let refused = s.bedrock.calls().last().unwrap().refused.clone().unwrap();
-    assert!(refused.contains(TOKEN), "the mock quotes the token as AWS does");
+    assert!(
+        refused.contains(TOKEN),
+        "the mock quotes the token as AWS does"
+    );
+    // AWS's message is relayed, with the token cut out.
+    assert!(
+        text.contains("does not match") && text.contains("[redacted]"),
+        "{text}"
+    );
     for secret in [SECRET, TOKEN, "not-the-secret-0123456789"] {
         assert!(!text.contains(secret), "{text}");
     }
-    let events = chat_post(&s.server, &s.key, &json!({ "model": "wrong", "stream": true,
-        "messages": [{ "role": "user", "content": "hi" }] }))
+    let events = chat_post(
+        &s.server,
+        &s.key,
+        &json!({ "model": "wrong", "stream": true,
+        "messages": [{ "role": "user", "content": "hi" }] }),
+    )
     .await
     .text()
     .await
@@ -454,7 +487,6 @@ async fn a_bad_signature_is_refused_and_no_secret_reaches_errors_or_logs() {
         assert!(!events.contains(secret), "{events}");
     }
     let log = s.server.log();
-    assert!(log.contains("wrong") || !log.is_empty());
     for secret in [SECRET, TOKEN, "not-the-secret-0123456789"] {
         assert!(!log.contains(secret), "the log holds a secret");
     }
@@ -480,7 +512,11 @@ fn config_check(text: &str, env: &[(&str, &str)]) -> (bool, String, String) {
     std::fs::write(&path, text).unwrap();
     let mut command = Command::new(BIN);
     command.args(["config", "check"]).arg(&path);
-    for name in ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"] {
+    for name in [
+        "AWS_ACCESS_KEY_ID",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_SESSION_TOKEN",
+    ] {
         command.env_remove(name);
     }
     for (k, v) in env {
@@ -497,7 +533,10 @@ fn config_check(text: &str, env: &[(&str, &str)]) -> (bool, String, String) {
 fn one_provider(fields: &str) -> String {
     format!(
         "[[providers]]\nid = \"aws\"\n{fields}\n{}",
-        model("claude", &format!("provider = \"aws\"\nupstream = \"{CLAUDE}\""))
+        model(
+            "claude",
+            &format!("provider = \"aws\"\nupstream = \"{CLAUDE}\"")
+        )
     )
 }
 
@@ -505,33 +544,60 @@ fn one_provider(fields: &str) -> String {
 fn config_check_names_what_a_bedrock_provider_lacks() {
     let (ok, _, err) = config_check(&one_provider("kind = \"bedrock\""), &[]);
     assert!(!ok);
-    assert!(err.contains("providers[0].region") && err.contains("needs region"), "{err}");
-
-    let (ok, _, err) = config_check(&one_provider("kind = \"bedrock\"\nregion = \"eu central\""), &[]);
-    assert!(!ok);
-    assert!(err.contains("providers[0].region") && err.contains("not an AWS region"), "{err}");
+    assert!(
+        err.contains("providers[0].region") && err.contains("needs region"),
+        "{err}"
+    );
 
     let (ok, _, err) = config_check(
-        &one_provider("kind = \"bedrock\"\nregion = \"eu-west-1\"\naws_secret_access_key_env = \"A-B\""),
+        &one_provider("kind = \"bedrock\"\nregion = \"eu central\""),
         &[],
     );
     assert!(!ok);
-    assert!(err.contains("providers[0].aws_secret_access_key_env"), "{err}");
+    assert!(
+        err.contains("providers[0].region") && err.contains("not an AWS region"),
+        "{err}"
+    );
 
     let (ok, _, err) = config_check(
-        &one_provider("kind = \"openai\"\nbase_url = \"http://127.0.0.1:9/v1\"\nregion = \"eu-west-1\""),
+        &one_provider(
+            "kind = \"bedrock\"\nregion = \"eu-west-1\"\naws_secret_access_key_env = \"A-B\"",
+        ),
         &[],
     );
     assert!(!ok);
-    assert!(err.contains("providers[0].region") && err.contains("only to providers of kind `bedrock`"), "{err}");
+    assert!(
+        err.contains("providers[0].aws_secret_access_key_env"),
+        "{err}"
+    );
+
+    let (ok, _, err) = config_check(
+        &one_provider(
+            "kind = \"openai\"\nbase_url = \"http://127.0.0.1:9/v1\"\nregion = \"eu-west-1\"",
+        ),
+        &[],
+    );
+    assert!(!ok);
+    assert!(
+        err.contains("providers[0].region") && err.contains("only to providers of kind `bedrock`"),
+        "{err}"
+    );
 
     // Valid without credentials in the environment, with a note naming
     // the variables (never a value).
-    let (ok, out, err) = config_check(&one_provider("kind = \"bedrock\"\nregion = \"eu-west-1\""), &[]);
+    let (ok, out, err) = config_check(
+        &one_provider("kind = \"bedrock\"\nregion = \"eu-west-1\""),
+        &[],
+    );
     assert!(ok, "{err}");
-    assert!(out.contains("AWS_ACCESS_KEY_ID") && out.contains("AWS_SECRET_ACCESS_KEY"), "{out}");
+    assert!(
+        out.contains("AWS_ACCESS_KEY_ID") && out.contains("AWS_SECRET_ACCESS_KEY"),
+        "{out}"
+    );
     let (ok, out, _) = config_check(
-        &one_provider("kind = \"bedrock\"\nregion = \"eu-west-1\"\naws_access_key_id_env = \"MY_ID\"\naws_secret_access_key_env = \"MY_SECRET\""),
+        &one_provider(
+            "kind = \"bedrock\"\nregion = \"eu-west-1\"\naws_access_key_id_env = \"MY_ID\"\naws_secret_access_key_env = \"MY_SECRET\"",
+        ),
         &[("MY_ID", KEY_ID), ("MY_SECRET", SECRET)],
     );
     assert!(ok);
@@ -546,7 +612,10 @@ async fn missing_credentials_fail_the_attempt_with_the_variable_named() {
         "[[providers]]\nid = \"aws\"\nkind = \"bedrock\"\nregion = \"eu-central-1\"\nbase_url = \"{}\"\n\
          aws_access_key_id_env = \"UNSET_KEY_ID_FOR_TEST\"\naws_secret_access_key_env = \"UNSET_SECRET_FOR_TEST\"\n{}",
         bedrock.base_url,
-        model("claude", &format!("provider = \"aws\"\nupstream = \"{CLAUDE}\""))
+        model(
+            "claude",
+            &format!("provider = \"aws\"\nupstream = \"{CLAUDE}\"")
+        )
     );
     let server = TestServer::start_with(Some(&text), &[]);
     let (_, key) = server.create_key(&[]);
@@ -558,4 +627,31 @@ async fn missing_credentials_fail_the_attempt_with_the_variable_named() {
         text.contains("UNSET_KEY_ID_FOR_TEST is not set"),
         "the error names the variable: {text}"
     );
+}
+
+// ---------------------------------------------------------------------
+// The official OpenAI SDK.
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_openai_sdk_chats_streams_and_calls_tools_on_a_bedrock_model() {
+    let s = setup().await;
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let python = root.join(".venv/bin/python");
+    assert!(
+        python.exists(),
+        "no .venv with the SDKs: run `bash .ci/test`, which installs them"
+    );
+    let output = tokio::process::Command::new(python)
+        .arg(root.join("tests/sdk/openai_bedrock.py"))
+        .args([&s.server.base_url, &s.key])
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "openai_bedrock.py disagreed:\n{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(s.bedrock.calls().iter().all(|c| c.refused.is_none()));
 }

@@ -223,7 +223,7 @@ fn check(
         return Ok(());
     }
     Err(format!(
-            "The request signature we calculated does not match the signature you provided. \
+        "The request signature we calculated does not match the signature you provided. \
              Check your AWS Secret Access Key and signing method. Consult the service documentation for details.\n\n\
              The Canonical String for this request should have been\n'{canonical}'\n\n\
              The String-to-Sign should have been\n'{to_sign}'\n"
@@ -263,9 +263,23 @@ async fn answer(
         return aws_error(404, "UnknownOperationException", "no such operation");
     }
     match model.as_str() {
-        "throttled" => return aws_error(429, "ThrottlingException", "Too many requests, please wait before trying again."),
-        "unavailable" => return aws_error(503, "ServiceUnavailableException", "Service unavailable"),
-        "invalid" => return aws_error(400, "ValidationException", "The model returned the following errors: messages: bad"),
+        "throttled" => {
+            return aws_error(
+                429,
+                "ThrottlingException",
+                "Too many requests, please wait before trying again.",
+            );
+        }
+        "unavailable" => {
+            return aws_error(503, "ServiceUnavailableException", "Service unavailable");
+        }
+        "invalid" => {
+            return aws_error(
+                400,
+                "ValidationException",
+                "The model returned the following errors: messages: bad",
+            );
+        }
         _ => {}
     }
     if action == "converse-stream" {
@@ -276,7 +290,11 @@ async fn answer(
     } else {
         json!([{ "text": "Hello from Bedrock" }])
     };
-    let stop = if model.contains("tool") { "tool_use" } else { "end_turn" };
+    let stop = if model.contains("tool") {
+        "tool_use"
+    } else {
+        "end_turn"
+    };
     axum::Json(json!({
         "output": { "message": { "role": "assistant", "content": content } },
         "stopReason": stop,
@@ -333,26 +351,45 @@ fn stream(model: &str) -> Response {
             br#"{"message":"Too many requests, please wait before trying again."}"#,
         ));
     } else {
-        bytes.extend(event("messageStart", json!({ "role": "assistant", "p": "abcd" })));
+        bytes.extend(event(
+            "messageStart",
+            json!({ "role": "assistant", "p": "abcd" }),
+        ));
         if model.contains("tool") {
-            bytes.extend(event("contentBlockStart", json!({ "contentBlockIndex": 0,
-                "start": { "toolUse": { "toolUseId": "tooluse_1", "name": "get_weather" } } })));
+            bytes.extend(event(
+                "contentBlockStart",
+                json!({ "contentBlockIndex": 0,
+                "start": { "toolUse": { "toolUseId": "tooluse_1", "name": "get_weather" } } }),
+            ));
             for piece in ["{\"city\":", "\"Paris\"}"] {
-                bytes.extend(event("contentBlockDelta", json!({ "contentBlockIndex": 0,
-                    "delta": { "toolUse": { "input": piece } } })));
+                bytes.extend(event(
+                    "contentBlockDelta",
+                    json!({ "contentBlockIndex": 0,
+                    "delta": { "toolUse": { "input": piece } } }),
+                ));
             }
         } else {
             for piece in ["Hello", " from", " Bedrock"] {
-                bytes.extend(event("contentBlockDelta", json!({ "contentBlockIndex": 0,
-                    "delta": { "text": piece } })));
+                bytes.extend(event(
+                    "contentBlockDelta",
+                    json!({ "contentBlockIndex": 0,
+                    "delta": { "text": piece } }),
+                ));
             }
         }
         bytes.extend(event("contentBlockStop", json!({ "contentBlockIndex": 0 })));
-        let stop = if model.contains("tool") { "tool_use" } else { "end_turn" };
+        let stop = if model.contains("tool") {
+            "tool_use"
+        } else {
+            "end_turn"
+        };
         bytes.extend(event("messageStop", json!({ "stopReason": stop })));
-        bytes.extend(event("metadata", json!({
+        bytes.extend(event(
+            "metadata",
+            json!({
             "usage": { "inputTokens": 12, "outputTokens": 7, "totalTokens": 19 },
-            "metrics": { "latencyMs": 5 } })));
+            "metrics": { "latencyMs": 5 } }),
+        ));
     }
     let pieces: Vec<Result<Bytes, std::io::Error>> = bytes
         .chunks(7)

@@ -279,10 +279,14 @@ pub fn finish_reason(stop_reason: &str) -> &'static str {
 /// Prompt tokens (cached input included, as on the other providers) and
 /// completion tokens of a Converse `usage`.
 fn tokens(usage: &Value) -> (u64, u64) {
-    let prompt = ["inputTokens", "cacheReadInputTokens", "cacheWriteInputTokens"]
-        .iter()
-        .filter_map(|f| usage[*f].as_u64())
-        .sum();
+    let prompt = [
+        "inputTokens",
+        "cacheReadInputTokens",
+        "cacheWriteInputTokens",
+    ]
+    .iter()
+    .filter_map(|f| usage[*f].as_u64())
+    .sum();
     (prompt, usage["outputTokens"].as_u64().unwrap_or(0))
 }
 
@@ -453,7 +457,11 @@ mod tests {
             json!({ "messages": [{ "role": "user", "content": [
                 { "type": "image_url", "image_url": { "url": url } }] }] })
         };
-        for url in ["data:image/png;base64,@@@", "data:image/tiff;base64,AAAA", "ftp://x/y.png"] {
+        for url in [
+            "data:image/png;base64,@@@",
+            "data:image/tiff;base64,AAAA",
+            "ftp://x/y.png",
+        ] {
             let error = to_converse(&image(url), &HashMap::new(), None).unwrap_err();
             assert_eq!(error.failure, Failure::Status(400), "{url}");
         }

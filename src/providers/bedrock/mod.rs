@@ -200,7 +200,8 @@ where
             .map(|item| -> Result<Value, UpstreamError> {
                 let message =
                     item.map_err(|e| UpstreamError::new(Failure::Garbage, e.0.clone()))?;
-                let payload: Value = serde_json::from_slice(&message.payload).unwrap_or(Value::Null);
+                let payload: Value =
+                    serde_json::from_slice(&message.payload).unwrap_or(Value::Null);
                 match message.header(":message-type").unwrap_or("event") {
                     "event" => Ok(json!({
                         "event": message.header(":event-type").unwrap_or_default(),
@@ -249,7 +250,11 @@ mod tests {
             "https://bedrock-runtime.eu-central-1.amazonaws.com/model/anthropic.claude-3-5-sonnet-20240620-v1%3A0/converse"
         );
         let arn = "arn:aws:bedrock:eu-central-1:123456789012:inference-profile/eu.anthropic.x-v1:0";
-        let url = endpoint(&Url::parse("http://127.0.0.1:9/prefix/").unwrap(), arn, true);
+        let url = endpoint(
+            &Url::parse("http://127.0.0.1:9/prefix/").unwrap(),
+            arn,
+            true,
+        );
         assert_eq!(
             url.path(),
             "/prefix/model/arn%3Aaws%3Abedrock%3Aeu-central-1%3A123456789012%3Ainference-profile%2Feu.anthropic.x-v1%3A0/converse-stream"
@@ -269,6 +274,6 @@ mod tests {
         assert_eq!(retryable("serviceUnavailableException"), (true, true));
         assert_eq!(retryable("internalServerException"), (true, true));
         assert_eq!(retryable("validationException"), (false, false));
-        assert_eq!(retryable("accessDeniedException").0, false);
+        assert_eq!(retryable("accessDeniedException"), (false, true));
     }
 }

@@ -309,9 +309,9 @@ mod tests {
         );
         assert_eq!(signed, "content-type;host;x-amz-date;x-amz-security-token");
         let to_sign = string_to_sign(&scope, &canonical);
-        assert!(to_sign.ends_with(
-            "\nc1d1cb5d47c3a5d659c525d59c4180c9353cb8a0ceaeeabd13a563b94edf4c40"
-        ));
+        assert!(
+            to_sign.ends_with("\nc1d1cb5d47c3a5d659c525d59c4180c9353cb8a0ceaeeabd13a563b94edf4c40")
+        );
         assert_eq!(
             signature("wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", &scope, &to_sign),
             "82e675ef276e17a34ca99157b550980e11bb91e413c2804e4ceefe98b11903c3"
