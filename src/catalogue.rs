@@ -27,6 +27,12 @@ pub enum ProviderKind {
     Openai,
     Anthropic,
     Gemini,
+    /// Azure OpenAI: the OpenAI wire at a deployment's URL, `api-key`
+    /// header, `api-version` query (docs/providers.md).
+    Azure,
+    /// Google Vertex AI: Gemini and Anthropic models with an OAuth access
+    /// token from a service account (docs/providers.md).
+    Vertex,
     /// The built-in deterministic provider: no network, for demos and tests.
     Mock,
 }
@@ -37,13 +43,16 @@ impl ProviderKind {
             ProviderKind::Openai => "openai",
             ProviderKind::Anthropic => "anthropic",
             ProviderKind::Gemini => "gemini",
+            ProviderKind::Azure => "azure",
+            ProviderKind::Vertex => "vertex",
             ProviderKind::Mock => "mock",
         }
     }
 
-    /// Whether a `base_url` is required to reach this kind of provider.
+    /// Whether a `base_url` is required to reach this kind of provider
+    /// (Vertex has a default one per location).
     pub fn needs_base_url(self) -> bool {
-        !matches!(self, ProviderKind::Mock)
+        !matches!(self, ProviderKind::Mock | ProviderKind::Vertex)
     }
 }
 

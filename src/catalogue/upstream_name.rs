@@ -23,14 +23,17 @@ use super::ProviderKind;
 pub fn check(name: &str, kind: ProviderKind) -> Result<(), String> {
     match kind {
         ProviderKind::Mock => Ok(()),
-        ProviderKind::Openai | ProviderKind::Anthropic => check_common(name),
-        ProviderKind::Gemini => {
+        // An Azure deployment name is one encoded path segment, as
+        // a Vertex model name is (`models/{name}:rawPredict`).
+        ProviderKind::Openai | ProviderKind::Anthropic | ProviderKind::Azure => check_common(name),
+        ProviderKind::Gemini | ProviderKind::Vertex => {
             check_common(name)?;
             match name.chars().find(|c| matches!(c, '/' | '\\' | ':')) {
                 Some(c) => Err(format!(
-                    "`{}` contains `{c}`: a Gemini model name is sent as one URL path segment \
+                    "`{}` contains `{c}`: a {} model name is sent as one URL path segment \
                      (`models/{{name}}:generateContent`), so it may not contain `/`, `\\` or `:`",
-                    name.escape_debug()
+                    name.escape_debug(),
+                    kind.as_str()
                 )),
                 None => Ok(()),
             }
@@ -75,6 +78,8 @@ mod tests {
             ProviderKind::Openai,
             ProviderKind::Anthropic,
             ProviderKind::Gemini,
+            ProviderKind::Azure,
+            ProviderKind::Vertex,
         ] {
             for name in [
                 "",
@@ -100,6 +105,7 @@ mod tests {
     fn a_gemini_name_is_one_path_segment() {
         for name in ["tunedModels/x", "a\\b", "gemini-ok:countTokens"] {
             assert!(check(name, ProviderKind::Gemini).is_err(), "{name}");
+            assert!(check(name, ProviderKind::Vertex).is_err(), "{name}");
             assert!(check(name, ProviderKind::Openai).is_ok(), "{name}");
         }
         for name in [

@@ -467,11 +467,17 @@ pub async fn seed(store: &Store, providers: &[ProviderConfig]) -> Result<usize, 
                 name: p.id.clone(),
                 legal_name: format!("{} ({kind} API)", p.id),
                 purpose: "AI model inference".into(),
-                location: p
-                    .base_url
-                    .as_ref()
-                    .and_then(|u| u.host_str().map(str::to_owned))
-                    .unwrap_or_else(|| "in-process".into()),
+                // A Vertex provider names its Google Cloud location; the
+                // others are known by their host (an Azure resource's
+                // region is not in its URL).
+                location: match p.cloud.vertex() {
+                    Some(vertex) => format!("Google Cloud {}", vertex.location),
+                    None => p
+                        .base_url
+                        .as_ref()
+                        .and_then(|u| u.host_str().map(str::to_owned))
+                        .unwrap_or_else(|| "in-process".into()),
+                },
                 data_categories: vec!["prompts and completions".into()],
                 dpa_url: None,
                 source: "configured".into(),

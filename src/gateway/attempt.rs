@@ -87,6 +87,8 @@ fn provider_name(kind: ProviderKind) -> &'static str {
         ProviderKind::Openai => "openai",
         ProviderKind::Anthropic => "anthropic",
         ProviderKind::Gemini => "gcp.gemini",
+        ProviderKind::Azure => "azure.ai.openai",
+        ProviderKind::Vertex => "gcp.vertex_ai",
         ProviderKind::Mock => "tollgate.mock",
     }
 }

@@ -75,7 +75,7 @@ pub fn endpoint(base: &url::Url, upstream: &str, stream: bool) -> url::Url {
 }
 
 /// Fetches every http(s) image of the conversation: Gemini takes bytes.
-async fn fetch_images(
+pub(crate) async fn fetch_images(
     fetcher: &ImageFetcher,
     body: &Value,
 ) -> Result<HashMap<String, (String, String)>, UpstreamError> {
