@@ -520,3 +520,51 @@ fn config_check_validates_the_vertex_settings() {
         assert!(!message.contains(key_line), "{message}");
     }
 }
+
+#[tokio::test]
+async fn native_generate_content_passes_through_to_a_vertex_gemini_model() {
+    let s = setup(&[]).await;
+    let body = json!({ "contents": [{ "role": "user", "parts": [{ "text": "hi" }] }], "generationConfig": { "temperature": 0.2 } });
+    let response = client()
+        .post(s.server.url("/v1beta/models/gemini-2.0-flash:generateContent"))
+        .header("x-goog-api-key", &s.key)
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let answer: Value = response.json().await.unwrap();
+    assert_eq!(answer["candidates"][0]["content"]["parts"][0]["text"], "hello from gemini-2.0-flash");
+    let call = &s.google.calls()[0];
+    assert_eq!(
+        call.path,
+        "/v1/projects/test-project/locations/europe-west4/publishers/google/models/gemini-2.0-flash:generateContent"
+    );
+    assert_eq!(call.body, body, "the body is forwarded as it is");
+    assert_eq!(call.authorization, bearer(1));
+
+    let response = client()
+        .post(s.server.url("/v1beta/models/gemini-2.0-flash:streamGenerateContent?alt=sse"))
+        .header("x-goog-api-key", &s.key)
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let text = response.text().await.unwrap();
+    assert!(text.contains("from gemini-2.0-flash"), "{text}");
+    let call = &s.google.calls()[1];
+    assert!(call.path.ends_with(":streamGenerateContent"));
+    assert_eq!(call.query.as_deref(), Some("alt=sse"));
+
+    // A Claude model on Vertex does not take generate-content.
+    let response = client()
+        .post(s.server.url("/v1beta/models/claude-sonnet-4@20250514:generateContent"))
+        .header("x-goog-api-key", &s.key)
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 400);
+    assert_eq!(s.google.calls().len(), 2);
+}
