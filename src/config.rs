@@ -1424,7 +1424,7 @@ pricing = { unit = "per_token", input_per_million = 0.15, output_per_million = 0
             ),
             (GOOD.replace("127.0.0.1:9000", "localhost"), "listen"),
             (
-                GOOD.replace("kind = \"openai\"", "kind = \"azure\""),
+                GOOD.replace("kind = \"openai\"", "kind = \"watsonx\""),
                 "providers[0].kind",
             ),
             (

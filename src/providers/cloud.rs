@@ -156,3 +156,49 @@ pub fn validate(
         _ => Ok(Cloud::None),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::catalogue::ProviderKind;
+    use crate::config::{Overrides, load};
+
+    fn load_text(text: &str) -> Result<crate::config::Config, crate::config::ConfigError> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tollgate.toml");
+        std::fs::write(&path, text).unwrap();
+        let env = |name: &str| (name == "VERTEX_TOKEN").then(|| "ya29.env-token".to_owned());
+        load(Some(&path), &env, &[], &Overrides::default())
+    }
+
+    #[test]
+    fn a_vertex_provider_defaults_to_its_regional_endpoint() {
+        let config = load_text(
+            "[[providers]]\nid = \"vx\"\nkind = \"vertex\"\nproject = \"p\"\nlocation = \"europe-west4\"\n\
+             access_token_env = \"VERTEX_TOKEN\"\n",
+        )
+        .unwrap();
+        let provider = &config.providers[0];
+        assert_eq!(provider.kind, ProviderKind::Vertex);
+        assert_eq!(
+            provider.base_url.as_ref().unwrap().as_str(),
+            "https://europe-west4-aiplatform.googleapis.com/"
+        );
+        let vertex = provider.cloud.vertex().unwrap();
+        assert_eq!((vertex.project.as_str(), vertex.location.as_str()), ("p", "europe-west4"));
+        // The token is held, and never printed.
+        assert!(!format!("{provider:?}").contains("ya29"));
+    }
+
+    #[test]
+    fn both_credentials_or_none_are_refused() {
+        let base = "[[providers]]\nid = \"vx\"\nkind = \"vertex\"\nproject = \"p\"\nlocation = \"europe-west4\"\n";
+        let none = load_text(base).unwrap_err().to_string();
+        assert!(none.contains("providers[0].credentials_file"), "{none}");
+        let both = load_text(&format!(
+            "{base}credentials_file = \"/x.json\"\naccess_token_env = \"VERTEX_TOKEN\"\n"
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(both.contains("not both"), "{both}");
+    }
+}
