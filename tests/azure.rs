@@ -73,7 +73,10 @@ async fn azure(State(calls): State<Calls>, uri: Uri, headers: HeaderMap, raw: St
         );
     }
     let Some(rest) = uri.path().strip_prefix("/openai/deployments/") else {
-        return azure_error(StatusCode::NOT_FOUND, json!({ "error": { "code": "404", "message": "Resource not found" } }));
+        return azure_error(
+            StatusCode::NOT_FOUND,
+            json!({ "error": { "code": "404", "message": "Resource not found" } }),
+        );
     };
     let (deployment, operation) = rest.split_once('/').unwrap_or((rest, ""));
     match deployment {
@@ -94,7 +97,10 @@ async fn azure(State(calls): State<Calls>, uri: Uri, headers: HeaderMap, raw: St
             );
         }
         "down" => {
-            return azure_error(StatusCode::SERVICE_UNAVAILABLE, json!({ "error": { "code": "503", "message": "Service unavailable" } }));
+            return azure_error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                json!({ "error": { "code": "503", "message": "Service unavailable" } }),
+            );
         }
         "bad" => {
             return azure_error(
@@ -104,7 +110,11 @@ async fn azure(State(calls): State<Calls>, uri: Uri, headers: HeaderMap, raw: St
         }
         _ => {}
     }
-    let finish = if deployment == "finish-filtered" { "content_filter" } else { "stop" };
+    let finish = if deployment == "finish-filtered" {
+        "content_filter"
+    } else {
+        "stop"
+    };
     match operation {
         "chat/completions" if body["stream"] == true => {
             let chunk = |choices: Value| {
@@ -208,7 +218,10 @@ fn hi(model: &str) -> Value {
 async fn chat_goes_to_the_deployment_url_with_the_api_key_header_and_no_authorization() {
     let (calls, server, key, _task) = setup().await;
     let answer = chat_json(&server, &key, hi("chat")).await;
-    assert_eq!(answer["choices"][0]["message"]["content"], "hello from gpt-4o.eu");
+    assert_eq!(
+        answer["choices"][0]["message"]["content"],
+        "hello from gpt-4o.eu"
+    );
     assert_eq!(answer["usage"]["prompt_tokens"], 12);
     let call = &calls.all()[0];
     assert_eq!(call.path, "/openai/deployments/gpt-4o.eu/chat/completions");
@@ -258,21 +271,28 @@ async fn embeddings_and_images_follow_the_deployment_pattern() {
         .await
         .unwrap();
     assert_eq!(response.status(), 200);
-    let paths: Vec<(String, Option<String>)> = calls
-        .all()
-        .into_iter()
-        .map(|c| (c.path, c.query))
-        .collect();
+    let paths: Vec<(String, Option<String>)> =
+        calls.all().into_iter().map(|c| (c.path, c.query)).collect();
     let version = Some(format!("api-version={API_VERSION}"));
     assert_eq!(
         paths,
         [
-            ("/openai/deployments/embed-small/embeddings".to_owned(), version.clone()),
-            ("/openai/deployments/dalle/images/generations".to_owned(), version),
+            (
+                "/openai/deployments/embed-small/embeddings".to_owned(),
+                version.clone()
+            ),
+            (
+                "/openai/deployments/dalle/images/generations".to_owned(),
+                version
+            ),
         ]
     );
-    assert!(calls.all().iter().all(|c| c.headers["api-key"] == SECRET
-        && c.headers.get("authorization").is_none()));
+    assert!(
+        calls
+            .all()
+            .iter()
+            .all(|c| c.headers["api-key"] == SECRET && c.headers.get("authorization").is_none())
+    );
 }
 
 #[tokio::test]
@@ -321,12 +341,21 @@ async fn the_api_key_never_appears_in_answers_or_logs() {
         assert!(!response.status().is_success(), "{model}");
         bodies.push(response.text().await.unwrap());
     }
-    bodies.push(chat_post(&server, &key, &hi("chat")).await.text().await.unwrap());
+    bodies.push(
+        chat_post(&server, &key, &hi("chat"))
+            .await
+            .text()
+            .await
+            .unwrap(),
+    );
     for body in &bodies {
         assert!(!body.contains(SECRET), "{body}");
     }
     let log = server.log();
-    assert!(log.contains("debug") || log.contains("DEBUG"), "the log is at debug level");
+    assert!(
+        log.contains("debug") || log.contains("DEBUG"),
+        "the log is at debug level"
+    );
     assert!(!log.contains(SECRET), "the api-key reached the log");
 }
 
@@ -349,10 +378,22 @@ fn config_check_names_the_missing_azure_fields() {
     let ok = check(good);
     assert!(ok.status.success(), "{}", stderr(&ok));
     for (text, key) in [
-        (good.replace("api_version = \"2024-10-21\"\n", ""), "providers[0].api_version"),
-        (good.replace("api_key_env = \"AZURE_OPENAI_API_KEY\"\n", ""), "providers[0].api_key_env"),
-        (good.replace("base_url = \"https://res.openai.azure.com\"\n", ""), "providers[0].base_url"),
-        (good.replace("api_version", "project"), "providers[0].project"),
+        (
+            good.replace("api_version = \"2024-10-21\"\n", ""),
+            "providers[0].api_version",
+        ),
+        (
+            good.replace("api_key_env = \"AZURE_OPENAI_API_KEY\"\n", ""),
+            "providers[0].api_key_env",
+        ),
+        (
+            good.replace("base_url = \"https://res.openai.azure.com\"\n", ""),
+            "providers[0].base_url",
+        ),
+        (
+            good.replace("api_version", "project"),
+            "providers[0].project",
+        ),
     ] {
         let refused = check(&text);
         assert_eq!(refused.status.code(), Some(2), "{text}");

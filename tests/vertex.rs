@@ -66,12 +66,16 @@ impl Google {
     }
     fn calls_to(&self, model: &str) -> usize {
         let needle = format!("/models/{model}:");
-        self.calls().iter().filter(|c| c.path.contains(&needle)).count()
+        self.calls()
+            .iter()
+            .filter(|c| c.path.contains(&needle))
+            .count()
     }
 }
 
 fn google_error(status: StatusCode, message: &str) -> Response {
-    let body = json!({ "error": { "code": status.as_u16(), "message": message, "status": "ERROR" } });
+    let body =
+        json!({ "error": { "code": status.as_u16(), "message": message, "status": "ERROR" } });
     (status, axum::Json(body)).into_response()
 }
 
@@ -88,7 +92,8 @@ fn sse(events: Vec<Value>) -> Response {
 /// The token endpoint: verifies the jwt-bearer grant as Google does.
 fn token(google: &Google, path: &str, raw: &str) -> Response {
     if path == "/token-refused" {
-        let body = json!({ "error": "invalid_grant", "error_description": "Invalid JWT Signature." });
+        let body =
+            json!({ "error": "invalid_grant", "error_description": "Invalid JWT Signature." });
         return (StatusCode::BAD_REQUEST, axum::Json(body)).into_response();
     }
     let form: Vec<(String, String)> = url::form_urlencoded::parse(raw.as_bytes())
@@ -96,7 +101,10 @@ fn token(google: &Google, path: &str, raw: &str) -> Response {
         .collect();
     let field = |name: &str| form.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
     if field("grant_type").as_deref() != Some("urn:ietf:params:oauth:grant-type:jwt-bearer") {
-        return (StatusCode::BAD_REQUEST, axum::Json(json!({ "error": "unsupported_grant_type" })))
+        return (
+            StatusCode::BAD_REQUEST,
+            axum::Json(json!({ "error": "unsupported_grant_type" })),
+        )
             .into_response();
     }
     let token_uri = google.token_uri.lock().unwrap().clone();
@@ -108,7 +116,10 @@ fn token(google: &Google, path: &str, raw: &str) -> Response {
     let claims = match jsonwebtoken::decode::<Value>(&assertion, &google.public, &validation) {
         Ok(data) => data.claims,
         Err(_) => {
-            return (StatusCode::BAD_REQUEST, axum::Json(json!({ "error": "invalid_grant" })))
+            return (
+                StatusCode::BAD_REQUEST,
+                axum::Json(json!({ "error": "invalid_grant" })),
+            )
                 .into_response();
         }
     };
@@ -116,7 +127,10 @@ fn token(google: &Google, path: &str, raw: &str) -> Response {
     if claims["scope"] != "https://www.googleapis.com/auth/cloud-platform"
         || !(1..=3600).contains(&lifetime)
     {
-        return (StatusCode::BAD_REQUEST, axum::Json(json!({ "error": "invalid_scope" })))
+        return (
+            StatusCode::BAD_REQUEST,
+            axum::Json(json!({ "error": "invalid_scope" })),
+        )
             .into_response();
     }
     let mut inner = google.inner.lock().unwrap();
@@ -128,7 +142,12 @@ fn token(google: &Google, path: &str, raw: &str) -> Response {
         .into_response()
 }
 
-async fn google(State(google): State<Google>, uri: Uri, headers: HeaderMap, raw: String) -> Response {
+async fn google(
+    State(google): State<Google>,
+    uri: Uri,
+    headers: HeaderMap,
+    raw: String,
+) -> Response {
     let path = uri.path().to_owned();
     if path.starts_with("/token") {
         return token(&google, &path, &raw);
@@ -152,7 +171,10 @@ async fn google(State(google): State<Google>, uri: Uri, headers: HeaderMap, raw:
         })
     };
     if !known {
-        return google_error(StatusCode::UNAUTHORIZED, "Request had invalid authentication credentials.");
+        return google_error(
+            StatusCode::UNAUTHORIZED,
+            "Request had invalid authentication credentials.",
+        );
     }
     let prefix = format!("/v1/projects/{PROJECT}/locations/{LOCATION}/publishers/");
     let Some(rest) = path.strip_prefix(&prefix) else {
@@ -165,8 +187,15 @@ async fn google(State(google): State<Google>, uri: Uri, headers: HeaderMap, raw:
         return google_error(StatusCode::NOT_FOUND, "not found");
     };
     match model {
-        "gemini-503" => return google_error(StatusCode::SERVICE_UNAVAILABLE, "The service is currently unavailable."),
-        "gemini-400" => return google_error(StatusCode::BAD_REQUEST, "Invalid JSON payload received."),
+        "gemini-503" => {
+            return google_error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "The service is currently unavailable.",
+            );
+        }
+        "gemini-400" => {
+            return google_error(StatusCode::BAD_REQUEST, "Invalid JSON payload received.");
+        }
         "claude-busy" => {
             let body = json!({ "type": "error", "error": { "type": "rate_limit_error", "message": "Quota exceeded" } });
             return (StatusCode::TOO_MANY_REQUESTS, axum::Json(body)).into_response();
@@ -266,7 +295,9 @@ async fn setup(lifetimes: &[u64]) -> Setup {
         public: Arc::new(DecodingKey::from_rsa_der(public.as_bytes())),
         token_uri: Arc::default(),
     };
-    let app = Router::new().fallback(self::google).with_state(google.clone());
+    let app = Router::new()
+        .fallback(self::google)
+        .with_state(google.clone());
     let (addr, task) = common::serve(app).await;
     let base = format!("http://{addr}");
     *google.token_uri.lock().unwrap() = format!("{base}/token");
@@ -280,15 +311,27 @@ async fn setup(lifetimes: &[u64]) -> Setup {
         )
     };
     let mut config = provider("vx", format!("credentials_file = \"{}\"", good.display()));
-    config.push_str(&provider("vx-refused", format!("credentials_file = \"{}\"", refused.display())));
-    config.push_str(&provider("vx-static", "access_token_env = \"TEST_VERTEX_TOKEN\"".into()));
+    config.push_str(&provider(
+        "vx-refused",
+        format!("credentials_file = \"{}\"", refused.display()),
+    ));
+    config.push_str(&provider(
+        "vx-static",
+        "access_token_env = \"TEST_VERTEX_TOKEN\"".into(),
+    ));
     let model = |id: &str, provider: &str, upstream: &str, output: &str| {
         format!(
             "[[models]]\nid = \"{id}\"\nprovider = \"{provider}\"\nupstream = \"{upstream}\"\ninput = [\"TEXT\"]\noutput = [\"{output}\"]\n\
              context_window = 128000\npricing = {{ unit = \"per_token\", input_per_million = 1000.0, output_per_million = 2000.0 }}\n"
         )
     };
-    for name in ["gemini-2.0-flash", "gemini-503", "gemini-400", "claude-sonnet-4@20250514", "claude-busy"] {
+    for name in [
+        "gemini-2.0-flash",
+        "gemini-503",
+        "gemini-400",
+        "claude-sonnet-4@20250514",
+        "claude-busy",
+    ] {
         config.push_str(&model(name, "vx", name, "TEXT"));
     }
     config.push_str(&model("refused", "vx-refused", "gemini-2.0-flash", "TEXT"));
@@ -296,10 +339,19 @@ async fn setup(lifetimes: &[u64]) -> Setup {
     config.push_str(&model("embed", "vx", "text-embedding-005", "EMBEDDING"));
     let server = TestServer::start_with(
         Some(&config),
-        &[("TEST_VERTEX_TOKEN", STATIC_TOKEN), ("TOLLGATE_LOG_LEVEL", "debug")],
+        &[
+            ("TEST_VERTEX_TOKEN", STATIC_TOKEN),
+            ("TOLLGATE_LOG_LEVEL", "debug"),
+        ],
     );
     let (_, key) = server.create_key(&["--rate-limit", "1000"]);
-    Setup { google, server, key, _task: task, _dir: dir }
+    Setup {
+        google,
+        server,
+        key,
+        _task: task,
+        _dir: dir,
+    }
 }
 
 fn hi(model: &str) -> Value {
@@ -318,12 +370,20 @@ async fn the_token_is_reused_until_five_minutes_before_expiry_then_refreshed() {
     for _ in 0..4 {
         chat_json(&s.server, &s.key, hi("gemini-2.0-flash")).await;
     }
-    let used: Vec<Option<String>> = s.google.calls().into_iter().map(|c| c.authorization).collect();
+    let used: Vec<Option<String>> = s
+        .google
+        .calls()
+        .into_iter()
+        .map(|c| c.authorization)
+        .collect();
     assert_eq!(used, [bearer(1), bearer(2), bearer(2), bearer(2)]);
     assert_eq!(s.google.grants(), 2);
     let claims = &s.google.inner.lock().unwrap().grants[0];
     assert_eq!(claims["iss"], CLIENT_EMAIL);
-    assert_eq!(claims["scope"], "https://www.googleapis.com/auth/cloud-platform");
+    assert_eq!(
+        claims["scope"],
+        "https://www.googleapis.com/auth/cloud-platform"
+    );
 }
 
 #[tokio::test]
@@ -335,7 +395,12 @@ async fn concurrent_requests_on_a_cold_cache_make_one_exchange() {
         assert_eq!(response.status(), 200);
     }
     assert_eq!(s.google.grants(), 1);
-    assert!(s.google.calls().iter().all(|c| c.authorization == bearer(1)));
+    assert!(
+        s.google
+            .calls()
+            .iter()
+            .all(|c| c.authorization == bearer(1))
+    );
 }
 
 #[tokio::test]
@@ -343,7 +408,10 @@ async fn gemini_models_go_to_the_google_publisher_path() {
     let s = setup(&[]).await;
     let answer = chat_json(&s.server, &s.key, json!({ "model": "gemini-2.0-flash", "max_tokens": 50,
         "messages": [{ "role": "system", "content": "Be brief." }, { "role": "user", "content": "hi" }] })).await;
-    assert_eq!(answer["choices"][0]["message"]["content"], "hello from gemini-2.0-flash");
+    assert_eq!(
+        answer["choices"][0]["message"]["content"],
+        "hello from gemini-2.0-flash"
+    );
     assert_eq!(answer["usage"]["prompt_tokens"], 11);
     let call = &s.google.calls()[0];
     assert_eq!(
@@ -357,11 +425,20 @@ async fn gemini_models_go_to_the_google_publisher_path() {
                 "generationConfig": { "maxOutputTokens": 50 } })
     );
     let events = chat_events(&s.server, &s.key, hi("gemini-2.0-flash")).await;
-    let text: String = events.iter().filter_map(|e| e["choices"][0]["delta"]["content"].as_str()).collect();
+    let text: String = events
+        .iter()
+        .filter_map(|e| e["choices"][0]["delta"]["content"].as_str())
+        .collect();
     assert_eq!(text, "hello from gemini-2.0-flash");
-    assert!(events.iter().any(|e| e["usage"]["completion_tokens"] == 6), "{events:?}");
+    assert!(
+        events.iter().any(|e| e["usage"]["completion_tokens"] == 6),
+        "{events:?}"
+    );
     let call = &s.google.calls()[1];
-    assert!(call.path.ends_with("/publishers/google/models/gemini-2.0-flash:streamGenerateContent"));
+    assert!(
+        call.path
+            .ends_with("/publishers/google/models/gemini-2.0-flash:streamGenerateContent")
+    );
     assert_eq!(call.query.as_deref(), Some("alt=sse"));
 }
 
@@ -369,7 +446,10 @@ async fn gemini_models_go_to_the_google_publisher_path() {
 async fn claude_models_go_to_raw_predict_with_the_vertex_version_and_no_model() {
     let s = setup(&[]).await;
     let answer = chat_json(&s.server, &s.key, hi("claude-sonnet-4@20250514")).await;
-    assert_eq!(answer["choices"][0]["message"]["content"], "hello from claude-sonnet-4@20250514");
+    assert_eq!(
+        answer["choices"][0]["message"]["content"],
+        "hello from claude-sonnet-4@20250514"
+    );
     assert_eq!(answer["usage"]["prompt_tokens"], 9);
     let call = &s.google.calls()[0];
     assert_eq!(
@@ -378,11 +458,17 @@ async fn claude_models_go_to_raw_predict_with_the_vertex_version_and_no_model() 
     );
     assert_eq!(call.body["anthropic_version"], "vertex-2023-10-16");
     assert!(call.body.get("model").is_none());
-    assert_eq!(call.body["messages"], json!([{ "role": "user", "content": [{ "type": "text", "text": "hi" }] }]));
+    assert_eq!(
+        call.body["messages"],
+        json!([{ "role": "user", "content": [{ "type": "text", "text": "hi" }] }])
+    );
     assert_eq!(call.authorization, bearer(1));
 
     let events = chat_events(&s.server, &s.key, hi("claude-sonnet-4@20250514")).await;
-    let text: String = events.iter().filter_map(|e| e["choices"][0]["delta"]["content"].as_str()).collect();
+    let text: String = events
+        .iter()
+        .filter_map(|e| e["choices"][0]["delta"]["content"].as_str())
+        .collect();
     assert_eq!(text, "hello from claude-sonnet-4@20250514");
     assert_eq!(events.last().unwrap(), &json!("[DONE]"));
     let call = &s.google.calls()[1];
@@ -405,7 +491,10 @@ async fn embeddings_go_to_predict_and_bill_the_token_count() {
     assert_eq!(answer["data"][1]["embedding"], json!([1.0, 0.5, 0.0]));
     assert_eq!(answer["usage"]["prompt_tokens"], 40, "{answer}");
     let call = &s.google.calls()[0];
-    assert!(call.path.ends_with("/publishers/google/models/text-embedding-005:predict"));
+    assert!(
+        call.path
+            .ends_with("/publishers/google/models/text-embedding-005:predict")
+    );
     assert_eq!(
         call.body,
         json!({ "instances": [{ "content": "one two three" }, { "content": "four" }],
@@ -427,7 +516,12 @@ async fn embeddings_go_to_predict_and_bill_the_token_count() {
 async fn outages_throttling_and_refused_grants_fall_back_and_a_bad_request_does_not() {
     let s = setup(&[]).await;
     let chain = |models: &[&str]| json!({ "models": models, "messages": [{ "role": "user", "content": "hi" }] });
-    let served = chat_json(&s.server, &s.key, chain(&["gemini-503", "claude-busy", "refused", "gemini-2.0-flash"])).await;
+    let served = chat_json(
+        &s.server,
+        &s.key,
+        chain(&["gemini-503", "claude-busy", "refused", "gemini-2.0-flash"]),
+    )
+    .await;
     assert_eq!(served["model"], "gemini-2.0-flash");
     let attempts = &served["explainability"]["attempts"];
     assert_eq!(attempts[0]["status"], "503");
@@ -435,7 +529,12 @@ async fn outages_throttling_and_refused_grants_fall_back_and_a_bad_request_does_
     // The refused grant is the provider's credential problem: a 401.
     assert_eq!(attempts[2]["status"], "401");
 
-    let response = chat_post(&s.server, &s.key, &chain(&["gemini-400", "claude-sonnet-4@20250514"])).await;
+    let response = chat_post(
+        &s.server,
+        &s.key,
+        &chain(&["gemini-400", "claude-sonnet-4@20250514"]),
+    )
+    .await;
     assert_eq!(error_code(response, 400).await, "invalid_request");
     assert_eq!(s.google.calls_to("gemini-400"), 1);
     assert_eq!(s.google.calls_to("claude-sonnet-4@20250514"), 0);
@@ -445,7 +544,10 @@ async fn outages_throttling_and_refused_grants_fall_back_and_a_bad_request_does_
 async fn an_access_token_from_the_environment_is_sent_as_it_is() {
     let s = setup(&[]).await;
     chat_json(&s.server, &s.key, hi("static")).await;
-    assert_eq!(s.google.calls()[0].authorization, Some(format!("Bearer {STATIC_TOKEN}")));
+    assert_eq!(
+        s.google.calls()[0].authorization,
+        Some(format!("Bearer {STATIC_TOKEN}"))
+    );
     assert_eq!(s.google.grants(), 0);
 }
 
@@ -453,8 +555,20 @@ async fn an_access_token_from_the_environment_is_sent_as_it_is() {
 async fn the_key_and_tokens_never_reach_answers_or_logs() {
     let s = setup(&[]).await;
     let mut bodies = Vec::new();
-    for model in ["gemini-2.0-flash", "gemini-400", "gemini-503", "refused", "static"] {
-        bodies.push(chat_post(&s.server, &s.key, &hi(model)).await.text().await.unwrap());
+    for model in [
+        "gemini-2.0-flash",
+        "gemini-400",
+        "gemini-503",
+        "refused",
+        "static",
+    ] {
+        bodies.push(
+            chat_post(&s.server, &s.key, &hi(model))
+                .await
+                .text()
+                .await
+                .unwrap(),
+        );
     }
     // A line from the middle of the private key.
     let key_line = KEY_PEM.lines().nth(5).unwrap();
@@ -472,7 +586,10 @@ async fn the_registry_lists_a_vertex_provider_at_its_location() {
     let owner = common::login(&s.server).await;
     let registry = common::get_json(&s.server, &owner, "/api/v1/sub-processors").await;
     let entries = registry["subProcessors"].as_array().unwrap();
-    let vx = entries.iter().find(|e| e["name"] == "vx").expect("vx listed");
+    let vx = entries
+        .iter()
+        .find(|e| e["name"] == "vx")
+        .expect("vx listed");
     assert_eq!(vx["location"], "Google Cloud europe-west4");
 }
 
@@ -489,34 +606,90 @@ fn config_check_validates_the_vertex_settings() {
     let check = |text: &str| {
         let path = dir.path().join("tollgate.toml");
         std::fs::write(&path, text).unwrap();
-        Command::new(BIN).args(["config", "check"]).arg(&path).output().unwrap()
+        Command::new(BIN)
+            .args(["config", "check"])
+            .arg(&path)
+            .output()
+            .unwrap()
     };
     let ok = check(&good);
     assert!(ok.status.success(), "{}", stderr(&ok));
 
     let not_sa = dir.path().join("user.json");
-    std::fs::write(&not_sa, json!({ "type": "authorized_user", "private_key": KEY_PEM }).to_string()).unwrap();
+    std::fs::write(
+        &not_sa,
+        json!({ "type": "authorized_user", "private_key": KEY_PEM }).to_string(),
+    )
+    .unwrap();
     let bad_key = dir.path().join("badkey.json");
     std::fs::write(&bad_key, json!({ "type": "service_account", "client_email": CLIENT_EMAIL,
         "token_uri": "https://oauth2.googleapis.com/token", "private_key": "-----BEGIN PRIVATE KEY-----\nbm90IGEga2V5\n-----END PRIVATE KEY-----\n" }).to_string()).unwrap();
     let sa_line = format!("credentials_file = \"{}\"", sa.display());
     let cases = [
-        (good.replace("project = \"p\"\n", ""), "providers[0].project", "needs project"),
-        (good.replace("location = \"europe-west4\"\n", ""), "providers[0].location", "needs location"),
-        (good.replace(&format!("{sa_line}\n"), ""), "providers[0].credentials_file", "access_token_env"),
-        (good.replace(&sa_line, "credentials_file = \"/nonexistent/sa.json\""), "providers[0].credentials_file", "cannot read"),
-        (good.replace(&sa_line, &format!("credentials_file = \"{}\"", not_sa.display())), "providers[0].credentials_file", "`type`"),
-        (good.replace(&sa_line, &format!("credentials_file = \"{}\"", bad_key.display())), "providers[0].credentials_file", "RSA private key"),
-        (good.replace("location = \"europe-west4\"", "location = \"europe west4\""), "providers[0].location", "location"),
-        (good.replace("project = \"p\"", "project = \"p\"\napi_version = \"1\""), "providers[0].api_version", "not a setting"),
-        (good.replace("upstream = \"gemini-2.0-flash\"", "upstream = \"models/gemini\""), "models[0].upstream", "path segment"),
+        (
+            good.replace("project = \"p\"\n", ""),
+            "providers[0].project",
+            "needs project",
+        ),
+        (
+            good.replace("location = \"europe-west4\"\n", ""),
+            "providers[0].location",
+            "needs location",
+        ),
+        (
+            good.replace(&format!("{sa_line}\n"), ""),
+            "providers[0].credentials_file",
+            "access_token_env",
+        ),
+        (
+            good.replace(&sa_line, "credentials_file = \"/nonexistent/sa.json\""),
+            "providers[0].credentials_file",
+            "cannot read",
+        ),
+        (
+            good.replace(
+                &sa_line,
+                &format!("credentials_file = \"{}\"", not_sa.display()),
+            ),
+            "providers[0].credentials_file",
+            "`type`",
+        ),
+        (
+            good.replace(
+                &sa_line,
+                &format!("credentials_file = \"{}\"", bad_key.display()),
+            ),
+            "providers[0].credentials_file",
+            "RSA private key",
+        ),
+        (
+            good.replace("location = \"europe-west4\"", "location = \"europe west4\""),
+            "providers[0].location",
+            "location",
+        ),
+        (
+            good.replace("project = \"p\"", "project = \"p\"\napi_version = \"1\""),
+            "providers[0].api_version",
+            "not a setting",
+        ),
+        (
+            good.replace(
+                "upstream = \"gemini-2.0-flash\"",
+                "upstream = \"models/gemini\"",
+            ),
+            "models[0].upstream",
+            "path segment",
+        ),
     ];
     let key_line = KEY_PEM.lines().nth(5).unwrap();
     for (text, key, why) in cases {
         let refused = check(&text);
         assert_eq!(refused.status.code(), Some(2), "{text}");
         let message = stderr(&refused);
-        assert!(message.contains(key) && message.contains(why), "{key} {why}: {message}");
+        assert!(
+            message.contains(key) && message.contains(why),
+            "{key} {why}: {message}"
+        );
         assert!(!message.contains(key_line), "{message}");
     }
 }
@@ -526,7 +699,10 @@ async fn native_generate_content_passes_through_to_a_vertex_gemini_model() {
     let s = setup(&[]).await;
     let body = json!({ "contents": [{ "role": "user", "parts": [{ "text": "hi" }] }], "generationConfig": { "temperature": 0.2 } });
     let response = client()
-        .post(s.server.url("/v1beta/models/gemini-2.0-flash:generateContent"))
+        .post(
+            s.server
+                .url("/v1beta/models/gemini-2.0-flash:generateContent"),
+        )
         .header("x-goog-api-key", &s.key)
         .json(&body)
         .send()
@@ -534,7 +710,10 @@ async fn native_generate_content_passes_through_to_a_vertex_gemini_model() {
         .unwrap();
     assert_eq!(response.status(), 200);
     let answer: Value = response.json().await.unwrap();
-    assert_eq!(answer["candidates"][0]["content"]["parts"][0]["text"], "hello from gemini-2.0-flash");
+    assert_eq!(
+        answer["candidates"][0]["content"]["parts"][0]["text"],
+        "hello from gemini-2.0-flash"
+    );
     let call = &s.google.calls()[0];
     assert_eq!(
         call.path,
@@ -544,7 +723,10 @@ async fn native_generate_content_passes_through_to_a_vertex_gemini_model() {
     assert_eq!(call.authorization, bearer(1));
 
     let response = client()
-        .post(s.server.url("/v1beta/models/gemini-2.0-flash:streamGenerateContent?alt=sse"))
+        .post(
+            s.server
+                .url("/v1beta/models/gemini-2.0-flash:streamGenerateContent?alt=sse"),
+        )
         .header("x-goog-api-key", &s.key)
         .json(&body)
         .send()
@@ -559,7 +741,10 @@ async fn native_generate_content_passes_through_to_a_vertex_gemini_model() {
 
     // A Claude model on Vertex does not take generate-content.
     let response = client()
-        .post(s.server.url("/v1beta/models/claude-sonnet-4@20250514:generateContent"))
+        .post(
+            s.server
+                .url("/v1beta/models/claude-sonnet-4@20250514:generateContent"),
+        )
         .header("x-goog-api-key", &s.key)
         .json(&body)
         .send()

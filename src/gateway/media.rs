@@ -293,16 +293,18 @@ fn serves(route: Route, model: &Model) -> Result<(), ApiError> {
         (ProviderKind::Openai | ProviderKind::Azure | ProviderKind::Mock, _) => Ok(()),
         // Translated to generate-content (`providers::gemini_image`).
         (ProviderKind::Gemini, Route::Generation) => Ok(()),
-        (ProviderKind::Anthropic | ProviderKind::Gemini | ProviderKind::Vertex, _) => Err(ApiError::invalid(
-            "model",
-            format!(
-                "`{}` is served by the {} provider `{}`, which has no native {} endpoint; use a model of an OpenAI-compatible provider",
-                model.id,
-                model.provider.kind.as_str(),
-                model.provider.id,
-                route.path()
-            ),
-        )),
+        (ProviderKind::Anthropic | ProviderKind::Gemini | ProviderKind::Vertex, _) => {
+            Err(ApiError::invalid(
+                "model",
+                format!(
+                    "`{}` is served by the {} provider `{}`, which has no native {} endpoint; use a model of an OpenAI-compatible provider",
+                    model.id,
+                    model.provider.kind.as_str(),
+                    model.provider.id,
+                    route.path()
+                ),
+            ))
+        }
     }
 }
 

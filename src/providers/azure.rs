@@ -40,7 +40,8 @@ pub fn url(base: &Url, deployment: &str, path: &[&str], api_version: &str) -> Ur
     let mut segments = vec!["openai", "deployments", deployment];
     segments.extend_from_slice(path);
     let mut url = http::endpoint(base, &segments);
-    url.query_pairs_mut().append_pair("api-version", api_version);
+    url.query_pairs_mut()
+        .append_pair("api-version", api_version);
     url
 }
 
@@ -51,7 +52,12 @@ mod tests {
     #[test]
     fn the_deployment_is_one_segment_and_the_version_a_query() {
         let base = Url::parse("https://res.openai.azure.com").unwrap();
-        let url = url(&base, "gpt 4o/../x?y", &["chat", "completions"], "2024-10-21");
+        let url = url(
+            &base,
+            "gpt 4o/../x?y",
+            &["chat", "completions"],
+            "2024-10-21",
+        );
         assert_eq!(
             url.as_str(),
             "https://res.openai.azure.com/openai/deployments/gpt%204o%2F..%2Fx%3Fy/chat/completions?api-version=2024-10-21"

@@ -68,7 +68,12 @@ pub fn validate(
 ) -> Result<Cloud, Refusal> {
     let allowed: &[&str] = match kind {
         ProviderKind::Azure => &["api_version"],
-        ProviderKind::Vertex => &["project", "location", "credentials_file", "access_token_env"],
+        ProviderKind::Vertex => &[
+            "project",
+            "location",
+            "credentials_file",
+            "access_token_env",
+        ],
         _ => &[],
     };
     let fields = [
@@ -85,7 +90,10 @@ pub fn validate(
             return Err((
                 Some(value.span()),
                 name,
-                format!("`{name}` is not a setting of provider kind `{}`", kind.as_str()),
+                format!(
+                    "`{name}` is not a setting of provider kind `{}`",
+                    kind.as_str()
+                ),
             ));
         }
     }
@@ -184,7 +192,10 @@ mod tests {
             "https://europe-west4-aiplatform.googleapis.com/"
         );
         let vertex = provider.cloud.vertex().unwrap();
-        assert_eq!((vertex.project.as_str(), vertex.location.as_str()), ("p", "europe-west4"));
+        assert_eq!(
+            (vertex.project.as_str(), vertex.location.as_str()),
+            ("p", "europe-west4")
+        );
         // The token is held, and never printed.
         assert!(!format!("{provider:?}").contains("ya29"));
     }

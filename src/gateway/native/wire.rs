@@ -16,9 +16,9 @@
 use serde_json::{Value, json};
 
 use crate::billing::Endpoint;
-use crate::providers::vertex::Publisher;
 use crate::catalogue::ProviderKind;
 use crate::error::ApiError;
+use crate::providers::vertex::Publisher;
 
 /// The native API a request speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -165,7 +165,11 @@ pub async fn chat(
                 fields.remove("model");
                 fields.insert("anthropic_version".into(), json!(ANTHROPIC_VERSION));
             }
-            let action = if stream { "streamRawPredict" } else { "rawPredict" };
+            let action = if stream {
+                "streamRawPredict"
+            } else {
+                "rawPredict"
+            };
             let url = model_url(base, vertex, &model.upstream, action);
             let builder = post(client, provider, vertex, url).await?.json(&request);
             let sent = http::send(builder, provider, base).await?;
@@ -252,7 +256,9 @@ pub fn from_predict(upstream: &str, body: &Value, answer: &Value) -> Result<Valu
                 format!("prediction {index} has no numeric `embeddings.values`"),
             )
         })?;
-        tokens = tokens.zip(embedding["statistics"]["token_count"].as_f64()).map(|(sum, n)| sum + n as u64);
+        tokens = tokens
+            .zip(embedding["statistics"]["token_count"].as_f64())
+            .map(|(sum, n)| sum + n as u64);
         data.push(super::embeddings::entry(index, &values, base64));
     }
     let mut out = json!({ "object": "list", "data": data, "model": upstream });
@@ -268,7 +274,10 @@ mod tests {
 
     #[test]
     fn claude_models_are_anthropic_and_the_rest_google() {
-        assert_eq!(Publisher::of("claude-3-5-sonnet-v2@20241022"), Publisher::Anthropic);
+        assert_eq!(
+            Publisher::of("claude-3-5-sonnet-v2@20241022"),
+            Publisher::Anthropic
+        );
         assert_eq!(Publisher::of("gemini-2.0-flash"), Publisher::Google);
         assert_eq!(Publisher::of("text-embedding-005"), Publisher::Google);
     }
@@ -290,7 +299,12 @@ mod tests {
         let no_stats = json!({ "predictions": [
             { "embeddings": { "values": [1.0] } }, { "embeddings": { "values": [1.0] } }
         ] });
-        assert!(from_predict("m", &body, &no_stats).unwrap().get("usage").is_none());
+        assert!(
+            from_predict("m", &body, &no_stats)
+                .unwrap()
+                .get("usage")
+                .is_none()
+        );
         assert!(from_predict("m", &body, &json!({ "predictions": [] })).is_err());
     }
 }

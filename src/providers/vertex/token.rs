@@ -69,13 +69,8 @@ impl ServiceAccount {
     pub fn parse(text: &str) -> Result<ServiceAccount, String> {
         // Parsed as a Value first: a typed error could quote a field's
         // content, and one of them is the private key.
-        let json: Value = serde_json::from_str(text).map_err(|e| {
-            format!(
-                "not JSON (line {}, column {})",
-                e.line(),
-                e.column()
-            )
-        })?;
+        let json: Value = serde_json::from_str(text)
+            .map_err(|e| format!("not JSON (line {}, column {})", e.line(), e.column()))?;
         let field = |name: &str| {
             json[name]
                 .as_str()
@@ -83,9 +78,7 @@ impl ServiceAccount {
                 .ok_or_else(|| format!("not a service account key file: `{name}` is missing"))
         };
         if json["type"] != "service_account" {
-            return Err(
-                "not a service account key file: `type` must be `service_account`".into(),
-            );
+            return Err("not a service account key file: `type` must be `service_account`".into());
         }
         let client_email = field("client_email")?.to_owned();
         let token_uri = field("token_uri")?;
@@ -251,7 +244,10 @@ async fn exchange(
         Ok(Ok(response)) => response,
     };
     let status = response.status().as_u16();
-    let body = read_small(response).await;
+    // The body gets as long as the head had: the cache waits on it.
+    let body = tokio::time::timeout(timeout, read_small(response))
+        .await
+        .map_err(|_| failed(Failure::Timeout, "the answer did not arrive in time".into()))?;
     let answer: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     if !(200..300).contains(&status) {
         // Google answers `{"error": "invalid_grant", "error_description":
