@@ -304,6 +304,11 @@ async fn a_content_filter_refusal_is_content_filtered_and_final() {
     assert_eq!(error_code(response, 400).await, "content_filtered");
     assert_eq!(calls.to("filtered"), 1);
     assert_eq!(calls.to("gpt-4o.eu"), 0);
+    // So is a streamed one: the refusal comes before any byte.
+    let mut streamed = hi("filtered");
+    streamed["stream"] = json!(true);
+    let response = chat_post(&server, &key, &streamed).await;
+    assert_eq!(error_code(response, 400).await, "content_filtered");
     // A completion the filter cut keeps its finish reason.
     let answer = chat_json(&server, &key, hi("finish-filtered")).await;
     assert_eq!(answer["choices"][0]["finish_reason"], "content_filter");
