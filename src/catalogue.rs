@@ -29,6 +29,12 @@ pub enum ProviderKind {
     Gemini,
     /// AWS Bedrock's Converse API, signed with SigV4.
     Bedrock,
+    /// Azure OpenAI: the OpenAI wire at a deployment's URL, `api-key`
+    /// header, `api-version` query (docs/providers.md).
+    Azure,
+    /// Google Vertex AI: Gemini and Anthropic models with an OAuth access
+    /// token from a service account (docs/providers.md).
+    Vertex,
     /// The built-in deterministic provider: no network, for demos and tests.
     Mock,
 }
@@ -40,14 +46,17 @@ impl ProviderKind {
             ProviderKind::Anthropic => "anthropic",
             ProviderKind::Gemini => "gemini",
             ProviderKind::Bedrock => "bedrock",
+            ProviderKind::Azure => "azure",
+            ProviderKind::Vertex => "vertex",
             ProviderKind::Mock => "mock",
         }
     }
 
     /// Whether a `base_url` is required to reach this kind of provider
-    /// (Bedrock's defaults to its region's endpoint).
+    /// (Bedrock's defaults to its region's endpoint, Vertex's to its
+    /// location's).
     pub fn needs_base_url(self) -> bool {
-        !matches!(self, ProviderKind::Mock | ProviderKind::Bedrock)
+        !matches!(self, ProviderKind::Mock | ProviderKind::Bedrock | ProviderKind::Vertex)
     }
 }
 

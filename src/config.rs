@@ -194,6 +194,8 @@ pub struct ProviderConfig {
     pub api_key_env: Option<String>,
     /// The key itself, read from that variable at start.
     pub api_key: Option<Secret>,
+    /// What the cloud kinds (azure, vertex) need besides (docs/providers.md).
+    pub cloud: crate::providers::cloud::Cloud,
     /// Per-attempt connect timeout.
     pub connect_timeout: Duration,
     /// Per-attempt time allowed until the first response byte.
@@ -405,6 +407,13 @@ struct RawProvider {
     kind: ProviderKind,
     base_url: Option<Spanned<String>>,
     api_key_env: Option<Spanned<String>>,
+    /// Azure OpenAI's `api-version`.
+    api_version: Option<Spanned<String>>,
+    /// Vertex AI's Google Cloud project, location and credentials.
+    project: Option<Spanned<String>>,
+    location: Option<Spanned<String>>,
+    credentials_file: Option<Spanned<String>>,
+    access_token_env: Option<Spanned<String>>,
     connect_timeout_ms: Option<u64>,
     first_byte_timeout_ms: Option<u64>,
     max_retries: Option<Spanned<i64>>,
@@ -837,6 +846,18 @@ fn parse(
             return Err(bad(p.id.span(), key("id"), why));
         }
         let bedrock = bedrock_settings(&p, &bad, &key, env)?;
+        let cloud = crate::providers::cloud::validate(
+            p.kind,
+            crate::providers::cloud::RawCloud {
+                api_version: p.api_version,
+                project: p.project,
+                location: p.location,
+                credentials_file: p.credentials_file,
+                access_token_env: p.access_token_env,
+            },
+            env,
+        )
+        .map_err(|(span, field, m)| bad(span.unwrap_or_else(|| p.id.span()), key(field), m))?;
         let base_url = match &p.base_url {
             Some(u) => {
                 Some(parse_http_url(u.get_ref()).map_err(|m| bad(u.span(), key("base_url"), m))?)
@@ -844,6 +865,14 @@ fn parse(
             None if p.kind == ProviderKind::Bedrock => bedrock
                 .as_ref()
                 .map(|b| crate::providers::bedrock::default_base_url(&b.region)),
+            // Vertex: the location's regional endpoint.
+            None if p.kind == ProviderKind::Vertex => match cloud.vertex() {
+                Some(vertex) => Some(
+                    crate::providers::vertex::default_base_url(&vertex.location)
+                        .map_err(|m| bad(p.id.span(), key("location"), m))?,
+                ),
+                None => None,
+            },
             None if p.kind.needs_base_url() => {
                 return Err(bad(
                     p.id.span(),
@@ -866,6 +895,13 @@ fn parse(
             }
             api_key = env(n).filter(|v| !v.is_empty()).map(Secret::new);
             api_key_env = Some(n.clone());
+        }
+        if p.kind == ProviderKind::Azure && api_key_env.is_none() {
+            return Err(bad(
+                p.id.span(),
+                key("api_key_env"),
+                "provider kind `azure` needs api_key_env (the variable holding its api-key)".into(),
+            ));
         }
         let defaults = RetryPolicy::default();
         let retry = RetryPolicy {
@@ -914,6 +950,7 @@ fn parse(
             base_url,
             api_key_env,
             api_key,
+            cloud,
             connect_timeout: Duration::from_millis(p.connect_timeout_ms.unwrap_or(5_000)),
             first_byte_timeout: Duration::from_millis(p.first_byte_timeout_ms.unwrap_or(60_000)),
             retry,
@@ -1514,7 +1551,7 @@ pricing = { unit = "per_token", input_per_million = 0.15, output_per_million = 0
             ),
             (GOOD.replace("127.0.0.1:9000", "localhost"), "listen"),
             (
-                GOOD.replace("kind = \"openai\"", "kind = \"azure\""),
+                GOOD.replace("kind = \"openai\"", "kind = \"watsonx\""),
                 "providers[0].kind",
             ),
             (

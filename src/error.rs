@@ -52,6 +52,8 @@ pub enum Code {
     PasswordSignInDisabled,
     InvalidSsoCode,
     UpstreamUnprocessable,
+    /// The upstream's content filter refused the prompt (Azure OpenAI).
+    ContentFiltered,
     CapabilityUnsupported,
     WrongModelKind,
     AllProvidersFailed,
@@ -97,6 +99,7 @@ impl Code {
             Code::PasswordSignInDisabled => "password_sign_in_disabled",
             Code::InvalidSsoCode => "invalid_sso_code",
             Code::UpstreamUnprocessable => "unprocessable_request",
+            Code::ContentFiltered => "content_filtered",
             Code::CapabilityUnsupported => "capability_unsupported",
             Code::WrongModelKind => "wrong_model_kind",
             Code::AllProvidersFailed => "all_providers_failed",
@@ -109,6 +112,7 @@ impl Code {
     pub fn status(self) -> StatusCode {
         match self {
             Code::InvalidRequest
+            | Code::ContentFiltered
             | Code::WrongModelKind
             | Code::PurposeRequired
             | Code::ConsentRequired

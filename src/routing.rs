@@ -398,6 +398,7 @@ mod tests {
                 base_url: None,
                 api_key_env: None,
                 api_key: None,
+                cloud: Default::default(),
                 connect_timeout: Duration::from_secs(1),
                 first_byte_timeout: Duration::from_secs(1),
                 retry: RetryPolicy::default(),

@@ -24,17 +24,21 @@ pub fn check(name: &str, kind: ProviderKind) -> Result<(), String> {
     match kind {
         ProviderKind::Mock => Ok(()),
         // Bedrock's id is encoded whole into one path segment (`/` too:
-        // inference-profile ARNs carry one), so only the common rules apply.
-        ProviderKind::Openai | ProviderKind::Anthropic | ProviderKind::Bedrock => {
-            check_common(name)
-        }
-        ProviderKind::Gemini => {
+        // inference-profile ARNs carry one), so only the common rules apply;
+        // an Azure deployment name is one encoded path segment, as a Vertex
+        // model name is (`models/{name}:rawPredict`).
+        ProviderKind::Openai
+        | ProviderKind::Anthropic
+        | ProviderKind::Bedrock
+        | ProviderKind::Azure => check_common(name),
+        ProviderKind::Gemini | ProviderKind::Vertex => {
             check_common(name)?;
             match name.chars().find(|c| matches!(c, '/' | '\\' | ':')) {
                 Some(c) => Err(format!(
-                    "`{}` contains `{c}`: a Gemini model name is sent as one URL path segment \
+                    "`{}` contains `{c}`: a {} model name is sent as one URL path segment \
                      (`models/{{name}}:generateContent`), so it may not contain `/`, `\\` or `:`",
-                    name.escape_debug()
+                    name.escape_debug(),
+                    kind.as_str()
                 )),
                 None => Ok(()),
             }
@@ -80,6 +84,8 @@ mod tests {
             ProviderKind::Anthropic,
             ProviderKind::Gemini,
             ProviderKind::Bedrock,
+            ProviderKind::Azure,
+            ProviderKind::Vertex,
         ] {
             for name in [
                 "",
@@ -105,6 +111,7 @@ mod tests {
     fn a_gemini_name_is_one_path_segment() {
         for name in ["tunedModels/x", "a\\b", "gemini-ok:countTokens"] {
             assert!(check(name, ProviderKind::Gemini).is_err(), "{name}");
+            assert!(check(name, ProviderKind::Vertex).is_err(), "{name}");
             assert!(check(name, ProviderKind::Openai).is_ok(), "{name}");
         }
         for name in [

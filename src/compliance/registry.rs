@@ -467,15 +467,18 @@ pub async fn seed(store: &Store, providers: &[ProviderConfig]) -> Result<usize, 
                 name: p.id.clone(),
                 legal_name: format!("{} ({kind} API)", p.id),
                 purpose: "AI model inference".into(),
-                // A cloud provider's region is where the data is processed;
-                // otherwise the host is the best the gateway knows.
-                location: match &p.bedrock {
-                    Some(aws) => format!("AWS {}", aws.region),
-                    None => p
-                        .base_url
+                // A cloud provider's region or location is where the data
+                // is processed; otherwise the host is the best the gateway
+                // knows (an Azure resource's region is not in its URL).
+                location: if let Some(aws) = &p.bedrock {
+                    format!("AWS {}", aws.region)
+                } else if let Some(vertex) = p.cloud.vertex() {
+                    format!("Google Cloud {}", vertex.location)
+                } else {
+                    p.base_url
                         .as_ref()
                         .and_then(|u| u.host_str().map(str::to_owned))
-                        .unwrap_or_else(|| "in-process".into()),
+                        .unwrap_or_else(|| "in-process".into())
                 },
                 data_categories: vec!["prompts and completions".into()],
                 dpa_url: None,

@@ -88,6 +88,8 @@ fn provider_name(kind: ProviderKind) -> &'static str {
         ProviderKind::Anthropic => "anthropic",
         ProviderKind::Gemini => "gcp.gemini",
         ProviderKind::Bedrock => "aws.bedrock",
+        ProviderKind::Azure => "azure.ai.openai",
+        ProviderKind::Vertex => "gcp.vertex_ai",
         ProviderKind::Mock => "tollgate.mock",
     }
 }

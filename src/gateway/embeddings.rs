@@ -229,13 +229,15 @@ pub async fn serve(
 /// which Gemini cannot embed.
 fn unfit(inputs: &Inputs, deployment: &Model) -> Option<(&'static str, String)> {
     match deployment.provider.kind {
-        ProviderKind::Openai | ProviderKind::Mock => None,
-        ProviderKind::Gemini => matches!(inputs, Inputs::Tokens(_)).then(|| {
+        ProviderKind::Openai | ProviderKind::Azure | ProviderKind::Mock => None,
+        ProviderKind::Gemini | ProviderKind::Vertex => matches!(inputs, Inputs::Tokens(_)).then(|| {
             (
                 "token_input",
                 format!(
-                    "`{}` is served by the gemini provider `{}`, which embeds text only: send `input` as a string or an array of strings",
-                    deployment.id, deployment.provider.id
+                    "`{}` is served by the {} provider `{}`, which embeds text only: send `input` as a string or an array of strings",
+                    deployment.id,
+                    deployment.provider.kind.as_str(),
+                    deployment.provider.id
                 ),
             )
         }),

@@ -290,10 +290,16 @@ fn able(route: Route, model: &Model) -> Result<(), ApiError> {
 /// model otherwise).
 fn serves(route: Route, model: &Model) -> Result<(), ApiError> {
     match (model.provider.kind, route) {
-        (ProviderKind::Openai | ProviderKind::Mock, _) => Ok(()),
+        (ProviderKind::Openai | ProviderKind::Azure | ProviderKind::Mock, _) => Ok(()),
         // Translated to generate-content (`providers::gemini_image`).
         (ProviderKind::Gemini, Route::Generation) => Ok(()),
-        (ProviderKind::Anthropic | ProviderKind::Gemini | ProviderKind::Bedrock, _) => {
+        (
+            ProviderKind::Anthropic
+            | ProviderKind::Gemini
+            | ProviderKind::Bedrock
+            | ProviderKind::Vertex,
+            _,
+        ) => {
             Err(ApiError::invalid(
                 "model",
                 format!(

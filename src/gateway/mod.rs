@@ -619,6 +619,7 @@ pub(crate) fn relay_refusal(model: &Model, error: &UpstreamError) -> ApiError {
         model.provider.id, error.message
     );
     match error.failure {
+        _ if error.content_filter => ApiError::new(Code::ContentFiltered, message),
         Failure::Status(413) => ApiError::new(Code::PayloadTooLarge, message),
         Failure::Status(422) => ApiError::new(Code::UpstreamUnprocessable, message),
         _ => ApiError::new(Code::InvalidRequest, message),

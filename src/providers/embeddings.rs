@@ -6,7 +6,9 @@
 //! `models/{m}:batchEmbedContents` call for the whole input, one request
 //! per text in order, `dimensions` as `outputDimensionality`; its answer
 //! becomes OpenAI's shape, base64-encoded here when the caller asked for
-//! it. The mock answers deterministic unit vectors computed from the text.
+//! it. Azure deployments take OpenAI's request at their own URL; Vertex
+//! text-embedding models get one `:predict` call ([`super::vertex`]).
+//! The mock answers deterministic unit vectors computed from the text.
 
 use base64::Engine;
 use serde_json::{Value, json};
@@ -26,8 +28,9 @@ impl Providers {
     /// request with the upstream's model name.
     pub async fn embed(&self, model: &Model, body: Value) -> Result<Value, UpstreamError> {
         match model.provider.kind {
-            ProviderKind::Openai => openai(&self.http, model, &body).await,
+            ProviderKind::Openai | ProviderKind::Azure => openai(&self.http, model, &body).await,
             ProviderKind::Gemini => gemini(&self.http, model, &body).await,
+            ProviderKind::Vertex => super::vertex::embed(&self.http, model, &body).await,
             ProviderKind::Mock => mock(&model.upstream, &body),
             // The pipeline never walks to this kind.
             ProviderKind::Anthropic | ProviderKind::Bedrock => Err(UpstreamError::new(
@@ -46,18 +49,8 @@ async fn openai(
     model: &Model,
     body: &Value,
 ) -> Result<Value, UpstreamError> {
-    let provider = &model.provider;
-    let base = provider
-        .base_url
-        .as_ref()
-        .ok_or_else(|| UpstreamError::new(Failure::Unsupported, "the provider has no base_url"))?;
-    let mut request = client
-        .post(http::endpoint(base, &["embeddings"]))
-        .json(body);
-    if let Some(key) = &provider.api_key {
-        request = request.bearer_auth(key.expose());
-    }
-    let sent = http::send(request, provider, base).await?;
+    let (request, base) = super::openai::post(client, model, &["embeddings"])?;
+    let sent = http::send(request.json(body), &model.provider, base).await?;
     let answer = http::read_json(sent).await?;
     if !answer["data"].is_array() {
         return Err(UpstreamError::new(
@@ -91,7 +84,7 @@ async fn gemini(
 
 /// The texts of an OpenAI embeddings request, in order (token arrays are
 /// refused before a Gemini deployment is called).
-fn texts(body: &Value) -> Vec<&str> {
+pub(crate) fn texts(body: &Value) -> Vec<&str> {
     match &body["input"] {
         Value::String(text) => vec![text.as_str()],
         Value::Array(items) => items.iter().filter_map(Value::as_str).collect(),
@@ -156,7 +149,7 @@ pub fn from_batch(upstream: &str, body: &Value, answer: &Value) -> Result<Value,
 
 /// One entry of `data`: the vector as floats, or as OpenAI's base64 (the
 /// little-endian bytes of each `f32`).
-fn entry(index: usize, values: &[f32], base64: bool) -> Value {
+pub(crate) fn entry(index: usize, values: &[f32], base64: bool) -> Value {
     let embedding = if base64 {
         let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
         json!(base64::engine::general_purpose::STANDARD.encode(bytes))

@@ -74,9 +74,9 @@ pub fn endpoint(base: &url::Url, upstream: &str, stream: bool) -> url::Url {
     url
 }
 
-/// Fetches every http(s) image of the conversation: Gemini (and Bedrock)
-/// take bytes.
-pub(super) async fn fetch_images(
+/// Fetches every http(s) image of the conversation: Gemini (and Bedrock,
+/// and Vertex) take bytes.
+pub(crate) async fn fetch_images(
     fetcher: &ImageFetcher,
     body: &Value,
 ) -> Result<HashMap<String, (String, String)>, UpstreamError> {

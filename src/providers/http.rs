@@ -93,6 +93,7 @@ pub async fn send(
             error_message(&text, status.as_u16()),
         );
         error.retry_after = retry_after;
+        error.content_filter = is_content_filter(&text);
         return Err(error);
     }
     Ok(Sent { response, deadline })
@@ -142,6 +143,17 @@ fn error_message(text: &str, status: u16) -> String {
     } else {
         message
     }
+}
+
+/// Whether an error body is a content filter's refusal: Azure OpenAI's
+/// `error.code` `content_filter`, or its inner `ResponsibleAIPolicyViolation`.
+fn is_content_filter(text: &str) -> bool {
+    let Ok(body) = serde_json::from_str::<Value>(text) else {
+        return false;
+    };
+    let error = &body["error"];
+    error["code"] == "content_filter"
+        || error["innererror"]["code"] == "ResponsibleAIPolicyViolation"
 }
 
 async fn read_limited(

@@ -1,7 +1,8 @@
 //! Image and audio endpoints of upstream providers: image generation and
 //! edits, transcription and speech.
 //!
-//! Only OpenAI-compatible servers have these endpoints natively
+//! Only OpenAI-compatible servers (Azure deployments included, at their
+//! own URL) have these endpoints natively
 //! (`{base_url}/images/generations`, `/images/edits`,
 //! `/audio/transcriptions`, `/audio/speech`); the built-in mock answers
 //! them offline. Image generation on a Gemini image model is translated to
@@ -17,7 +18,6 @@ use serde_json::{Value, json};
 
 use super::{Failure, Providers, UpstreamError, http};
 use crate::catalogue::{Model, ProviderKind};
-use crate::config::ProviderConfig;
 use crate::gateway::audio;
 use crate::gateway::form::FormPart;
 
@@ -67,7 +67,7 @@ impl Providers {
     /// One attempt at `model`'s media endpoint.
     pub async fn media(&self, model: &Model, call: MediaCall) -> Result<MediaReply, UpstreamError> {
         match model.provider.kind {
-            ProviderKind::Openai => openai(&self.http, &model.provider, call).await,
+            ProviderKind::Openai | ProviderKind::Azure => openai(&self.http, model, call).await,
             ProviderKind::Mock => mock(&model.upstream, call).await,
             ProviderKind::Gemini => match call {
                 MediaCall::Generate(body) => {
@@ -78,8 +78,10 @@ impl Providers {
                 // The pipeline refuses the other routes before any call.
                 other => Err(unsupported(model, &other)),
             },
-            // The pipeline refuses this kind before any call.
-            ProviderKind::Anthropic | ProviderKind::Bedrock => Err(unsupported(model, &call)),
+            // The pipeline refuses these kinds before any call.
+            ProviderKind::Anthropic | ProviderKind::Bedrock | ProviderKind::Vertex => {
+                Err(unsupported(model, &call))
+            }
         }
     }
 }
@@ -97,18 +99,12 @@ fn unsupported(model: &Model, call: &MediaCall) -> UpstreamError {
 
 async fn openai(
     client: &reqwest::Client,
-    provider: &ProviderConfig,
+    model: &Model,
     call: MediaCall,
 ) -> Result<MediaReply, UpstreamError> {
-    let base = provider
-        .base_url
-        .as_ref()
-        .ok_or_else(|| UpstreamError::new(Failure::Unsupported, "the provider has no base_url"))?;
+    let provider = &model.provider;
     let segments: Vec<&str> = call.path().split('/').collect();
-    let mut request = client.post(http::endpoint(base, &segments));
-    if let Some(key) = &provider.api_key {
-        request = request.bearer_auth(key.expose());
-    }
+    let (request, base) = super::openai::post(client, model, &segments)?;
     let (request, speech) = match call {
         MediaCall::Generate(body) => (request.json(&body), false),
         MediaCall::Speak(body) => (request.json(&body), true),

@@ -7,7 +7,9 @@
 //! ([`UpstreamError::retryable`], DESIGN section 2).
 
 pub mod anthropic;
+pub mod azure;
 pub mod bedrock;
+pub mod cloud;
 pub mod embeddings;
 pub mod fetch;
 pub mod gemini;
@@ -17,6 +19,7 @@ pub mod media;
 pub mod mock;
 pub mod openai;
 pub mod sse;
+pub mod vertex;
 
 use std::pin::Pin;
 use std::time::Duration;
@@ -61,6 +64,9 @@ pub struct UpstreamError {
     /// How long the upstream asked to be left alone (`retry-after-ms` or
     /// `Retry-After` in seconds), when it said.
     pub retry_after: Option<Duration>,
+    /// The upstream's content filter refused the prompt (Azure's
+    /// `content_filter` error code): answered as `content_filtered`.
+    pub content_filter: bool,
 }
 
 impl UpstreamError {
@@ -69,6 +75,7 @@ impl UpstreamError {
             failure,
             message: message.into(),
             retry_after: None,
+            content_filter: false,
         }
     }
 
@@ -175,7 +182,12 @@ impl Providers {
         stream: bool,
     ) -> Result<Reply, UpstreamError> {
         match model.provider.kind {
-            ProviderKind::Openai => openai::chat(&self.http, &model.provider, body, stream).await,
+            ProviderKind::Openai | ProviderKind::Azure => {
+                openai::chat(&self.http, model, body, stream).await
+            }
+            ProviderKind::Vertex => {
+                vertex::chat(&self.http, &self.images, model, body, stream).await
+            }
             ProviderKind::Mock => mock::chat(&model.upstream, body, stream).await,
             ProviderKind::Anthropic => anthropic::chat(&self.http, model, body, stream).await,
             ProviderKind::Gemini => {

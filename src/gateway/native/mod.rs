@@ -41,7 +41,7 @@ use crate::compliance::Level;
 use crate::error::{ApiError, Code};
 use crate::events::Event;
 use crate::providers::http::{endpoint, without_url};
-use crate::providers::{Failure, UpstreamError, mock};
+use crate::providers::{Failure, UpstreamError, mock, vertex};
 use wire::{Meter, Wire};
 
 /// Error bodies of the upstream are relayed up to this size.
@@ -166,7 +166,7 @@ impl NativeCall {
         let mut renamed: Vec<(String, Bytes)> = Vec::new();
         if wire != Wire::Gemini {
             for d in &model.deployments {
-                if wire.served_by(d.provider.kind)
+                if wire.served_by(d.provider.kind, &d.upstream)
                     && d.upstream != requested
                     && !renamed.iter().any(|(name, _)| *name == d.upstream)
                 {
@@ -269,7 +269,7 @@ fn resolve(models: TenantCatalogue<'_>, wire: Wire, name: &str) -> Result<Arc<Mo
     if !model
         .deployments
         .iter()
-        .any(|d| wire.served_by(d.provider.kind))
+        .any(|d| wire.served_by(d.provider.kind, &d.upstream))
     {
         return Err(ApiError::invalid(
             "model",
@@ -489,7 +489,7 @@ impl walk::Call for Forward<'_> {
 
     fn unfit(&self, deployment: &Model) -> Option<(&'static str, String)> {
         let wire = self.call.wire;
-        (!wire.served_by(deployment.provider.kind)).then(|| {
+        (!wire.served_by(deployment.provider.kind, &deployment.upstream)).then(|| {
             (
                 "wrong_kind",
                 format!(
@@ -593,6 +593,20 @@ async fn send(state: &AppState, call: &NativeCall, deployment: &Model) -> Result
                 request = request.header("x-api-key", key.expose());
             }
             request
+        }
+        // Vertex AI: the same body at the publisher's URL, with a token.
+        Wire::Gemini if provider.kind == ProviderKind::Vertex => {
+            let (base, vertex) = vertex::settings(provider)?;
+            let action = if call.stream {
+                "streamGenerateContent"
+            } else {
+                "generateContent"
+            };
+            let mut url = vertex::model_url(base, vertex, &deployment.upstream, action);
+            if call.stream {
+                url.set_query(Some("alt=sse"));
+            }
+            vertex::post(http, provider, vertex, url).await?
         }
         Wire::Gemini => {
             let url = crate::providers::gemini::endpoint(base, &deployment.upstream, call.stream);

@@ -18,6 +18,7 @@ use serde_json::{Value, json};
 use crate::billing::Endpoint;
 use crate::catalogue::ProviderKind;
 use crate::error::ApiError;
+use crate::providers::vertex::Publisher;
 
 /// The native API a request speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,11 +50,17 @@ impl Wire {
         }
     }
 
-    /// Whether a provider of `kind` can serve the wire: its own kind, and
-    /// for legacy completions also the built-in mock (which answers in
-    /// the completions shape, so a demo configuration works offline).
-    pub fn served_by(self, kind: ProviderKind) -> bool {
-        kind == self.provider_kind() || (self == Wire::Completions && kind == ProviderKind::Mock)
+    /// Whether a provider of `kind` can serve the wire for the model it
+    /// calls `upstream`: its own kind; for legacy completions also the
+    /// built-in mock (which answers in the completions shape, so a demo
+    /// configuration works offline); for generate-content also Vertex AI's
+    /// Google models, which take the same body at their own URL.
+    pub fn served_by(self, kind: ProviderKind, upstream: &str) -> bool {
+        kind == self.provider_kind()
+            || (self == Wire::Completions && kind == ProviderKind::Mock)
+            || (self == Wire::Gemini
+                && kind == ProviderKind::Vertex
+                && Publisher::of(upstream) == Publisher::Google)
     }
 
     /// The `gen_ai.operation.name` of its spans (docs/observability.md).
