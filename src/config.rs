@@ -206,6 +206,20 @@ pub struct ProviderConfig {
     /// from its first attempt there, retries included (a model's own
     /// `request_timeout_ms` wins).
     pub request_timeout: Duration,
+    /// How `POST /v1/responses` reaches an `openai` provider (`responses`):
+    /// forwarded to its `/responses`, or translated to chat completions.
+    pub responses: ResponsesMode,
+}
+
+/// How an `openai` provider serves the Responses API (docs/responses.md).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ResponsesMode {
+    /// `POST {base_url}/responses`, the body forwarded as sent.
+    #[default]
+    Passthrough,
+    /// Translated to `POST {base_url}/chat/completions`, for
+    /// OpenAI-compatible servers without a Responses API.
+    Translate,
 }
 
 /// Retries of one deployment after a retryable failure (docs/routing.md).
@@ -393,6 +407,7 @@ struct RawProvider {
     request_timeout_ms: Option<Spanned<i64>>,
     cooldown_after_failures: Option<Spanned<i64>>,
     cooldown_seconds: Option<Spanned<i64>>,
+    responses: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -879,6 +894,30 @@ fn parse(
             1..=3_600_000,
             DEFAULT_REQUEST_TIMEOUT.as_millis() as u64,
         )?);
+        let responses = match &p.responses {
+            None => ResponsesMode::Passthrough,
+            Some(mode) if p.kind != ProviderKind::Openai => {
+                return Err(bad(
+                    mode.span(),
+                    key("responses"),
+                    format!(
+                        "`responses` applies to providers of kind `openai` only (this one is `{}`); other kinds are always translated",
+                        p.kind.as_str()
+                    ),
+                ));
+            }
+            Some(mode) => match mode.get_ref().as_str() {
+                "passthrough" => ResponsesMode::Passthrough,
+                "translate" => ResponsesMode::Translate,
+                other => {
+                    return Err(bad(
+                        mode.span(),
+                        key("responses"),
+                        format!("`{other}` is not a mode: use `passthrough` or `translate`"),
+                    ));
+                }
+            },
+        };
         providers.push(ProviderConfig {
             id,
             kind: p.kind,
@@ -890,6 +929,7 @@ fn parse(
             retry,
             cooldown,
             request_timeout,
+            responses,
         });
     }
 
