@@ -1402,6 +1402,25 @@ pricing = { unit = "per_token", input_per_million = 0.15, output_per_million = 0
     }
 
     #[test]
+    fn the_responses_mode_is_passthrough_by_default_and_translate_for_openai_only() {
+        let config = load_text(GOOD, &[]).unwrap();
+        assert_eq!(config.providers[0].responses, ResponsesMode::Passthrough);
+        let translate = GOOD.replace(
+            "api_key_env = \"OPENAI_API_KEY\"",
+            "api_key_env = \"OPENAI_API_KEY\"\nresponses = \"translate\"",
+        );
+        let config = load_text(&translate, &[]).unwrap();
+        assert_eq!(config.providers[0].responses, ResponsesMode::Translate);
+        let err = load_text(&translate.replace("\"translate\"", "\"sometimes\""), &[]).unwrap_err();
+        assert_eq!(err.key, "providers[0].responses");
+        assert!(err.message.contains("passthrough"), "{err}");
+        let mock = format!("{GOOD}[[providers]]\nid = \"m\"\nkind = \"mock\"\nresponses = \"translate\"\n");
+        let err = load_text(&mock, &[]).unwrap_err();
+        assert_eq!(err.key, "providers[1].responses");
+        assert!(err.message.contains("`openai` only"), "{err}");
+    }
+
+    #[test]
     fn an_unknown_provider_reference_names_the_line() {
         let text = GOOD.replace("provider = \"openai\"", "provider = \"opnai\"");
         let err = load_text(&text, &[]).unwrap_err();

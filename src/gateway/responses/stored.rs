@@ -133,3 +133,51 @@ pub fn erase_subject(
     }
     Ok(theirs.len())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn response(tenant: &str, id: &str, expires_at: i64, user: Option<&str>) -> StoredResponse {
+        StoredResponse {
+            id: id.into(),
+            tenant_id: tenant.into(),
+            created_at: 0,
+            expires_at,
+            end_user_id: user.map(str::to_owned),
+            messages: r#"[{"role":"user","content":"hi"}]"#.into(),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_stored_response_is_read_by_its_tenant_only_until_it_expires() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        insert(&store, response("t1", "resp_a", 100, None))
+            .await
+            .unwrap();
+        insert(&store, response("t1", "resp_b", 300, Some("alice")))
+            .await
+            .unwrap();
+        let read = |tenant: &str, id: &str, now: i64| {
+            store
+                .read(|tx| messages(tx, tenant, id, now))
+                .unwrap()
+                .is_some()
+        };
+        assert!(read("t1", "resp_a", 50));
+        assert!(!read("t2", "resp_a", 50), "never across tenants");
+        assert!(!read("t1", "resp_a", 100), "expired");
+        assert_eq!(prune(&store, 200).await.unwrap(), 1);
+        assert!(!read("t1", "resp_a", 0), "pruned");
+        assert!(read("t1", "resp_b", 200));
+
+        let erased = store
+            .write(|txn| erase_subject(txn, "t1", "alice"))
+            .await
+            .unwrap();
+        assert_eq!(erased, 1);
+        assert!(!read("t1", "resp_b", 0));
+        assert_eq!(prune(&store, 1000).await.unwrap(), 0, "its expiry went too");
+    }
+}
