@@ -1414,7 +1414,9 @@ pricing = { unit = "per_token", input_per_million = 0.15, output_per_million = 0
         let err = load_text(&translate.replace("\"translate\"", "\"sometimes\""), &[]).unwrap_err();
         assert_eq!(err.key, "providers[0].responses");
         assert!(err.message.contains("passthrough"), "{err}");
-        let mock = format!("{GOOD}[[providers]]\nid = \"m\"\nkind = \"mock\"\nresponses = \"translate\"\n");
+        let mock = format!(
+            "{GOOD}[[providers]]\nid = \"m\"\nkind = \"mock\"\nresponses = \"translate\"\n"
+        );
         let err = load_text(&mock, &[]).unwrap_err();
         assert_eq!(err.key, "providers[1].responses");
         assert!(err.message.contains("`openai` only"), "{err}");

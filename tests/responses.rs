@@ -506,7 +506,10 @@ async fn translation_to_anthropic_is_golden_both_ways() {
     let sent = &anthropic.recorded.bodies()[0];
     assert_eq!(sent["model"], "claude-tool");
     assert_eq!(sent["max_tokens"], 300);
-    assert!(sent["system"].to_string().contains("You are terse."), "{sent}");
+    assert!(
+        sent["system"].to_string().contains("You are terse."),
+        "{sent}"
+    );
     assert_eq!(
         sent["messages"],
         json!([{ "role": "user", "content": [{ "type": "text", "text": "Weather in Paris?" }] }])
@@ -542,8 +545,14 @@ async fn translation_to_anthropic_is_golden_both_ways() {
     )
     .await;
     let kinds = kinds(&events);
-    assert!(kinds.contains(&"response.function_call_arguments.delta"), "{kinds:?}");
-    assert!(kinds.contains(&"response.function_call_arguments.done"), "{kinds:?}");
+    assert!(
+        kinds.contains(&"response.function_call_arguments.delta"),
+        "{kinds:?}"
+    );
+    assert!(
+        kinds.contains(&"response.function_call_arguments.done"),
+        "{kinds:?}"
+    );
     let done = &events.last().unwrap()["response"];
     assert_eq!(done["output"][1]["name"], "get_weather", "{done}");
     assert_eq!(done["output"][1]["call_id"], "toolu_01");
@@ -582,8 +591,7 @@ async fn translation_to_gemini_is_golden_both_ways() {
         json!({ "name": "get_weather", "args": { "city": "Rome" } })
     );
     assert_eq!(
-        contents[2]["parts"][0]["functionResponse"]["name"],
-        "get_weather",
+        contents[2]["parts"][0]["functionResponse"]["name"], "get_weather",
         "{sent}"
     );
     assert_eq!(
@@ -635,7 +643,10 @@ async fn caps_gates_and_the_fallback_chain_apply_as_on_chat() {
 
     let (_, key) = server.create_key(&[]);
     for model in ["claude-ok", "gpt"] {
-        for input in [json!(PROHIBITED), json!([{ "role": "user", "content": PROHIBITED }])] {
+        for input in [
+            json!(PROHIBITED),
+            json!([{ "role": "user", "content": PROHIBITED }]),
+        ] {
             let refused = post(&server, &key, &json!({ "model": model, "input": input })).await;
             assert_eq!(error_code(refused, 403).await, "prohibited_use");
         }
@@ -691,7 +702,9 @@ async fn bad_inputs_are_400_in_the_openai_shape_naming_the_field() {
         scripted, server, ..
     } = setup().await;
     let (_, key) = server.create_key(&[]);
-    let many: Vec<Value> = (0..2049).map(|_| json!({ "role": "user", "content": "x" })).collect();
+    let many: Vec<Value> = (0..2049)
+        .map(|_| json!({ "role": "user", "content": "x" }))
+        .collect();
     for model in ["demo", "gpt"] {
         for (body, param) in [
             (json!({ "model": model }), "input"),
@@ -731,8 +744,14 @@ async fn bad_inputs_are_400_in_the_openai_shape_naming_the_field() {
                 json!({ "model": model, "input": "x", "previous_response_id": 3 }),
                 "previous_response_id",
             ),
-            (json!({ "model": model, "input": "x", "store": "no" }), "store"),
-            (json!({ "model": model, "input": "x", "purpose": 7 }), "purpose"),
+            (
+                json!({ "model": model, "input": "x", "store": "no" }),
+                "store",
+            ),
+            (
+                json!({ "model": model, "input": "x", "purpose": 7 }),
+                "purpose",
+            ),
         ] {
             let refused = post(&server, &key, &body).await;
             assert_eq!(refused.status(), 400, "{body}");
@@ -821,10 +840,9 @@ async fn a_codex_cli_request_is_accepted_and_dropped_tools_are_named() {
     // Reasoning items Codex sends back are dropped, not refused.
     let mut again = body.clone();
     again["stream"] = json!(false);
-    again["input"]
-        .as_array_mut()
-        .unwrap()
-        .push(json!({ "type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "gAAAA" }));
+    again["input"].as_array_mut().unwrap().push(
+        json!({ "type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "gAAAA" }),
+    );
     let served = post(&server, &key, &again).await;
     assert_eq!(served.status(), 200);
 }

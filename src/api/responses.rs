@@ -41,8 +41,7 @@ async fn create_response(
             .and_then(|v| v.to_str().ok())
             .unwrap_or_default();
         let service = service_fields(&headers)?;
-        let answer =
-            responses::create_response(&state, &key, request_id, body.0, service).await?;
+        let answer = responses::create_response(&state, &key, request_id, body.0, service).await?;
         let mut response = match answer.outcome {
             ResponsesOutcome::Complete(response) => axum::Json(response).into_response(),
             ResponsesOutcome::Held(review) => {

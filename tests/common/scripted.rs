@@ -345,8 +345,10 @@ fn responses_answer(model: &str, body: &Value, n: usize) -> Response {
     let mut events = vec![json!({ "type": "response.created", "sequence_number": 0,
         "response": response("in_progress", json!([]), Value::Null) })];
     for (i, word) in ["hello ", "from ", model].iter().enumerate() {
-        events.push(json!({ "type": "response.output_text.delta", "sequence_number": i + 1,
-            "item_id": "msg_up", "output_index": 0, "content_index": 0, "delta": word }));
+        events.push(
+            json!({ "type": "response.output_text.delta", "sequence_number": i + 1,
+            "item_id": "msg_up", "output_index": 0, "content_index": 0, "delta": word }),
+        );
     }
     events.push(json!({ "type": "response.completed", "sequence_number": 4,
         "response": response("completed", json!([item]), usage) }));

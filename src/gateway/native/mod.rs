@@ -270,8 +270,7 @@ fn resolve(models: TenantCatalogue<'_>, wire: Wire, name: &str) -> Result<Arc<Mo
         error.param = Some("model".into());
         return Err(error);
     }
-    if !model.deployments.iter().any(|d| wire.serves(&d.provider))
-    {
+    if !model.deployments.iter().any(|d| wire.serves(&d.provider)) {
         return Err(ApiError::invalid(
             "model",
             format!(

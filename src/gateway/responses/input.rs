@@ -75,9 +75,19 @@ impl ResponsesRequest {
         let mut messages = Vec::with_capacity(history.len() + self.messages.len());
         // `instructions` apply to this request only (OpenAI's rule): the
         // history keeps no system message of an earlier one.
-        messages.extend(self.messages.iter().filter(|m| m["role"] == "system").cloned());
+        messages.extend(
+            self.messages
+                .iter()
+                .filter(|m| m["role"] == "system")
+                .cloned(),
+        );
         messages.extend(history.into_iter().filter(|m| m["role"] != "system"));
-        messages.extend(self.messages.iter().filter(|m| m["role"] != "system").cloned());
+        messages.extend(
+            self.messages
+                .iter()
+                .filter(|m| m["role"] != "system")
+                .cloned(),
+        );
         body.insert("messages".into(), Value::Array(messages));
         if !self.tools.is_empty() {
             body.insert("tools".into(), Value::Array(self.tools.clone()));
@@ -470,10 +480,7 @@ fn content_part(part: &Value, at: &str) -> Result<Value, ApiError> {
     match part["type"].as_str() {
         Some("input_text" | "output_text" | "text" | "summary_text") => match &part["text"] {
             Value::String(text) => Ok(json!({ "type": "text", "text": text })),
-            _ => Err(invalid(
-                &format!("{at}.text"),
-                "`text` must be a string",
-            )),
+            _ => Err(invalid(&format!("{at}.text"), "`text` must be a string")),
         },
         Some("refusal") => match &part["refusal"] {
             Value::String(text) => Ok(json!({ "type": "text", "text": text })),
@@ -702,7 +709,10 @@ mod tests {
                 json!({ "model": "m", "input": "x", "max_output_tokens": "9" }),
                 "max_output_tokens",
             ),
-            (json!({ "model": "m", "input": "x", "stream": "yes" }), "stream"),
+            (
+                json!({ "model": "m", "input": "x", "stream": "yes" }),
+                "stream",
+            ),
             (json!({ "model": "m", "input": "x", "tools": {} }), "tools"),
         ] {
             let error = parsed(body.clone()).unwrap_err();

@@ -74,9 +74,7 @@ pub async fn create_response(
 ) -> Result<Answer, ApiError> {
     let mut request = input::parse(&raw)?;
     request.purpose = request.purpose.or(service.purpose.clone());
-    request.user_consent_id = request
-        .user_consent_id
-        .or(service.user_consent_id.clone());
+    request.user_consent_id = request.user_consent_id.or(service.user_consent_id.clone());
     request.end_user_id = request.end_user_id.or(service.end_user_id.clone());
     request.deployer_context = request
         .deployer_context
@@ -116,7 +114,9 @@ pub async fn create_response(
     if let (Some(id), None) = (&request.previous_response_id, &history) {
         let mut error = ApiError::new(
             Code::NotFound,
-            format!("no response `{id}` is stored for this tenant (it may have expired, or been made with `store: false`)"),
+            format!(
+                "no response `{id}` is stored for this tenant (it may have expired, or been made with `store: false`)"
+            ),
         );
         error.param = Some("previous_response_id".into());
         return Err(error);
@@ -203,12 +203,7 @@ fn retention(state: &AppState, key: &ApiKey) -> (u32, u32) {
     state
         .store
         .read(|tx| crate::tenants::resolve(tx, &key.tenant_id))
-        .map(|t| {
-            (
-                t.policy.retention_days,
-                t.policy.high_risk_retention_days,
-            )
-        })
+        .map(|t| (t.policy.retention_days, t.policy.high_risk_retention_days))
         .unwrap_or((30, 180))
 }
 

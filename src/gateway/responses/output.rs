@@ -75,7 +75,11 @@ impl Frame {
         let mut output = Vec::new();
         let text = crate::providers::content_text(&message["content"]);
         if !text.is_empty() {
-            output.push(message_item(&format!("msg_{}", self.id), &text, "completed"));
+            output.push(message_item(
+                &format!("msg_{}", self.id),
+                &text,
+                "completed",
+            ));
         }
         for (i, call) in message["tool_calls"]
             .as_array()
@@ -93,7 +97,11 @@ impl Frame {
         }
         let incomplete = choice["finish_reason"] == "length";
         let mut response = self.response(
-            if incomplete { "incomplete" } else { "completed" },
+            if incomplete {
+                "incomplete"
+            } else {
+                "completed"
+            },
             output,
         );
         if incomplete {
@@ -173,8 +181,16 @@ pub type OnComplete = Box<
 
 /// An output item being streamed.
 enum Open {
-    Text { id: String, text: String },
-    Call { id: String, call_id: String, name: String, arguments: String },
+    Text {
+        id: String,
+        text: String,
+    },
+    Call {
+        id: String,
+        call_id: String,
+        name: String,
+        arguments: String,
+    },
 }
 
 struct Translator {
@@ -375,7 +391,11 @@ impl Translator {
         self.close(out);
         self.ended = true;
         let incomplete = self.finish.as_deref() == Some("length");
-        let status = if incomplete { "incomplete" } else { "completed" };
+        let status = if incomplete {
+            "incomplete"
+        } else {
+            "completed"
+        };
         let mut response = self.frame.response(status, self.done.clone());
         if incomplete {
             response["incomplete_details"] = json!({ "reason": "max_output_tokens" });
@@ -526,10 +546,7 @@ mod tests {
         .chain([Ok(Bytes::from("data: [DONE]\n\n"))])
         .collect();
         let body = translate(Box::pin(futures::stream::iter(chat)), frame(), None);
-        let text: Vec<u8> = body
-            .map(|b| b.unwrap().to_vec())
-            .concat()
-            .await;
+        let text: Vec<u8> = body.map(|b| b.unwrap().to_vec()).concat().await;
         let events: Vec<Value> = String::from_utf8(text)
             .unwrap()
             .lines()
