@@ -42,6 +42,7 @@ fn config(scripted: &str, anthropic: &str, gemini: &str) -> String {
         ("demo", "mock", "echo"),
         ("tooly", "mock", "tool:get_weather"),
         ("broken", "mock", "error:503"),
+        ("claude-cut", "claude", "claude-error-mid"),
     ] {
         out.push_str(&format!(
             "[[models]]\nid = \"{id}\"\nprovider = \"{provider}\"\nupstream = \"{upstream}\"\ninput = [\"TEXT\", \"IMAGE\"]\noutput = [\"TEXT\"]\n\
@@ -861,4 +862,35 @@ async fn a_translated_stream_of_a_failing_chain_is_an_openai_error() {
     )
     .await;
     assert_eq!(error_code(refused, 502).await, "all_providers_failed");
+}
+
+#[tokio::test]
+async fn a_translated_stream_cut_mid_way_ends_with_an_error_event_and_is_billed() {
+    let Setup {
+        anthropic, server, ..
+    } = setup().await;
+    let (key_id, key) = server.create_key(&[]);
+    let events = stream_events(
+        post(
+            &server,
+            &key,
+            &json!({ "model": "claude-cut", "input": "hi", "stream": true }),
+        )
+        .await,
+    )
+    .await;
+    let kinds = kinds(&events);
+    assert_eq!(kinds[0], "response.created");
+    assert!(kinds.contains(&"response.output_text.delta"), "{kinds:?}");
+    assert_eq!(kinds.last(), Some(&"error"), "{kinds:?}");
+    assert!(!kinds.contains(&"response.completed"), "{kinds:?}");
+    let error = events.last().unwrap();
+    assert!(
+        error["message"].as_str().is_some_and(|m| !m.is_empty()),
+        "{error}"
+    );
+    let records = usage_records(&server, &key_id).await;
+    assert_eq!(records.len(), 1, "what was relayed is billed");
+    assert_eq!(records[0]["endpoint"], "responses");
+    assert_eq!(anthropic.recorded.count(), 1);
 }
