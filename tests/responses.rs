@@ -477,6 +477,13 @@ async fn a_one_model_request_on_openai_is_forwarded_to_its_responses_and_billed_
         assert_eq!(record["completionTokens"], 5);
         assert_eq!(record["estimated"], false);
     }
+
+    // A `models` chain, even of one OpenAI model, is translated to chat.
+    let chained = respond(&server, &key, json!({ "models": ["gpt"], "input": "hi" })).await;
+    assert_eq!(output_text(&chained), "hello from gpt-up");
+    assert_ne!(chained["id"], "resp_up_3");
+    let last = scripted.script.calls().pop().unwrap();
+    assert_eq!(last.path, "/v1/chat/completions");
 }
 
 #[tokio::test]

@@ -235,8 +235,8 @@ fn strip_service_fields(
             ));
         }
     }
-    // A Responses request reaches the passthrough with a chain of one
-    // model (gateway::responses decides).
+    // A Responses request with `models` is translated, never forwarded
+    // (gateway::responses decides).
     if object.remove("models").is_some() && wire == Wire::Completions {
         return Err(ApiError::invalid(
             "models",

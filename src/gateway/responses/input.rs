@@ -26,6 +26,8 @@ const MAX_CHAIN: usize = 16;
 pub struct ResponsesRequest {
     /// The models to try (`models` wins over `model`).
     pub chain: Vec<String>,
+    /// The chain came from `models` (a fallback chain, even of one).
+    pub from_models: bool,
     pub stream: bool,
     /// `store: false` keeps nothing for `previous_response_id`.
     pub store: bool,
@@ -142,6 +144,7 @@ pub fn parse(bytes: &[u8]) -> Result<ResponsesRequest, ApiError> {
         }
     };
     debug_assert!(SERVICE_FIELDS.contains(&"deployer_context"));
+    let from_models = body.contains_key("models");
     let chain = chain(&mut body)?;
     let flag = |field: &str, default: bool| match body.get(field) {
         None | Some(Value::Null) => Ok(default),
@@ -245,6 +248,7 @@ pub fn parse(bytes: &[u8]) -> Result<ResponsesRequest, ApiError> {
     };
     Ok(ResponsesRequest {
         chain,
+        from_models,
         stream,
         store,
         previous_response_id,

@@ -3,7 +3,7 @@
 //!
 //! Two ways to serve it, both through every stage of a chat completion
 //! (DESIGN section 2), recorded under the `responses` endpoint:
-//! - passthrough: a one-model request whose model has a deployment on an
+//! - passthrough: a request naming one `model` that has a deployment on an
 //!   `openai` provider (not set to `responses = "translate"`) is forwarded
 //!   to that provider's `/responses` as sent, by the native passthrough
 //!   (`gateway::native`, `Wire::Responses`), which bills it from the
@@ -181,12 +181,16 @@ pub async fn create_response(
     })
 }
 
-/// Whether the request goes to a provider's own `/responses`: one model,
-/// which has a deployment that serves the Responses wire.
+/// Whether the request goes to a provider's own `/responses`: one model
+/// named by `model` (a `models` chain is a gateway feature, always
+/// translated), which has a deployment that serves the Responses wire.
 fn forwarded(state: &AppState, key: &ApiKey, request: &input::ResponsesRequest) -> bool {
     let [name] = request.chain.as_slice() else {
         return false;
     };
+    if request.from_models {
+        return false;
+    }
     state
         .catalogue
         .get_for(&key.tenant_id, name)
