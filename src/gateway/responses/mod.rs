@@ -167,7 +167,7 @@ pub async fn create_response(
             frame.model = model;
             let on_complete = keep.map(|keep| -> output::OnComplete {
                 Box::new(move |message, response| {
-                    let level = level_of(response);
+                    let level = is_high_risk(response);
                     Box::pin(keep.keep_at(message, level))
                 })
             });
@@ -208,10 +208,18 @@ fn retention(state: &AppState, key: &ApiKey) -> (u32, u32) {
         .store
         .read(|tx| crate::tenants::resolve(tx, &key.tenant_id))
         .map(|t| (t.policy.retention_days, t.policy.high_risk_retention_days))
-        .unwrap_or((30, 180))
+        .unwrap_or_else(|e| {
+            // The tenant was read by the wallet check a moment ago; should
+            // it fail now, the longest retention the policy allows by
+            // default is kept rather than none.
+            tracing::warn!(tenant = %key.tenant_id, error = %e, "reading the retention for a stored response");
+            let days = crate::tenants::CompliancePolicy::default().high_risk_retention_days;
+            (days, days)
+        })
 }
 
-fn level_of(response: &Value) -> bool {
+/// Whether the response's request was classified high-risk (or worse).
+fn is_high_risk(response: &Value) -> bool {
     matches!(
         response["risk_classification"]["level"].as_str(),
         Some("high" | "prohibited")
@@ -230,7 +238,7 @@ struct Keeper {
 
 impl Keeper {
     async fn keep(self, message: Value, response: &Value) {
-        let high = level_of(response);
+        let high = is_high_risk(response);
         self.keep_at(message, high).await;
     }
 
