@@ -211,6 +211,9 @@ pub struct ProviderConfig {
     /// The region and credentials of a `bedrock` provider (None for every
     /// other kind).
     pub bedrock: Option<BedrockSettings>,
+    /// How `POST /v1/responses` reaches an `openai` provider (`responses`):
+    /// forwarded to its `/responses`, or translated to chat completions.
+    pub responses: ResponsesMode,
 }
 
 /// Where a `bedrock` provider signs for, and with what (docs/providers.md).
@@ -228,6 +231,17 @@ pub struct BedrockSettings {
     pub access_key_id: Option<Secret>,
     pub secret_access_key: Option<Secret>,
     pub session_token: Option<Secret>,
+}
+
+/// How an `openai` provider serves the Responses API (docs/responses.md).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ResponsesMode {
+    /// `POST {base_url}/responses`, the body forwarded as sent.
+    #[default]
+    Passthrough,
+    /// Translated to `POST {base_url}/chat/completions`, for
+    /// OpenAI-compatible servers without a Responses API.
+    Translate,
 }
 
 /// Retries of one deployment after a retryable failure (docs/routing.md).
@@ -427,6 +441,7 @@ struct RawProvider {
     aws_access_key_id_env: Option<Spanned<String>>,
     aws_secret_access_key_env: Option<Spanned<String>>,
     aws_session_token_env: Option<Spanned<String>>,
+    responses: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -944,6 +959,30 @@ fn parse(
             1..=3_600_000,
             DEFAULT_REQUEST_TIMEOUT.as_millis() as u64,
         )?);
+        let responses = match &p.responses {
+            None => ResponsesMode::Passthrough,
+            Some(mode) if p.kind != ProviderKind::Openai => {
+                return Err(bad(
+                    mode.span(),
+                    key("responses"),
+                    format!(
+                        "`responses` applies to providers of kind `openai` only (this one is `{}`); other kinds are always translated",
+                        p.kind.as_str()
+                    ),
+                ));
+            }
+            Some(mode) => match mode.get_ref().as_str() {
+                "passthrough" => ResponsesMode::Passthrough,
+                "translate" => ResponsesMode::Translate,
+                other => {
+                    return Err(bad(
+                        mode.span(),
+                        key("responses"),
+                        format!("`{other}` is not a mode: use `passthrough` or `translate`"),
+                    ));
+                }
+            },
+        };
         providers.push(ProviderConfig {
             id,
             kind: p.kind,
@@ -957,6 +996,7 @@ fn parse(
             cooldown,
             request_timeout,
             bedrock,
+            responses,
         });
     }
 
@@ -1523,6 +1563,27 @@ pricing = { unit = "per_token", input_per_million = 0.15, output_per_million = 0
         let err = load_text(&text, &[]).unwrap_err();
         assert!(err.origin.ends_with(":15"), "{err}");
         assert_eq!(err.key, "models[0].context_window");
+    }
+
+    #[test]
+    fn the_responses_mode_is_passthrough_by_default_and_translate_for_openai_only() {
+        let config = load_text(GOOD, &[]).unwrap();
+        assert_eq!(config.providers[0].responses, ResponsesMode::Passthrough);
+        let translate = GOOD.replace(
+            "api_key_env = \"OPENAI_API_KEY\"",
+            "api_key_env = \"OPENAI_API_KEY\"\nresponses = \"translate\"",
+        );
+        let config = load_text(&translate, &[]).unwrap();
+        assert_eq!(config.providers[0].responses, ResponsesMode::Translate);
+        let err = load_text(&translate.replace("\"translate\"", "\"sometimes\""), &[]).unwrap_err();
+        assert_eq!(err.key, "providers[0].responses");
+        assert!(err.message.contains("passthrough"), "{err}");
+        let mock = format!(
+            "{GOOD}[[providers]]\nid = \"m\"\nkind = \"mock\"\nresponses = \"translate\"\n"
+        );
+        let err = load_text(&mock, &[]).unwrap_err();
+        assert_eq!(err.key, "providers[1].responses");
+        assert!(err.message.contains("`openai` only"), "{err}");
     }
 
     #[test]

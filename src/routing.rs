@@ -404,6 +404,7 @@ mod tests {
                 retry: RetryPolicy::default(),
                 cooldown: CooldownPolicy::default(),
                 request_timeout: Duration::from_secs(1),
+                responses: Default::default(),
             })
         };
         let deployments: Vec<Deployment> = weights

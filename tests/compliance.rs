@@ -1694,7 +1694,7 @@ async fn erasure_exports_then_erases_exactly_that_subjects_data() {
     assert_eq!(export["usage"].as_array().unwrap().len(), 2);
     assert_eq!(
         report["erased"],
-        json!({ "conversations": 2, "consents": 1, "reviews": 1 })
+        json!({ "conversations": 2, "consents": 1, "reviews": 1, "responses": 0 })
     );
 
     // Alice's records keep their metadata under the pseudonym, without bodies.

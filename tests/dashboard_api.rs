@@ -1128,7 +1128,9 @@ fn served_routes() -> Vec<(String, String)> {
                 }
             }
             let methods = &rest[close + 1..end];
-            if !path.starts_with("/api/v1") {
+            // The dashboard API, and the one inference route the document
+            // describes (docs/responses.md).
+            if !path.starts_with("/api/v1") && path != "/v1/responses" {
                 continue;
             }
             for method in ["get", "post", "put", "patch", "delete"] {

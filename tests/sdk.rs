@@ -61,6 +61,13 @@ async fn the_official_openai_sdk_embeds_as_floats_and_as_base64() {
     run_script(".venv", "openai_embeddings.py", &[&server.base_url, &key]).await;
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn the_official_openai_sdk_gets_responses_streams_and_tool_round_trips() {
+    let server = TestServer::start_with(Some(CONFIG), &[]);
+    let (_, key) = server.create_key(&[]);
+    run_script(".venv", "openai_responses.py", &[&server.base_url, &key]).await;
+}
+
 /// A server in front of scripted Anthropic and Gemini upstreams.
 async fn native_server() -> (
     common::anthropic::Anthropic,

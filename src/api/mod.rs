@@ -5,6 +5,7 @@
 //! - `v1`: inference routes (`/v1`, API key)
 //! - `media`: image and audio routes under `/v1` (API key)
 //! - `embeddings`: `/v1/embeddings` (API key)
+//! - `responses`: `/v1/responses`, OpenAI's Responses API (API key)
 //! - `native`: the Anthropic and Gemini passthroughs (`/v1/messages`,
 //!   `/v1beta/models/...`, API key)
 //! - `dashboard`: `/api/v1` (session; permissions in each signature)
@@ -31,6 +32,7 @@ pub mod models;
 pub mod native;
 pub mod openapi;
 pub mod playground;
+pub mod responses;
 pub mod sso;
 pub mod stats;
 pub mod tenants;
@@ -49,6 +51,7 @@ pub fn routes() -> Router<AppState> {
         .merge(media::routes())
         .merge(embeddings::routes())
         .merge(native::routes())
+        .merge(responses::routes())
         .merge(dashboard::routes())
         .merge(sso::routes())
         .merge(billing::routes())

@@ -169,7 +169,15 @@ async fn run(state: &AppState, key: &ApiKey, headers: &HeaderMap, call: NativeCa
         .and_then(|v| v.to_str().ok())
         .unwrap_or_default();
     let model = call.requested.clone();
-    let mut response = match native::passthrough(state, key, request_id, call).await {
+    let mut response = render(native::passthrough(state, key, request_id, call).await);
+    response.extensions_mut().insert(ModelLabel(model));
+    response
+}
+
+/// A native outcome as the response: the upstream's body with the billing
+/// headers, a stream, a held review or the upstream's refusal relayed.
+pub(crate) fn render(outcome: Result<NativeOutcome, ApiError>) -> Response {
+    match outcome {
         Ok(NativeOutcome::Complete {
             body,
             charged,
@@ -218,15 +226,13 @@ async fn run(state: &AppState, key: &ApiKey, headers: &HeaderMap, call: NativeCa
         )
             .into_response(),
         Err(error) => error.into_response(),
-    };
-    response.extensions_mut().insert(ModelLabel(model));
-    response
+    }
 }
 
 /// The service fields, from `x-tollgate-purpose`,
 /// `x-tollgate-user-consent-id`, `x-tollgate-end-user-id` and
 /// `x-tollgate-deployer-context` (a JSON object).
-fn service_fields(headers: &HeaderMap) -> Result<ServiceFields, ApiError> {
+pub(crate) fn service_fields(headers: &HeaderMap) -> Result<ServiceFields, ApiError> {
     let text = |name: &str| -> Result<Option<String>, ApiError> {
         match headers.get(name) {
             None => Ok(None),

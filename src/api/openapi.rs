@@ -1,7 +1,7 @@
 //! `GET /api/v1/openapi.json`: the OpenAPI 3.1 document of the dashboard
-//! API (`assets/openapi.json`), embedded in the binary. Session-protected
-//! like the rest of `/api/v1`; a test checks that it documents every
-//! route the router serves there.
+//! API (`assets/openapi.json`) and of `POST /v1/responses`, embedded in the
+//! binary. Session-protected like the rest of `/api/v1`; a test checks that
+//! it documents every route the router serves there.
 
 use axum::Router;
 use axum::http::header;

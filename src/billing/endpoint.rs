@@ -4,9 +4,8 @@
 //!
 //! The stored form is the variant's position (one byte in bincode), so
 //! variants are only ever appended: reordering them would relabel every
-//! stored record. Values the gateway does not serve yet (`responses`,
-//! `embeddings`, `completions`) are here already so that adding those
-//! routes needs no schema migration.
+//! stored record. The values were all defined before their routes were
+//! served, so that adding those routes needed no schema migration.
 
 use serde::{Deserialize, Serialize};
 

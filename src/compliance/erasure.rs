@@ -4,7 +4,8 @@
 //! nothing. `POST /api/v1/erasure` first gathers everything held about the subject
 //! (conversation records with their bodies, consent records, held reviews
 //! and the usage records of their requests) into one JSON export, then, in
-//! the same transaction, erases the bodies and consents. What must stay for
+//! the same transaction, erases the bodies and consents (and deletes the
+//! conversations kept for the Responses API's `previous_response_id`). What must stay for
 //! billing and accountability stays, pseudonymised: usage records never
 //! name the end user, conversation records keep their metadata under the
 //! subject's pseudonym, and audit entries only ever held the pseudonym, so
@@ -130,6 +131,9 @@ pub async fn erase(
             for consent in &consents {
                 CONSENT_TABLE.remove(txn, consent.id.as_bytes())?;
             }
+            // The conversations kept for `previous_response_id`.
+            let responses =
+                crate::gateway::responses::stored::erase_subject(txn, &tenant_id, &subject)?;
             for review in &reviews {
                 let mut erased = review.clone();
                 erased.request = "{}".into();
@@ -139,6 +143,7 @@ pub async fn erase(
                 "conversations": records.len(),
                 "consents": consents.len(),
                 "reviews": reviews.len(),
+                "responses": responses,
             });
             audit::append(
                 txn,

@@ -31,8 +31,8 @@ pub use classifier::{Classification, Classifier, Grey, Hit, Level, Source};
 
 use crate::store::{Store, StoreError};
 
-/// Starts the compliance sweep: conversation records past their retention
-/// are deleted and review items past their time expire, once at start and
+/// Starts the compliance sweep: conversation records (and the responses
+/// kept for `previous_response_id`) past their retention are deleted and review items past their time expire, once at start and
 /// then every `every`.
 pub fn start_sweeper(store: Arc<Store>, every: Duration) {
     tokio::spawn(async move {
@@ -49,6 +49,15 @@ pub fn start_sweeper(store: Arc<Store>, every: Duration) {
                 ),
                 Err(StoreError::Closed) => return,
                 Err(e) => tracing::error!(error = %e, "pruning the conversation log failed"),
+            }
+            match crate::gateway::responses::stored::prune(&store, now).await {
+                Ok(0) => {}
+                Ok(n) => tracing::info!(
+                    responses = n,
+                    "stored responses past their retention deleted"
+                ),
+                Err(StoreError::Closed) => return,
+                Err(e) => tracing::error!(error = %e, "pruning the stored responses failed"),
             }
             match reviews::expire_due(&store, now).await {
                 Ok(0) => {}

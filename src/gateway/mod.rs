@@ -16,6 +16,7 @@ pub mod media;
 pub mod multimodal;
 pub mod native;
 pub mod request;
+pub mod responses;
 pub mod stream;
 pub mod tokens;
 pub mod truncate;
@@ -197,10 +198,28 @@ pub async fn chat_completions(
     state: &AppState,
     key: &ApiKey,
     request_id: &str,
-    mut request: ChatRequest,
+    request: ChatRequest,
     raw: &[u8],
 ) -> Result<ChatOutcome, ApiError> {
+    serve_chat(state, key, request_id, request, raw, Endpoint::Chat).await
+}
+
+/// The chat pipeline for a request that came in on `endpoint` as another
+/// wire and was translated to chat (the Responses API): every stage as on
+/// `/v1/chat/completions`, recorded under its own endpoint.
+pub(crate) async fn serve_chat(
+    state: &AppState,
+    key: &ApiKey,
+    request_id: &str,
+    mut request: ChatRequest,
+    raw: &[u8],
+    endpoint: Endpoint,
+) -> Result<ChatOutcome, ApiError> {
     let started = Instant::now();
+    let route = match endpoint {
+        Endpoint::Responses => "/v1/responses",
+        _ => "/v1/chat/completions",
+    };
     if !request
         .chain
         .iter()
@@ -219,7 +238,7 @@ pub async fn chat_completions(
         .iter()
         .filter_map(|m| state.catalogue.get_for(&key.tenant_id, m))
     {
-        kind_fits(&model, false, "/v1/chat/completions")?;
+        kind_fits(&model, false, route)?;
     }
     let tenant = admit(state, key)?;
     let risk = gate(state, key, &tenant.policy, &request, request_id).await?;
@@ -315,7 +334,7 @@ pub async fn chat_completions(
                     compliance: compliance.clone(),
                     retries,
                     in_flight: Some(Arc::new(in_flight)),
-                    endpoint: Endpoint::Chat,
+                    endpoint,
                 };
                 let reservations: Vec<limits::Reservation> =
                     reservation.into_iter().chain(key_reservation).collect();

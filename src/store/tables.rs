@@ -72,6 +72,12 @@ pub const MODEL_OVERRIDES: Def = TableDefinition::new("model_overrides");
 /// tenant id -> the catalogue model ids the tenant may use (`Vec<String>`);
 /// a tenant without a row may use every served model
 pub const TENANT_MODELS: Def = TableDefinition::new("tenant_models");
+/// tenant id + `\0` + response id -> `responses::stored::StoredResponse`:
+/// the conversation behind a response made by translation, for
+/// `previous_response_id`
+pub const RESPONSES: Def = TableDefinition::new("responses");
+/// expiry (big-endian ms) + the response's key -> the response's key
+pub const RESPONSE_EXPIRY: Def = TableDefinition::new("response_expiry");
 
 /// Every table, for creation at open and for backup.
 pub const ALL: &[Def] = &[
@@ -98,6 +104,8 @@ pub const ALL: &[Def] = &[
     CONSENTS,
     MODEL_OVERRIDES,
     TENANT_MODELS,
+    RESPONSES,
+    RESPONSE_EXPIRY,
 ];
 
 pub const META_SCHEMA_VERSION: &[u8] = b"schema_version";

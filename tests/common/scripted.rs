@@ -25,8 +25,12 @@
 //! the upstream model's name starts with `no-usage`; on a Gemini
 //! `models/{m}:batchEmbedContents` path, one `[index, 0.25]` per request
 //! (`outputDimensionality` long when given, padded with zeros), with no
-//! usage, as Gemini answers. Each call keeps its body, as JSON and as
-//! received.
+//! usage, as Gemini answers. `Ok` on a `/responses` path answers in the
+//! Responses API's shape: a response `resp_up_N` (N the call's count) with
+//! the text `hello from MODEL`, usage 10 + 5, its `previous_response_id`
+//! echoed; streamed, `response.created`, three `response.output_text.delta`
+//! and `response.completed` with the usage. Each call keeps its body, as
+//! JSON and as received.
 #![allow(dead_code)]
 
 use std::collections::{HashMap, VecDeque};
@@ -224,6 +228,10 @@ async fn answer(
         }))
         .into_response(),
         Step::Ok if path == "/v1/completions" => legacy_completion(&model, &body),
+        Step::Ok if path.ends_with("/responses") => {
+            let calls = script.calls().iter().filter(|c| c.path == path).count();
+            responses_answer(&model, &body, calls)
+        }
         Step::Ok if path.ends_with("/embeddings") => {
             let count = match &body["input"] {
                 Value::Array(items) if !items.iter().all(Value::is_number) => items.len(),
@@ -314,6 +322,44 @@ fn legacy_completion(model: &str, body: &Value) -> Response {
         .header("content-type", "text/event-stream")
         .body(Body::from_stream(futures::stream::iter(
             events.into_iter().map(Ok::<_, std::io::Error>),
+        )))
+        .unwrap()
+}
+
+/// A Responses API answer (`/responses`), plain or streamed.
+fn responses_answer(model: &str, body: &Value, n: usize) -> Response {
+    let id = format!("resp_up_{n}");
+    let text = format!("hello from {model}");
+    let item = json!({ "type": "message", "id": "msg_up", "status": "completed", "role": "assistant",
+        "content": [{ "type": "output_text", "text": text, "annotations": [] }] });
+    let response = |status: &str, output: Value, usage: Value| {
+        json!({ "id": id, "object": "response", "created_at": 1_700_000_000, "status": status,
+            "model": model, "output": output, "usage": usage,
+            "previous_response_id": body["previous_response_id"], "error": null,
+            "incomplete_details": null, "tools": [], "tool_choice": "auto", "parallel_tool_calls": true })
+    };
+    let usage = json!({ "input_tokens": 10, "output_tokens": 5, "total_tokens": 15 });
+    if body["stream"] != true {
+        return axum::Json(response("completed", json!([item]), usage)).into_response();
+    }
+    let mut events = vec![json!({ "type": "response.created", "sequence_number": 0,
+        "response": response("in_progress", json!([]), Value::Null) })];
+    for (i, word) in ["hello ", "from ", model].iter().enumerate() {
+        events.push(
+            json!({ "type": "response.output_text.delta", "sequence_number": i + 1,
+            "item_id": "msg_up", "output_index": 0, "content_index": 0, "delta": word }),
+        );
+    }
+    events.push(json!({ "type": "response.completed", "sequence_number": 4,
+        "response": response("completed", json!([item]), usage) }));
+    let frames: Vec<String> = events
+        .iter()
+        .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap()))
+        .collect();
+    Response::builder()
+        .header("content-type", "text/event-stream")
+        .body(Body::from_stream(futures::stream::iter(
+            frames.into_iter().map(Ok::<_, std::io::Error>),
         )))
         .unwrap()
 }

@@ -140,13 +140,14 @@ impl NativeCall {
                 _ => return Err(ApiError::invalid("stream", "`stream` must be a boolean")),
             },
         };
-        if wire == Wire::Completions {
-            body = strip_service_fields(&mut value, body, &mut service)?;
+        if matches!(wire, Wire::Completions | Wire::Responses) {
+            body = strip_service_fields(wire, &mut value, body, &mut service)?;
         }
         let model = resolve(models, wire, &requested)?;
         let messages = wire.classification_view(&value)?;
         let max_output = value["max_tokens"]
             .as_u64()
+            .or_else(|| value["max_output_tokens"].as_u64())
             .or_else(|| value["generationConfig"]["maxOutputTokens"].as_u64());
 
         let mut view_body = Map::new();
@@ -166,7 +167,7 @@ impl NativeCall {
         let mut renamed: Vec<(String, Bytes)> = Vec::new();
         if wire != Wire::Gemini {
             for d in &model.deployments {
-                if wire.served_by(d.provider.kind, &d.upstream)
+                if wire.serves(&d.provider, &d.upstream)
                     && d.upstream != requested
                     && !renamed.iter().any(|(name, _)| *name == d.upstream)
                 {
@@ -193,6 +194,7 @@ impl NativeCall {
 /// returns the body to forward: the caller's bytes when it had none,
 /// re-encoded without them otherwise.
 fn strip_service_fields(
+    wire: Wire,
     value: &mut Value,
     body: Bytes,
     service: &mut ServiceFields,
@@ -233,7 +235,9 @@ fn strip_service_fields(
             ));
         }
     }
-    if object.remove("models").is_some() {
+    // A Responses request with `models` is translated, never forwarded
+    // (gateway::responses decides).
+    if object.remove("models").is_some() && wire == Wire::Completions {
         return Err(ApiError::invalid(
             "models",
             "/v1/completions takes one `model`: fallback chains are served on /v1/chat/completions",
@@ -269,7 +273,7 @@ fn resolve(models: TenantCatalogue<'_>, wire: Wire, name: &str) -> Result<Arc<Mo
     if !model
         .deployments
         .iter()
-        .any(|d| wire.served_by(d.provider.kind, &d.upstream))
+        .any(|d| wire.serves(&d.provider, &d.upstream))
     {
         return Err(ApiError::invalid(
             "model",
@@ -489,7 +493,7 @@ impl walk::Call for Forward<'_> {
 
     fn unfit(&self, deployment: &Model) -> Option<(&'static str, String)> {
         let wire = self.call.wire;
-        (!wire.served_by(deployment.provider.kind, &deployment.upstream)).then(|| {
+        (!wire.serves(&deployment.provider, &deployment.upstream)).then(|| {
             (
                 "wrong_kind",
                 format!(
@@ -616,8 +620,13 @@ async fn send(state: &AppState, call: &NativeCall, deployment: &Model) -> Result
             }
             request
         }
-        Wire::Completions => {
-            let mut request = http.post(endpoint(base, &["completions"]));
+        Wire::Completions | Wire::Responses => {
+            let path = if call.wire == Wire::Completions {
+                "completions"
+            } else {
+                "responses"
+            };
+            let mut request = http.post(endpoint(base, &[path]));
             if let Some(key) = &provider.api_key {
                 request = request.bearer_auth(key.expose());
             }

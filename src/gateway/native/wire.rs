@@ -11,12 +11,16 @@
 //! one is final); thoughts count as completion tokens, as on the chat route.
 //! Legacy completions report `usage` on the answer, and on a stream only in
 //! a last chunk when the caller asked `stream_options.include_usage`; the
-//! stream's end marker is `data: [DONE]`.
+//! stream's end marker is `data: [DONE]`. The Responses API reports `usage`
+//! (`input_tokens`, `output_tokens`) on the response, and in a stream on the
+//! response of its last event (`response.completed` or
+//! `response.incomplete`), which is also its end marker.
 
 use serde_json::{Value, json};
 
 use crate::billing::Endpoint;
 use crate::catalogue::ProviderKind;
+use crate::config::{ProviderConfig, ResponsesMode};
 use crate::error::ApiError;
 use crate::providers::vertex::Publisher;
 
@@ -29,6 +33,9 @@ pub enum Wire {
     Gemini,
     /// `POST /v1/completions`, OpenAI's legacy text completions.
     Completions,
+    /// `POST /v1/responses`, OpenAI's Responses API, on a provider that
+    /// serves it (docs/responses.md).
+    Responses,
 }
 
 impl Wire {
@@ -38,6 +45,7 @@ impl Wire {
             Wire::Anthropic => Endpoint::Messages,
             Wire::Gemini => Endpoint::GenerateContent,
             Wire::Completions => Endpoint::Completions,
+            Wire::Responses => Endpoint::Responses,
         }
     }
 
@@ -46,7 +54,7 @@ impl Wire {
         match self {
             Wire::Anthropic => ProviderKind::Anthropic,
             Wire::Gemini => ProviderKind::Gemini,
-            Wire::Completions => ProviderKind::Openai,
+            Wire::Completions | Wire::Responses => ProviderKind::Openai,
         }
     }
 
@@ -63,12 +71,20 @@ impl Wire {
                 && Publisher::of(upstream) == Publisher::Google)
     }
 
+    /// Whether `provider` serves the wire: of a kind that does, and for the
+    /// Responses API not set to translate it (`responses = "translate"`).
+    pub fn serves(self, provider: &ProviderConfig, upstream: &str) -> bool {
+        self.served_by(provider.kind, upstream)
+            && !(self == Wire::Responses && provider.responses == ResponsesMode::Translate)
+    }
+
     /// The `gen_ai.operation.name` of its spans (docs/observability.md).
     pub fn operation(self) -> &'static str {
         match self {
             Wire::Anthropic => "chat",
             Wire::Gemini => "generate_content",
             Wire::Completions => "text_completion",
+            Wire::Responses => "chat",
         }
     }
 
@@ -78,6 +94,7 @@ impl Wire {
             Wire::Anthropic => "/v1/messages",
             Wire::Gemini => "generate-content",
             Wire::Completions => "/v1/completions",
+            Wire::Responses => "/v1/responses",
         }
     }
 
@@ -89,6 +106,7 @@ impl Wire {
             Wire::Anthropic => anthropic_view(body),
             Wire::Gemini => gemini_view(body),
             Wire::Completions => completions_view(body),
+            Wire::Responses => crate::gateway::responses::input::classification_view(body),
         }
     }
 
@@ -107,6 +125,10 @@ impl Wire {
             Wire::Completions => format!(
                 "data: {}\n\n",
                 json!({ "error": { "message": message, "type": "server_error", "code": "upstream_error", "param": null } })
+            ),
+            Wire::Responses => format!(
+                "event: error\ndata: {}\n\n",
+                json!({ "type": "error", "code": "upstream_error", "message": message, "param": null })
             ),
         }
     }
@@ -289,6 +311,10 @@ impl Meter {
                 self.completions_chunk(answer);
                 self.ended = true;
             }
+            Wire::Responses => {
+                self.responses_answer(answer);
+                self.ended = true;
+            }
         }
     }
 
@@ -305,6 +331,52 @@ impl Meter {
             Wire::Anthropic => self.anthropic_event(event),
             Wire::Gemini => self.gemini_chunk(event),
             Wire::Completions => self.completions_chunk(event),
+            Wire::Responses => self.responses_event(event),
+        }
+    }
+
+    /// A whole response: `usage` and the text of its output messages.
+    fn responses_answer(&mut self, response: &Value) {
+        let usage = &response["usage"];
+        if let Some(input) = usage["input_tokens"].as_u64() {
+            self.prompt = Some(input);
+        }
+        if let Some(output) = usage["output_tokens"].as_u64() {
+            self.completion = Some(output);
+        }
+        for item in response["output"].as_array().into_iter().flatten() {
+            for part in item["content"].as_array().into_iter().flatten() {
+                if let Some(text) = part["text"].as_str() {
+                    self.add_text(text);
+                }
+            }
+            if let Some(arguments) = item["arguments"].as_str() {
+                self.add_text(arguments);
+            }
+        }
+    }
+
+    /// One event of a Responses stream: text and arguments as they come,
+    /// the usage and the end on the last event.
+    fn responses_event(&mut self, event: &Value) {
+        match event["type"].as_str() {
+            Some("response.output_text.delta" | "response.function_call_arguments.delta") => {
+                if let Some(delta) = event["delta"].as_str() {
+                    self.add_text(delta);
+                }
+            }
+            Some("response.completed" | "response.incomplete") => {
+                let usage = &event["response"]["usage"];
+                if let Some(input) = usage["input_tokens"].as_u64() {
+                    self.prompt = Some(input);
+                }
+                if let Some(output) = usage["output_tokens"].as_u64() {
+                    self.completion = Some(output);
+                }
+                self.ended = true;
+            }
+            Some("response.failed" | "error") => self.failed = true,
+            _ => {}
         }
     }
 

@@ -1,0 +1,73 @@
+//! `POST /v1/responses`: OpenAI's Responses API (docs/responses.md).
+//!
+//! The handler counts the request against the key's per-minute limit and
+//! hands the body to the Responses pipeline (`gateway::responses`), which
+//! forwards it to an OpenAI provider's own `/responses` or translates it.
+//! Errors are in the OpenAI shape; a forwarded request's upstream refusal
+//! is relayed as sent. Hosted tools dropped by translation are named in
+//! `x-tollgate-dropped-tools`.
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use opentelemetry::Context;
+use opentelemetry::context::FutureExt as _;
+
+use crate::api::json::JsonBody;
+use crate::api::native::{render, service_fields};
+use crate::api::v1::{traced, with_rate_limit};
+use crate::app::AppState;
+use crate::auth::extract::InferenceKey;
+use crate::gateway::native::wire::Wire;
+use crate::gateway::responses::{self, ResponsesOutcome};
+use crate::metrics::ModelLabel;
+
+pub fn routes() -> Router<AppState> {
+    Router::new().route("/v1/responses", post(create_response))
+}
+
+/// `POST /v1/responses`: a response, or a stream of Responses events.
+async fn create_response(
+    State(state): State<AppState>,
+    InferenceKey(key): InferenceKey,
+    headers: HeaderMap,
+    body: JsonBody,
+) -> Response {
+    let handled = with_rate_limit(&state, &key, async {
+        let request_id = headers
+            .get("x-request-id")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default();
+        let service = service_fields(&headers)?;
+        let answer = responses::create_response(&state, &key, request_id, body.0, service).await?;
+        let mut response = match answer.outcome {
+            ResponsesOutcome::Complete(response) => axum::Json(response).into_response(),
+            ResponsesOutcome::Held(review) => {
+                (StatusCode::ACCEPTED, axum::Json(review)).into_response()
+            }
+            ResponsesOutcome::Stream(body) => (
+                [
+                    (header::CONTENT_TYPE, "text/event-stream"),
+                    (header::CACHE_CONTROL, "no-cache"),
+                    (HeaderName::from_static("x-accel-buffering"), "no"),
+                ],
+                // The server span ends with the stream.
+                axum::body::Body::from_stream(body.with_context(Context::current())),
+            )
+                .into_response(),
+            ResponsesOutcome::Forwarded(outcome) => render(Ok(outcome)),
+        };
+        if !answer.dropped_tools.is_empty()
+            && let Ok(value) = HeaderValue::from_str(&answer.dropped_tools.join(", "))
+        {
+            response
+                .headers_mut()
+                .insert(HeaderName::from_static("x-tollgate-dropped-tools"), value);
+        }
+        response.extensions_mut().insert(ModelLabel(answer.model));
+        Ok(response)
+    });
+    traced(&state, &key, &headers, Wire::Responses.operation(), handled).await
+}
