@@ -13,6 +13,7 @@ pub mod audio;
 pub mod embeddings;
 pub mod form;
 pub mod media;
+pub mod messages;
 pub mod multimodal;
 pub mod native;
 pub mod request;
@@ -197,10 +198,29 @@ pub async fn chat_completions(
     state: &AppState,
     key: &ApiKey,
     request_id: &str,
-    mut request: ChatRequest,
+    request: ChatRequest,
     raw: &[u8],
 ) -> Result<ChatOutcome, ApiError> {
+    chat_on(state, key, request_id, request, raw, Endpoint::Chat).await
+}
+
+/// The chat pipeline for a request that came in on `endpoint` (chat, or a
+/// route translated into chat such as `/v1/messages` on a non-Anthropic
+/// model): every stage of the chat route, its usage record carrying
+/// `endpoint`. `raw` is the body as the caller sent it (for the logs).
+pub async fn chat_on(
+    state: &AppState,
+    key: &ApiKey,
+    request_id: &str,
+    mut request: ChatRequest,
+    raw: &[u8],
+    endpoint: Endpoint,
+) -> Result<ChatOutcome, ApiError> {
     let started = Instant::now();
+    let route = match endpoint {
+        Endpoint::Messages => "/v1/messages",
+        _ => "/v1/chat/completions",
+    };
     if !request
         .chain
         .iter()
@@ -219,7 +239,7 @@ pub async fn chat_completions(
         .iter()
         .filter_map(|m| state.catalogue.get_for(&key.tenant_id, m))
     {
-        kind_fits(&model, false, "/v1/chat/completions")?;
+        kind_fits(&model, false, route)?;
     }
     let tenant = admit(state, key)?;
     let risk = gate(state, key, &tenant.policy, &request, request_id).await?;
@@ -315,7 +335,7 @@ pub async fn chat_completions(
                     compliance: compliance.clone(),
                     retries,
                     in_flight: Some(Arc::new(in_flight)),
-                    endpoint: Endpoint::Chat,
+                    endpoint,
                 };
                 let reservations: Vec<limits::Reservation> =
                     reservation.into_iter().chain(key_reservation).collect();
