@@ -112,7 +112,11 @@ async fn anthropic_error(response: reqwest::Response, status: u16) -> Value {
     assert_eq!(response.status().as_u16(), status);
     let body: Value = response.json().await.unwrap();
     assert_eq!(body["type"], "error", "{body}");
-    assert!(body["error"]["message"].as_str().is_some_and(|m| !m.is_empty()));
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .is_some_and(|m| !m.is_empty())
+    );
     body["error"].clone()
 }
 
@@ -190,7 +194,10 @@ async fn messages_on_an_openai_model_are_translated_billed_and_answered_as_a_mes
         headers["authorization"],
         format!("Bearer {OPENAI_SECRET}").as_str()
     );
-    assert!(!format!("{headers:?}").contains(&key), "our key went upstream");
+    assert!(
+        !format!("{headers:?}").contains(&key),
+        "our key went upstream"
+    );
 
     let records = usage_records(&server, &key_id, 1).await;
     assert_eq!(records[0]["endpoint"], "messages");
@@ -227,10 +234,7 @@ async fn messages_on_a_gemini_model_reach_generate_content_with_the_providers_ke
         GEMINI_SECRET
     );
     let sent = &gemini.recorded.bodies()[0];
-    assert_eq!(
-        sent["systemInstruction"]["parts"][0]["text"],
-        "Be brief."
-    );
+    assert_eq!(sent["systemInstruction"]["parts"][0]["text"], "Be brief.");
     assert_eq!(sent["contents"][0]["parts"][0]["text"], "hello");
     assert_eq!(sent["generationConfig"]["maxOutputTokens"], 64);
 
@@ -289,7 +293,10 @@ async fn a_streamed_message_on_an_openai_model_is_the_messages_event_sequence() 
         delta["usage"],
         json!({ "input_tokens": 10, "output_tokens": 5 })
     );
-    assert!(delta["billing"]["cost"].is_number(), "charged before the end");
+    assert!(
+        delta["billing"]["cost"].is_number(),
+        "charged before the end"
+    );
     assert_eq!(openai.recorded.bodies()[0]["stream"], true);
     assert_eq!(
         openai.recorded.bodies()[0]["stream_options"]["include_usage"],
@@ -365,9 +372,11 @@ async fn a_streamed_tool_call_on_the_mock_comes_as_input_json_deltas() {
     let response = client()
         .post(server.url("/v1/messages"))
         .bearer_auth(&key)
-        .json(&json!({ "model": "mock-tool", "max_tokens": 64, "stream": true,
+        .json(
+            &json!({ "model": "mock-tool", "max_tokens": 64, "stream": true,
                        "tools": [{ "name": "lookup", "input_schema": { "type": "object" } }],
-                       "messages": [{ "role": "user", "content": "cats" }] }))
+                       "messages": [{ "role": "user", "content": "cats" }] }),
+        )
         .send()
         .await
         .unwrap();
@@ -462,7 +471,12 @@ async fn a_claude_code_shaped_request_is_accepted_on_a_translated_model() {
         .map(|t| t["function"]["name"].as_str().unwrap())
         .collect();
     assert_eq!(names, ["Bash", "WebFetch"]);
-    for field in ["thinking", "context_management", "output_config", "metadata"] {
+    for field in [
+        "thinking",
+        "context_management",
+        "output_config",
+        "metadata",
+    ] {
         assert!(sent.get(field).is_none(), "{field} went upstream");
     }
 }
@@ -493,7 +507,10 @@ async fn caps_and_gates_apply_to_a_translated_model_with_no_upstream_call() {
     let ask = json!({ "model": "gpt-ok", "max_tokens": 64, "messages": [{ "role": "user", "content": "hi" }] });
     message(&server, &capped, &ask).await;
     let refused = post(&server, "/v1/messages", &capped, &ask).await;
-    assert_eq!(anthropic_error(refused, 402).await["type"], "budget_exceeded");
+    assert_eq!(
+        anthropic_error(refused, 402).await["type"],
+        "budget_exceeded"
+    );
     assert_eq!(openai.recorded.bodies().len(), 1);
 }
 
@@ -504,15 +521,42 @@ async fn bad_messages_requests_get_400_in_the_anthropic_shape() {
     let user = json!([{ "role": "user", "content": "x" }]);
     let cases = [
         (json!({ "model": "gpt-ok", "max_tokens": 5 }), "`messages`"),
-        (json!({ "model": "gpt-ok", "max_tokens": 5, "messages": [] }), "`messages`"),
-        (json!({ "model": "gpt-ok", "max_tokens": 5, "messages": "hi" }), "`messages`"),
-        (json!({ "model": "gpt-ok", "max_tokens": "lots", "messages": user }), "`max_tokens`"),
-        (json!({ "model": "gpt-ok", "max_tokens": 5, "temperature": 3, "messages": user }), "`temperature`"),
-        (json!({ "model": "gpt-ok", "max_tokens": 5, "messages": [{ "role": "robot", "content": "x" }] }), "`role`"),
-        (json!({ "model": "gpt-ok", "max_tokens": 5, "messages": [{ "role": "user", "content": [{ "type": "hologram" }] }] }), "`hologram`"),
-        (json!({ "model": "gpt-ok", "max_tokens": 5, "messages": [{ "role": "user", "content": [{ "type": "text", "text": 5 }] }] }), "`text`"),
-        (json!({ "model": "gpt-ok", "max_tokens": 5, "tools": [{ "description": "nameless" }], "messages": user }), "`name`"),
-        (json!({ "model": "gpt-ok", "max_tokens": 5, "stream": "yes", "messages": user }), "`stream`"),
+        (
+            json!({ "model": "gpt-ok", "max_tokens": 5, "messages": [] }),
+            "`messages`",
+        ),
+        (
+            json!({ "model": "gpt-ok", "max_tokens": 5, "messages": "hi" }),
+            "`messages`",
+        ),
+        (
+            json!({ "model": "gpt-ok", "max_tokens": "lots", "messages": user }),
+            "`max_tokens`",
+        ),
+        (
+            json!({ "model": "gpt-ok", "max_tokens": 5, "temperature": 3, "messages": user }),
+            "`temperature`",
+        ),
+        (
+            json!({ "model": "gpt-ok", "max_tokens": 5, "messages": [{ "role": "robot", "content": "x" }] }),
+            "`role`",
+        ),
+        (
+            json!({ "model": "gpt-ok", "max_tokens": 5, "messages": [{ "role": "user", "content": [{ "type": "hologram" }] }] }),
+            "`hologram`",
+        ),
+        (
+            json!({ "model": "gpt-ok", "max_tokens": 5, "messages": [{ "role": "user", "content": [{ "type": "text", "text": 5 }] }] }),
+            "`text`",
+        ),
+        (
+            json!({ "model": "gpt-ok", "max_tokens": 5, "tools": [{ "description": "nameless" }], "messages": user }),
+            "`name`",
+        ),
+        (
+            json!({ "model": "gpt-ok", "max_tokens": 5, "stream": "yes", "messages": user }),
+            "`stream`",
+        ),
     ];
     for (body, names) in cases {
         let response = post(&server, "/v1/messages", &key, &body).await;
@@ -528,7 +572,10 @@ async fn bad_messages_requests_get_400_in_the_anthropic_shape() {
         &json!({ "model": "gpt-nope", "max_tokens": 5, "messages": user }),
     )
     .await;
-    assert_eq!(anthropic_error(unknown, 404).await["type"], "model_not_found");
+    assert_eq!(
+        anthropic_error(unknown, 404).await["type"],
+        "model_not_found"
+    );
     assert!(openai.recorded.bodies().is_empty(), "nothing went upstream");
 }
 
@@ -577,7 +624,13 @@ async fn count_tokens_is_forwarded_to_anthropic_and_counted_locally_elsewhere_ne
         json!({ "input_tokens": 101 })
     );
     // Other kinds: the gateway's estimate, a positive count.
-    let response = post(&server, "/v1/messages/count_tokens", &key, &ask("gemini-ok")).await;
+    let response = post(
+        &server,
+        "/v1/messages/count_tokens",
+        &key,
+        &ask("gemini-ok"),
+    )
+    .await;
     let estimate = response.json::<Value>().await.unwrap()["input_tokens"]
         .as_u64()
         .unwrap();
@@ -593,14 +646,20 @@ async fn count_tokens_is_forwarded_to_anthropic_and_counted_locally_elsewhere_ne
     .await;
     assert_eq!(anthropic_error(bad, 400).await["type"], "invalid_request");
     let unknown = post(&server, "/v1/messages/count_tokens", &key, &ask("nope")).await;
-    assert_eq!(anthropic_error(unknown, 404).await["type"], "model_not_found");
+    assert_eq!(
+        anthropic_error(unknown, 404).await["type"],
+        "model_not_found"
+    );
     let no_key = client()
         .post(server.url("/v1/messages/count_tokens"))
         .json(&ask("gpt-ok"))
         .send()
         .await
         .unwrap();
-    assert_eq!(anthropic_error(no_key, 401).await["type"], "missing_api_key");
+    assert_eq!(
+        anthropic_error(no_key, 401).await["type"],
+        "missing_api_key"
+    );
 
     // Never billed: a message afterwards is the key's only record.
     message(

@@ -142,7 +142,7 @@ async fn the_anthropic_sdk_before_2_sends_x_api_key_and_gets_messages_and_stream
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_anthropic_sdk_gets_messages_streams_tools_and_counts_on_openai_gemini_and_mock_models()
- {
+{
     let openai = common::upstream::Upstream::start().await;
     let (_anthropic, _gemini, server) = native_server_with(&format!(
         "[[providers]]\nid = \"oai\"\nkind = \"openai\"\nbase_url = \"{}\"\n\
@@ -152,7 +152,12 @@ async fn the_anthropic_sdk_gets_messages_streams_tools_and_counts_on_openai_gemi
     ))
     .await;
     let (_, key) = server.create_key(&[]);
-    run_script(".venv", "anthropic_translated.py", &[&server.base_url, &key]).await;
+    run_script(
+        ".venv",
+        "anthropic_translated.py",
+        &[&server.base_url, &key],
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -25,8 +25,8 @@ use crate::auth::extract::InferenceKey;
 use crate::auth::keys::ApiKey;
 use crate::error::{ApiError, Code};
 use crate::gateway::messages::{self, Counted, MessagesOutcome};
-use crate::gateway::native::{NativeCall, ServiceFields};
 use crate::gateway::native::wire::Wire;
+use crate::gateway::native::{NativeCall, ServiceFields};
 use crate::metrics::ModelLabel;
 use crate::traces;
 
@@ -69,9 +69,8 @@ async fn create_message(
 ) -> Response {
     let handled = with_rate_limit(&state, &key, async {
         let service = service_fields(&headers)?;
-        let named: Named = serde_json::from_slice(&body.0).map_err(|e| {
-            ApiError::new(Code::InvalidRequest, format!("malformed JSON: {e}"))
-        })?;
+        let named: Named = serde_json::from_slice(&body.0)
+            .map_err(|e| ApiError::new(Code::InvalidRequest, format!("malformed JSON: {e}")))?;
         let model = named
             .model
             .as_ref()
@@ -156,9 +155,8 @@ async fn count_tokens(
     body: JsonBody,
 ) -> Response {
     let handled = with_rate_limit(&state, &key, async {
-        let value: Value = serde_json::from_slice(&body.0).map_err(|e| {
-            ApiError::new(Code::InvalidRequest, format!("malformed JSON: {e}"))
-        })?;
+        let value: Value = serde_json::from_slice(&body.0)
+            .map_err(|e| ApiError::new(Code::InvalidRequest, format!("malformed JSON: {e}")))?;
         let name = match &value["model"] {
             Value::String(name) if !name.trim().is_empty() => name.trim().to_owned(),
             _ => {

@@ -130,7 +130,12 @@ async fn generate_content(
 }
 
 /// Runs the call and maps its outcome to a response.
-pub(crate) async fn run(state: &AppState, key: &ApiKey, headers: &HeaderMap, call: NativeCall) -> Response {
+pub(crate) async fn run(
+    state: &AppState,
+    key: &ApiKey,
+    headers: &HeaderMap,
+    call: NativeCall,
+) -> Response {
     let request_id = headers
         .get("x-request-id")
         .and_then(|v| v.to_str().ok())

@@ -64,7 +64,10 @@ impl Recorded {
             .lock()
             .unwrap()
             .iter()
-            .filter(|(h, _, _)| h.get("x-scripted-path").is_some_and(|p| p == "count_tokens"))
+            .filter(|(h, _, _)| {
+                h.get("x-scripted-path")
+                    .is_some_and(|p| p == "count_tokens")
+            })
             .map(|(_, b, _)| b.clone())
             .collect()
     }

@@ -158,7 +158,10 @@ async fn forward_count(
             .timeout(provider.first_byte_timeout.max(Duration::from_secs(5)))
             .body(body);
         if !headers.iter().any(|(n, _)| *n == "anthropic-version") {
-            request = request.header("anthropic-version", crate::providers::anthropic::API_VERSION);
+            request = request.header(
+                "anthropic-version",
+                crate::providers::anthropic::API_VERSION,
+            );
         }
         for (name, value) in headers {
             request = request.header(*name, value);

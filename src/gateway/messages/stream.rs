@@ -157,7 +157,13 @@ impl Translator {
         }
         if let Some(chat_usage) = chunk.get("usage").filter(|u| u.is_object()) {
             self.usage = usage(chat_usage);
-            for extension in ["billing", "risk_classification", "explainability", "truncation", "pii_redaction"] {
+            for extension in [
+                "billing",
+                "risk_classification",
+                "explainability",
+                "truncation",
+                "pii_redaction",
+            ] {
                 if let Some(value) = chunk.get(extension) {
                     self.extensions.push((extension.to_owned(), value.clone()));
                 }
@@ -295,8 +301,14 @@ mod tests {
                 json!({ "tool_calls": [{ "index": 0, "id": "call_1", "type": "function", "function": { "name": "f", "arguments": "" } }] }),
                 Value::Null,
             ),
-            chunk(json!({ "tool_calls": [{ "index": 0, "function": { "arguments": "{\"a\":" } }] }), Value::Null),
-            chunk(json!({ "tool_calls": [{ "index": 0, "function": { "arguments": "1}" } }] }), Value::Null),
+            chunk(
+                json!({ "tool_calls": [{ "index": 0, "function": { "arguments": "{\"a\":" } }] }),
+                Value::Null,
+            ),
+            chunk(
+                json!({ "tool_calls": [{ "index": 0, "function": { "arguments": "1}" } }] }),
+                Value::Null,
+            ),
             chunk(json!({}), json!("tool_calls")),
             json!({ "id": "c1", "choices": [], "usage": { "prompt_tokens": 9, "completion_tokens": 4 }, "billing": { "cost": 1 } }),
         ]);
@@ -326,7 +338,10 @@ mod tests {
         );
         assert_eq!(events[0].1["message"]["model"], "gpt");
         assert_eq!(events[0].1["message"]["id"], "msg_c1");
-        assert_eq!(events[3].1["delta"], json!({ "type": "text_delta", "text": "Hel" }));
+        assert_eq!(
+            events[3].1["delta"],
+            json!({ "type": "text_delta", "text": "Hel" })
+        );
         assert_eq!(
             events[6].1["content_block"],
             json!({ "type": "tool_use", "id": "call_1", "name": "f", "input": {} })
@@ -346,7 +361,10 @@ mod tests {
     #[tokio::test]
     async fn a_chat_error_event_becomes_an_anthropic_error_event_and_ends() {
         let items: Vec<Result<Bytes, std::convert::Infallible>> = vec![
-            Ok(Bytes::from(format!("data: {}\n\n", chunk(json!({ "content": "par" }), Value::Null)))),
+            Ok(Bytes::from(format!(
+                "data: {}\n\n",
+                chunk(json!({ "content": "par" }), Value::Null)
+            ))),
             Ok(Bytes::from(format!(
                 "data: {}\n\n",
                 json!({ "error": { "message": "cut", "type": "server_error", "code": "upstream_stream_error" } })

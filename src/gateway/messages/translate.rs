@@ -370,7 +370,12 @@ fn assistant_turn(
             continue;
         }
         match block_type(block, &at)? {
-            "text" => text.push(text_part(block, &at)?["text"].as_str().unwrap_or_default().to_owned()),
+            "text" => text.push(
+                text_part(block, &at)?["text"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned(),
+            ),
             "tool_use" => {
                 let (Some(id), Some(name)) = (block["id"].as_str(), block["name"].as_str()) else {
                     return Err(invalid(&at, "a `tool_use` block needs `id` and `name`"));
@@ -484,8 +489,7 @@ fn image_part(block: &Value, at: &str) -> Result<Value, ApiError> {
             ));
         }
     };
-    super::super::request::image_source(&url)
-        .map_err(|m| invalid(&format!("{at}.source"), m))?;
+    super::super::request::image_source(&url).map_err(|m| invalid(&format!("{at}.source"), m))?;
     Ok(json!({ "type": "image_url", "image_url": { "url": url } }))
 }
 
@@ -755,7 +759,12 @@ mod tests {
         );
         assert_eq!(
             translated.dropped,
-            ["thinking", "context_management", "output_config", "metadata"]
+            [
+                "thinking",
+                "context_management",
+                "output_config",
+                "metadata"
+            ]
         );
     }
 
@@ -813,22 +822,70 @@ mod tests {
             (json!({ "model": "m" }), "messages"),
             (json!({ "model": "m", "messages": [] }), "messages"),
             (json!({ "model": "m", "messages": "hi" }), "messages"),
-            (json!({ "model": "m", "messages": [{ "role": "robot", "content": "x" }] }), "messages[0].role"),
-            (json!({ "model": "m", "messages": [{ "role": "user", "content": 7 }] }), "messages[0].content"),
-            (json!({ "model": "m", "messages": [{ "role": "user", "content": [{ "type": "video" }] }] }), "messages[0].content[0].type"),
-            (json!({ "model": "m", "messages": [{ "role": "user", "content": [{ "type": "text" }] }] }), "messages[0].content[0].text"),
-            (json!({ "model": "m", "messages": [{ "role": "user", "content": [{ "type": "image", "source": { "type": "base64", "media_type": "image/png", "data": "@@" } }] }] }), "messages[0].content[0].source"),
-            (json!({ "model": "m", "messages": [{ "role": "user", "content": [{ "type": "tool_result" }] }] }), "messages[0].content[0].tool_use_id"),
-            (json!({ "model": "m", "messages": user, "max_tokens": 0 }), "max_tokens"),
-            (json!({ "model": "m", "messages": user, "max_tokens": "many" }), "max_tokens"),
-            (json!({ "model": "m", "messages": user, "temperature": 1.5 }), "temperature"),
-            (json!({ "model": "m", "messages": user, "stop_sequences": "END" }), "stop_sequences"),
-            (json!({ "model": "m", "messages": user, "tools": {} }), "tools"),
-            (json!({ "model": "m", "messages": user, "tools": [{ "description": "x" }] }), "tools[0].name"),
-            (json!({ "model": "m", "messages": user, "tool_choice": { "type": "sometimes" } }), "tool_choice.type"),
-            (json!({ "model": "m", "messages": user, "stream": "yes" }), "stream"),
-            (json!({ "model": "m", "messages": user, "system": 3 }), "system"),
-            (json!({ "model": "m", "messages": [{ "role": "system", "content": "only" }] }), "messages"),
+            (
+                json!({ "model": "m", "messages": [{ "role": "robot", "content": "x" }] }),
+                "messages[0].role",
+            ),
+            (
+                json!({ "model": "m", "messages": [{ "role": "user", "content": 7 }] }),
+                "messages[0].content",
+            ),
+            (
+                json!({ "model": "m", "messages": [{ "role": "user", "content": [{ "type": "video" }] }] }),
+                "messages[0].content[0].type",
+            ),
+            (
+                json!({ "model": "m", "messages": [{ "role": "user", "content": [{ "type": "text" }] }] }),
+                "messages[0].content[0].text",
+            ),
+            (
+                json!({ "model": "m", "messages": [{ "role": "user", "content": [{ "type": "image", "source": { "type": "base64", "media_type": "image/png", "data": "@@" } }] }] }),
+                "messages[0].content[0].source",
+            ),
+            (
+                json!({ "model": "m", "messages": [{ "role": "user", "content": [{ "type": "tool_result" }] }] }),
+                "messages[0].content[0].tool_use_id",
+            ),
+            (
+                json!({ "model": "m", "messages": user, "max_tokens": 0 }),
+                "max_tokens",
+            ),
+            (
+                json!({ "model": "m", "messages": user, "max_tokens": "many" }),
+                "max_tokens",
+            ),
+            (
+                json!({ "model": "m", "messages": user, "temperature": 1.5 }),
+                "temperature",
+            ),
+            (
+                json!({ "model": "m", "messages": user, "stop_sequences": "END" }),
+                "stop_sequences",
+            ),
+            (
+                json!({ "model": "m", "messages": user, "tools": {} }),
+                "tools",
+            ),
+            (
+                json!({ "model": "m", "messages": user, "tools": [{ "description": "x" }] }),
+                "tools[0].name",
+            ),
+            (
+                json!({ "model": "m", "messages": user, "tool_choice": { "type": "sometimes" } }),
+                "tool_choice.type",
+            ),
+            (
+                json!({ "model": "m", "messages": user, "stream": "yes" }),
+                "stream",
+            ),
+            (
+                json!({ "model": "m", "messages": user, "system": 3 }),
+                "system",
+            ),
+            (
+                json!({ "model": "m", "messages": [{ "role": "system", "content": "only" }] }),
+                "messages",
+            ),
         ];
         for (body, param) in cases {
             let error = to_chat(&body, None).unwrap_err();
