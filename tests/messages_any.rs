@@ -672,3 +672,59 @@ async fn count_tokens_is_forwarded_to_anthropic_and_counted_locally_elsewhere_ne
     assert_eq!(records.len(), 1);
     assert_eq!(records[0]["model"], "mock-chat");
 }
+
+#[tokio::test]
+async fn a_held_translated_answer_is_released_as_a_message_once_approved() {
+    let Setup { openai, server, .. } = setup().await;
+    let (key_id, key) = server.create_key(&[]);
+    let owner = login(&server).await;
+    let policy = client()
+        .put(server.url("/api/v1/policies"))
+        .bearer_auth(&owner)
+        .json(&json!({ "reviewMode": "all" }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(policy.status(), 200);
+    // Streamed or not, a held request is answered 202 (the upstream is
+    // asked for the whole answer, as on the chat route).
+    let mut reviews = Vec::new();
+    for stream in [false, true] {
+        let held = post(
+            &server,
+            "/v1/messages",
+            &key,
+            &json!({ "model": "gpt-ok", "max_tokens": 64, "stream": stream,
+                     "messages": [{ "role": "user", "content": "Hello" }] }),
+        )
+        .await;
+        assert_eq!(held.status(), 202);
+        let held: Value = held.json().await.unwrap();
+        assert_eq!(held["status"], "pending");
+        reviews.push(held["id"].as_str().unwrap().to_owned());
+    }
+    assert!(openai.recorded.bodies().iter().all(|b| b["stream"] != true));
+    assert_eq!(usage_records(&server, &key_id, 2).await.len(), 2);
+    let approved = client()
+        .post(server.url(&format!("/api/v1/reviews/{}/approve", reviews[0])))
+        .bearer_auth(&owner)
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(approved.status(), 200);
+    let released = client()
+        .get(server.url(&format!("/v1/reviews/{}", reviews[0])))
+        .bearer_auth(&key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(released.status(), 200);
+    let released: Value = released.json().await.unwrap();
+    assert_eq!(released["type"], "message", "{released}");
+    assert_eq!(
+        released["content"],
+        json!([{ "type": "text", "text": "hello from upstream" }])
+    );
+    assert!(released["billing"]["cost"].is_number());
+}

@@ -1300,13 +1300,18 @@ async fn finish(
         String::new()
     };
     if served.compliance.hold {
+        // The review releases the answer in the caller's wire.
+        let answer = match served.endpoint {
+            Endpoint::Messages => messages::translate::to_message(&completion, &served.requested),
+            _ => completion,
+        };
         let held = extensions
             .charge_held(
                 (prompt, completion_tokens),
                 None,
                 estimated,
                 &output,
-                completion,
+                answer,
             )
             .await?;
         return Ok(ChatOutcome::Held(held));
