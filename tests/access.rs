@@ -149,6 +149,7 @@ fn inference_table() -> Vec<(Method, &'static str, &'static str, Option<Value>)>
         (Method::POST, "/v1/audio/speech", "/v1/audio/speech", Some(json!({ "model": "ok", "input": "hi", "voice": "alloy" }))),
         (Method::POST, "/v1/embeddings", "/v1/embeddings", Some(json!({ "model": "ok", "input": "hi" }))),
         (Method::POST, "/v1/messages", "/v1/messages", Some(json!({ "model": "ok", "max_tokens": 8, "messages": [{ "role": "user", "content": "hi" }] }))),
+        (Method::POST, "/v1/messages/count_tokens", "/v1/messages/count_tokens", Some(json!({ "model": "ok", "messages": [{ "role": "user", "content": "hi" }] }))),
         (Method::POST, "/v1beta/models/{model_action}", "/v1beta/models/ok:generateContent", Some(json!({ "contents": [{ "parts": [{ "text": "hi" }] }] }))),
         (Method::POST, "/v1/models/{model_action}", "/v1/models/ok:streamGenerateContent?alt=sse", Some(json!({ "contents": [{ "parts": [{ "text": "hi" }] }] }))),
         (Method::GET, "/v1/models/{model_action}", "/v1/models/ok", None),

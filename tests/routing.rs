@@ -1322,13 +1322,23 @@ async fn a_native_passthrough_skips_deployments_of_another_kind() {
     let answer = completion(&server, &key, hello(json!("m"))).await;
     assert_eq!(answer["model"], "m");
 
-    // A model with no Anthropic deployment is refused before any call.
+    // A model with no Anthropic deployment is translated and walks its
+    // deployments as chat does (docs/messages.md).
     let text = provider(&upstream.base_url, "po", "PA_KEY", "")
         + &model("plain", "provider = \"po\"\nupstream = \"o\"");
     let (server, key) = start(&text, &[]);
     let response = messages(&server, &key, "plain").await;
-    assert_eq!(response.status(), 400);
-    assert_eq!(upstream.script.count("o"), 1, "only the chat call above");
+    assert_eq!(response.status(), 200);
+    let answer: Value = response.json().await.unwrap();
+    assert_eq!(answer["type"], "message");
+    assert_eq!(answer["model"], "plain");
+    assert_eq!(
+        upstream.script.count("o"),
+        2,
+        "the chat call above, then this one"
+    );
+    let last = upstream.script.calls().pop().unwrap();
+    assert_eq!(last.path, "/v1/chat/completions");
 }
 
 #[tokio::test]

@@ -74,6 +74,17 @@ async fn native_server() -> (
     common::gemini::Gemini,
     TestServer,
 ) {
+    native_server_with("").await
+}
+
+/// [`native_server`] with `extra` configuration appended.
+async fn native_server_with(
+    extra: &str,
+) -> (
+    common::anthropic::Anthropic,
+    common::gemini::Gemini,
+    TestServer,
+) {
     let anthropic = common::anthropic::Anthropic::start().await;
     let gemini = common::gemini::Gemini::start().await;
     let config = format!(
@@ -84,7 +95,7 @@ async fn native_server() -> (
          [[models]]\nid = \"gemini-ok\"\nprovider = \"gem\"\nupstream = \"gemini-ok\"\ninput = [\"TEXT\"]\noutput = [\"TEXT\"]\n\
          context_window = 8192\npricing = {{ unit = \"per_token\", input_per_million = 1.0, output_per_million = 2.0 }}\n",
         anthropic.base_url, gemini.base_url
-    );
+    ) + extra;
     let server = TestServer::start_with(Some(&config), &[]);
     (anthropic, gemini, server)
 }
@@ -132,6 +143,26 @@ async fn the_anthropic_sdk_before_2_sends_x_api_key_and_gets_messages_and_stream
         ".venv-anthropic1",
         "anthropic_client.py",
         &[&server.base_url, &key, "x-api-key"],
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_anthropic_sdk_gets_messages_streams_tools_and_counts_on_openai_gemini_and_mock_models()
+{
+    let openai = common::upstream::Upstream::start().await;
+    let (_anthropic, _gemini, server) = native_server_with(&format!(
+        "[[providers]]\nid = \"oai\"\nkind = \"openai\"\nbase_url = \"{}\"\n\
+         [[models]]\nid = \"gpt-ok\"\nprovider = \"oai\"\nupstream = \"ok\"\ninput = [\"TEXT\"]\noutput = [\"TEXT\"]\n\
+         context_window = 8192\npricing = {{ unit = \"per_token\", input_per_million = 1.0, output_per_million = 2.0 }}\n",
+        openai.base_url
+    ))
+    .await;
+    let (_, key) = server.create_key(&[]);
+    run_script(
+        ".venv",
+        "anthropic_translated.py",
+        &[&server.base_url, &key],
     )
     .await;
 }

@@ -6,8 +6,10 @@
 //! - `media`: image and audio routes under `/v1` (API key)
 //! - `embeddings`: `/v1/embeddings` (API key)
 //! - `responses`: `/v1/responses`, OpenAI's Responses API (API key)
-//! - `native`: the Anthropic and Gemini passthroughs (`/v1/messages`,
-//!   `/v1beta/models/...`, API key)
+//! - `native`: the Gemini and legacy-completions passthroughs
+//!   (`/v1beta/models/...`, `/v1/completions`, API key)
+//! - `messages`: Anthropic's `/v1/messages` (passthrough or translation)
+//!   and `/v1/messages/count_tokens` (API key)
 //! - `dashboard`: `/api/v1` (session; permissions in each signature)
 //! - `billing`: `/api/v1` usage, key consumption, top-ups, wallet history
 //! - `webhooks`: `/api/v1/webhooks` settings, secret rotation, deliveries
@@ -28,6 +30,7 @@ pub mod health;
 pub mod json;
 pub mod keys;
 pub mod media;
+pub mod messages;
 pub mod models;
 pub mod native;
 pub mod openapi;
@@ -51,6 +54,7 @@ pub fn routes() -> Router<AppState> {
         .merge(media::routes())
         .merge(embeddings::routes())
         .merge(native::routes())
+        .merge(messages::routes())
         .merge(responses::routes())
         .merge(dashboard::routes())
         .merge(sso::routes())

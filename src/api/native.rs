@@ -1,7 +1,8 @@
-//! The native passthrough routes (docs/native.md): Anthropic's
-//! `POST /v1/messages`, Gemini's `:generateContent` and
+//! The native passthrough routes (docs/native.md): Gemini's `:generateContent` and
 //! `:streamGenerateContent` under `/v1beta/models/` and `/v1/models/`, and
 //! OpenAI's legacy `POST /v1/completions` (docs/completions.md).
+//! Anthropic's `POST /v1/messages` is `api::messages`, which runs the
+//! passthrough through [`run`] for Anthropic models.
 //! `GET /v1/models/{id}` shares the Gemini route's path, so it is wired
 //! here (its handler is `v1::retrieve_model`).
 //!
@@ -33,46 +34,12 @@ use crate::traces;
 
 pub fn routes() -> Router<AppState> {
     Router::new()
-        .route("/v1/messages", post(create_message))
         .route("/v1beta/models/{model_action}", post(generate_content))
         .route(
             "/v1/models/{model_action}",
             post(generate_content).get(crate::api::v1::retrieve_model),
         )
         .route("/v1/completions", post(create_completion))
-}
-
-/// Request headers forwarded to Anthropic as the caller sent them.
-const ANTHROPIC_HEADERS: [&str; 2] = ["anthropic-version", "anthropic-beta"];
-
-/// `POST /v1/messages`: Anthropic's Messages API, plain or streamed.
-async fn create_message(
-    State(state): State<AppState>,
-    InferenceKey(key): InferenceKey,
-    headers: HeaderMap,
-    body: JsonBody,
-) -> Response {
-    let handled = with_rate_limit(&state, &key, async {
-        let forwarded = ANTHROPIC_HEADERS
-            .into_iter()
-            .filter_map(|name| {
-                let value = headers.get(name)?.to_str().ok()?;
-                Some((name, value.to_owned()))
-            })
-            .collect();
-        let call = NativeCall::parse(
-            state.catalogue.for_tenant(&key.tenant_id),
-            Wire::Anthropic,
-            None,
-            None,
-            body.0,
-            forwarded,
-            service_fields(&headers)?,
-        )?;
-        traces::request_model(Wire::Anthropic.operation(), &call.requested);
-        Ok(run(&state, &key, &headers, call).await)
-    });
-    traced(&state, &key, &headers, Wire::Anthropic.operation(), handled).await
 }
 
 /// `POST /v1/completions`: a legacy text completion, plain or streamed,
@@ -163,7 +130,12 @@ async fn generate_content(
 }
 
 /// Runs the call and maps its outcome to a response.
-async fn run(state: &AppState, key: &ApiKey, headers: &HeaderMap, call: NativeCall) -> Response {
+pub(crate) async fn run(
+    state: &AppState,
+    key: &ApiKey,
+    headers: &HeaderMap,
+    call: NativeCall,
+) -> Response {
     let request_id = headers
         .get("x-request-id")
         .and_then(|v| v.to_str().ok())

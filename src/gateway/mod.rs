@@ -13,6 +13,7 @@ pub mod audio;
 pub mod embeddings;
 pub mod form;
 pub mod media;
+pub mod messages;
 pub mod multimodal;
 pub mod native;
 pub mod request;
@@ -201,13 +202,14 @@ pub async fn chat_completions(
     request: ChatRequest,
     raw: &[u8],
 ) -> Result<ChatOutcome, ApiError> {
-    serve_chat(state, key, request_id, request, raw, Endpoint::Chat).await
+    chat_on(state, key, request_id, request, raw, Endpoint::Chat).await
 }
 
-/// The chat pipeline for a request that came in on `endpoint` as another
-/// wire and was translated to chat (the Responses API): every stage as on
-/// `/v1/chat/completions`, recorded under its own endpoint.
-pub(crate) async fn serve_chat(
+/// The chat pipeline for a request that came in on `endpoint` (chat, or a
+/// route translated into chat: `/v1/messages` on a non-Anthropic model,
+/// `/v1/responses` off OpenAI's own API): every stage of the chat route, its usage record carrying
+/// `endpoint`. `raw` is the body as the caller sent it (for the logs).
+pub async fn chat_on(
     state: &AppState,
     key: &ApiKey,
     request_id: &str,
@@ -218,6 +220,7 @@ pub(crate) async fn serve_chat(
     let started = Instant::now();
     let route = match endpoint {
         Endpoint::Responses => "/v1/responses",
+        Endpoint::Messages => "/v1/messages",
         _ => "/v1/chat/completions",
     };
     if !request
@@ -1300,13 +1303,18 @@ async fn finish(
         String::new()
     };
     if served.compliance.hold {
+        // The review releases the answer in the caller's wire.
+        let answer = match served.endpoint {
+            Endpoint::Messages => messages::translate::to_message(&completion, &served.requested),
+            _ => completion,
+        };
         let held = extensions
             .charge_held(
                 (prompt, completion_tokens),
                 None,
                 estimated,
                 &output,
-                completion,
+                answer,
             )
             .await?;
         return Ok(ChatOutcome::Held(held));

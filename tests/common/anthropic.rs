@@ -13,7 +13,9 @@
 //!
 //! With `stream: true` the same answers come as Messages API events. The
 //! raw bytes of each body are kept too, for the passthrough's byte-for-byte
-//! checks.
+//! checks. `POST /v1/messages/count_tokens` answers `{"input_tokens": 4242}`
+//! (recorded like the rest, the body's `model` marked with a `count:`
+//! prefix in [`Recorded::counted`]).
 
 use std::sync::{Arc, Mutex};
 
@@ -56,6 +58,30 @@ impl Recorded {
     pub fn count(&self) -> usize {
         self.0.lock().unwrap().len()
     }
+    /// The bodies that came to `count_tokens`.
+    pub fn counted(&self) -> Vec<Value> {
+        self.0
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(h, _, _)| {
+                h.get("x-scripted-path")
+                    .is_some_and(|p| p == "count_tokens")
+            })
+            .map(|(_, b, _)| b.clone())
+            .collect()
+    }
+}
+
+async fn count_tokens(
+    State(recorded): State<Recorded>,
+    mut headers: HeaderMap,
+    body: String,
+) -> Response {
+    let value: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
+    headers.insert("x-scripted-path", "count_tokens".parse().unwrap());
+    recorded.0.lock().unwrap().push((headers, value, body));
+    axum::Json(json!({ "input_tokens": 4242 })).into_response()
 }
 
 pub struct Anthropic {
@@ -69,6 +95,7 @@ impl Anthropic {
         let recorded = Recorded::default();
         let app = Router::new()
             .route("/v1/messages", post(messages))
+            .route("/v1/messages/count_tokens", post(count_tokens))
             .with_state(recorded.clone());
         let (addr, task) = super::serve(app).await;
         Anthropic {

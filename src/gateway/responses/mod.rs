@@ -10,7 +10,7 @@
 //!   response's `usage`. The upstream's ids, `previous_response_id` and
 //!   hosted tools pass through.
 //! - translation: every other request becomes an internal chat request
-//!   ([`input`]) served by the chat pipeline (`gateway::serve_chat`: the
+//!   ([`input`]) served by the chat pipeline (`gateway::chat_on`: the
 //!   fallback chain through `models`, caps, gates, registry, charge), and
 //!   its completion or stream becomes a response ([`output`]).
 //!
@@ -31,7 +31,7 @@ use serde_json::Value;
 use super::native::wire::Wire;
 use super::native::{self, NativeCall, NativeOutcome, ServiceFields};
 use super::stream::SseBody;
-use super::{ChatOutcome, serve_chat};
+use super::{ChatOutcome, chat_on};
 use crate::app::AppState;
 use crate::auth::keys::ApiKey;
 use crate::billing::Endpoint;
@@ -149,7 +149,7 @@ pub async fn create_response(
         conversation,
         retention: retention(state, key),
     });
-    let outcome = match serve_chat(state, key, request_id, chat, &raw, Endpoint::Responses).await? {
+    let outcome = match chat_on(state, key, request_id, chat, &raw, Endpoint::Responses).await? {
         ChatOutcome::Held(review) => ResponsesOutcome::Held(review),
         ChatOutcome::Complete(completion) => {
             let mut frame = frame;
