@@ -154,6 +154,7 @@ fn inference_table() -> Vec<(Method, &'static str, &'static str, Option<Value>)>
         (Method::POST, "/v1/models/{model_action}", "/v1/models/ok:streamGenerateContent?alt=sse", Some(json!({ "contents": [{ "parts": [{ "text": "hi" }] }] }))),
         (Method::GET, "/v1/models/{model_action}", "/v1/models/ok", None),
         (Method::POST, "/v1/completions", "/v1/completions", Some(json!({ "model": "ok", "prompt": "hi" }))),
+        (Method::POST, "/v1/responses", "/v1/responses", Some(json!({ "model": "ok", "input": "hi" }))),
     ]
 }
 
