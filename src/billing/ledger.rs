@@ -55,6 +55,9 @@ pub struct KeySpend {
     pub reserved: u64,
     /// The other live members of its rotation.
     partners: Vec<String>,
+    /// The numbers above come from the store (at start, a charge, or the
+    /// key record on first use), not from a default.
+    known: bool,
 }
 
 /// A tenant's wallet as admission needs it.
@@ -134,8 +137,9 @@ pub fn apply_charge(state: &mut LedgerState, charge: &Charge) {
                 spend.partners.push((*other).to_owned());
             }
         }
-        if charge.seq > spend.seq {
-            spend.seq = charge.seq;
+        if charge.seq > spend.seq || !spend.known {
+            spend.known = true;
+            spend.seq = spend.seq.max(charge.seq);
             spend.cycle_start = after.cycle_start;
             spend.consumed = after.consumed;
             spend.notified = after.notified.clone();
@@ -205,6 +209,7 @@ impl Ledger {
                         cycle_start: key.cycle_start,
                         consumed,
                         notified: notified.to_vec(),
+                        known: true,
                         ..KeySpend::default()
                     },
                 );
@@ -283,19 +288,15 @@ impl Ledger {
         } = claim;
         let mut state = self.lock();
         let state = &mut *state;
-        if !state.keys.contains_key(&key.id) {
+        let spend = state.keys.entry(key.id.clone()).or_default();
+        if !spend.known {
             // A key made since the start: its record is the truth (a
             // rotated key starts from its predecessor's consumption).
             let (consumed, notified) = key.current_cycle(now);
-            state.keys.insert(
-                key.id.clone(),
-                KeySpend {
-                    cycle_start: key.cycle_start,
-                    consumed,
-                    notified: notified.to_vec(),
-                    ..KeySpend::default()
-                },
-            );
+            spend.known = true;
+            spend.cycle_start = key.cycle_start;
+            spend.consumed = consumed;
+            spend.notified = notified.to_vec();
             if let Some(from) = &key.rotated_from {
                 link(state, from, &key.id);
             }
@@ -352,8 +353,8 @@ impl Ledger {
     pub fn key_spend(&self, key: &ApiKey, now: i64) -> (u64, u64) {
         let state = self.lock();
         match state.keys.get(&key.id) {
-            Some(spend) => (current_consumed(spend, key, now), spend.reserved),
-            None => (key.current_cycle(now).0, 0),
+            Some(spend) if spend.known => (current_consumed(spend, key, now), spend.reserved),
+            spend => (key.current_cycle(now).0, spend.map_or(0, |s| s.reserved)),
         }
     }
 
