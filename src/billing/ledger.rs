@@ -304,11 +304,12 @@ impl Ledger {
         let spend = &state.keys[&key.id];
         if let Some(limit) = key.credit_limit {
             let consumed = current_consumed(spend, key, now);
-            if u128::from(consumed) + u128::from(spend.reserved) >= u128::from(limit) {
+            let reserved = allowance_reserved(state, &key.id);
+            if u128::from(consumed) + u128::from(reserved) >= u128::from(limit) {
                 return Err(Refusal::KeyCap {
                     limit,
                     consumed,
-                    reserved: spend.reserved,
+                    reserved,
                 });
             }
         }
@@ -352,9 +353,10 @@ impl Ledger {
     /// A key's consumption in its current cycle and its reservations.
     pub fn key_spend(&self, key: &ApiKey, now: i64) -> (u64, u64) {
         let state = self.lock();
+        let reserved = allowance_reserved(&state, &key.id);
         match state.keys.get(&key.id) {
-            Some(spend) if spend.known => (current_consumed(spend, key, now), spend.reserved),
-            spend => (key.current_cycle(now).0, spend.map_or(0, |s| s.reserved)),
+            Some(spend) if spend.known => (current_consumed(spend, key, now), reserved),
+            _ => (key.current_cycle(now).0, reserved),
         }
     }
 
@@ -386,6 +388,21 @@ fn current_consumed(spend: &KeySpend, key: &ApiKey, now: i64) -> u64 {
     } else {
         spend.consumed
     }
+}
+
+/// What requests in flight reserved against a key's allowance: the most
+/// any member of its rotation holds. A hold takes every member known when
+/// it was made, so the member that was known first holds them all.
+fn allowance_reserved(state: &LedgerState, id: &str) -> u64 {
+    let Some(spend) = state.keys.get(id) else {
+        return 0;
+    };
+    spend
+        .partners
+        .iter()
+        .filter_map(|p| state.keys.get(p))
+        .map(|p| p.reserved)
+        .fold(spend.reserved, u64::max)
 }
 
 fn link(state: &mut LedgerState, a: &str, b: &str) {
@@ -499,5 +516,186 @@ impl CreditHold {
         }
         state.reserved_total = state.reserved_total.saturating_sub(credits);
         state.holds_open = state.holds_open.saturating_sub(1);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::auth::keys::ResetInterval;
+
+    const NOW: i64 = 1_795_302_000_000;
+
+    fn key(id: &str, limit: Option<u64>) -> ApiKey {
+        ApiKey {
+            id: id.into(),
+            tenant_id: "ten_1".into(),
+            owner_account_id: None,
+            name: "k".into(),
+            digest: [0; 32],
+            hint: String::new(),
+            credit_limit: limit,
+            credits_consumed: 0,
+            reset_interval: ResetInterval::Monthly,
+            cycle_start: ResetInterval::Monthly.cycle_start(NOW),
+            rate_limit: None,
+            expires_at: None,
+            allow_high_risk: false,
+            notified_thresholds: Vec::new(),
+            created_at: NOW,
+            revoked_at: None,
+            rotated_from: None,
+            tpm_limit: None,
+        }
+    }
+
+    fn tenant(tier: Tier, wallet: i64) -> Tenant {
+        Tenant {
+            wallet,
+            id: "ten_1".into(),
+            ..Tenant::new("t", tier).unwrap()
+        }
+    }
+
+    fn claim<'a>(key: &'a ApiKey, tenant: &'a Tenant, cost: u64) -> Claim<'a> {
+        Claim {
+            key,
+            tenant,
+            cost,
+            now: NOW,
+        }
+    }
+
+    fn charge(seq: u64, key: &ApiKey, consumed: u64, balance: i64) -> Charge {
+        Charge {
+            seq,
+            keys: vec![KeyAfter {
+                consumed,
+                ..KeyAfter::of(key)
+            }],
+            tenant_id: "ten_1".into(),
+            balance_after: balance,
+            day: None,
+        }
+    }
+
+    #[test]
+    fn a_cap_admits_while_consumed_plus_reserved_is_below_it() {
+        let ledger = Arc::new(Ledger::default());
+        let (k, t) = (key("k", Some(7)), tenant(Tier::Enterprise, 0));
+        // Serially 0, 2, 4, 6 pass; 8 does not.
+        let holds: Vec<_> = (0..4)
+            .map(|_| ledger.reserve(claim(&k, &t, 2)).unwrap())
+            .collect();
+        let Err(Refusal::KeyCap { reserved, .. }) = ledger.reserve(claim(&k, &t, 2)) else {
+            panic!("over the cap");
+        };
+        assert_eq!(reserved, 8);
+        assert_eq!(ledger.key_spend(&k, NOW), (0, 8));
+        // One is charged: consumed 2, its reservation gone, still 8 held.
+        ledger.apply(&charge(1, &k, 2, -2));
+        holds[0].release();
+        assert_eq!(ledger.key_spend(&k, NOW), (2, 6));
+        assert!(ledger.reserve(claim(&k, &t, 2)).is_err());
+        // The others fail: dropped, released; 2 < 7 admits again.
+        drop(holds);
+        assert_eq!(ledger.key_spend(&k, NOW), (2, 0));
+        assert_eq!(ledger.totals(), (0, 0));
+        assert!(ledger.reserve(claim(&k, &t, 2)).is_ok());
+    }
+
+    #[test]
+    fn a_wallet_that_may_not_go_negative_admits_while_balance_minus_reserved_is_positive() {
+        let ledger = Arc::new(Ledger::default());
+        let k = key("k", None);
+        let paid = tenant(Tier::Paid, 5);
+        let first = ledger.reserve(claim(&k, &paid, 3)).unwrap();
+        let _second = ledger.reserve(claim(&k, &paid, 3)).unwrap();
+        assert!(matches!(
+            ledger.reserve(claim(&k, &paid, 3)),
+            Err(Refusal::Wallet {
+                balance: 5,
+                reserved: 6
+            })
+        ));
+        assert_eq!(ledger.wallet_reserved("ten_1"), 6);
+        drop(first);
+        assert_eq!(ledger.wallet_reserved("ten_1"), 3);
+        // Enterprise reserves too, and is never refused.
+        let rich = Arc::new(Ledger::default());
+        let enterprise = tenant(Tier::Enterprise, -100);
+        assert!(rich.reserve(claim(&k, &enterprise, 3)).is_ok());
+    }
+
+    #[test]
+    fn committed_values_apply_by_sequence_whatever_order_they_arrive_in() {
+        let ledger = Arc::new(Ledger::default());
+        let (k, t) = (key("k", Some(100)), tenant(Tier::Paid, 50));
+        drop(ledger.reserve(claim(&k, &t, 1)).unwrap());
+        ledger.apply(&charge(5, &k, 30, 20));
+        // An older commit reaches memory late: ignored.
+        ledger.apply(&charge(4, &k, 20, 30));
+        assert_eq!(ledger.key_spend(&k, NOW).0, 30);
+        ledger.wallet_written("ten_1", 3, 1_000);
+        let Err(Refusal::KeyCap { consumed, .. }) =
+            ledger.reserve(claim(&key("k", Some(30)), &t, 1))
+        else {
+            panic!("30 of 30 consumed");
+        };
+        assert_eq!(consumed, 30);
+        // A newer top-up counts.
+        ledger.wallet_written("ten_1", 6, 1_000);
+        let mut state = ledger.lock();
+        assert_eq!(state.wallets["ten_1"].balance, 1_000);
+        // Replaying a charge twice is the same as once.
+        apply_charge(&mut state, &charge(7, &k, 40, 990));
+        apply_charge(&mut state, &charge(7, &k, 40, 990));
+        assert_eq!(state.keys["k"].consumed, 40);
+        assert_eq!(state.wallets["ten_1"].balance, 990);
+    }
+
+    #[test]
+    fn a_new_cycle_reads_as_nothing_consumed() {
+        let ledger = Arc::new(Ledger::default());
+        let (k, t) = (key("k", Some(10)), tenant(Tier::Paid, 50));
+        drop(ledger.reserve(claim(&k, &t, 1)).unwrap());
+        ledger.apply(&charge(1, &k, 10, 40));
+        assert_eq!(ledger.key_spend(&k, NOW).0, 10);
+        let next_month = NOW + 40 * 86_400_000;
+        assert_eq!(ledger.key_spend(&k, next_month).0, 0);
+    }
+
+    #[test]
+    fn a_rotated_pair_reserves_one_allowance() {
+        let ledger = Arc::new(Ledger::default());
+        let t = tenant(Tier::Paid, 1_000);
+        let old = key("old", Some(4));
+        let new = ApiKey {
+            rotated_from: Some("old".into()),
+            ..key("new", Some(4))
+        };
+        let _a = ledger.reserve(claim(&old, &t, 2)).unwrap();
+        let _b = ledger.reserve(claim(&new, &t, 2)).unwrap();
+        // 4 reserved across the pair: neither key admits another.
+        assert!(ledger.reserve(claim(&old, &t, 2)).is_err());
+        assert!(ledger.reserve(claim(&new, &t, 2)).is_err());
+    }
+
+    #[test]
+    fn a_day_counter_holds_its_cap_and_a_released_unit_is_free_again() {
+        let ledger = Arc::new(Ledger::default());
+        let (k, t) = (key("k", None), tenant(Tier::Free, 1_000));
+        let row = "ten_1/2026-11-21/multimodal".to_owned();
+        let first = ledger.reserve(claim(&k, &t, 1)).unwrap();
+        assert_eq!(first.take_day(row.clone(), 2, || Ok(1)).unwrap(), Ok(()));
+        let second = ledger.reserve(claim(&k, &t, 1)).unwrap();
+        assert_eq!(
+            second.take_day(row.clone(), 2, || unreachable!("in memory")).unwrap(),
+            Err(Refusal::DayCap { cap: 2 })
+        );
+        drop(first);
+        assert_eq!(second.take_day(row.clone(), 2, || Ok(0)).unwrap(), Ok(()));
+        assert_eq!(second.day_row(), Some(row.clone()));
+        assert_eq!(ledger.day(&row).map(|d| (d.used, d.reserved)), Some((1, 1)));
     }
 }
