@@ -213,7 +213,10 @@ async fn a_thousand_requests_at_once_overshoot_a_key_cap_by_at_most_one_request(
         consumed,
         "consumed equals the usage records"
     );
-    assert!(consumed <= 7_000_000 + COST, "overshot by one request at most");
+    assert!(
+        consumed <= 7_000_000 + COST,
+        "overshot by one request at most"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -348,7 +351,10 @@ async fn no_reservation_leaks_after_upstream_errors_timeouts_disconnects_and_ref
         tokio::spawn(async move {
             let response = request.send().await.expect("an answer");
             let status = response.status().as_u16();
-            (status, response.json::<Value>().await.unwrap_or(Value::Null))
+            (
+                status,
+                response.json::<Value>().await.unwrap_or(Value::Null),
+            )
         })
     };
     let prohibited = json!({ "model": "ok", "messages": [{ "role": "user", "content":

@@ -202,9 +202,11 @@ async fn run(ctx: &Context, command: Command) -> Result<Value, StoreError> {
                     "a top-up must add a positive amount of credits".into(),
                 ));
             }
-            Ok(crate::billing::top_up(&ctx.store, &ctx.ledger, &tenant, micros, "cli")
-                .await?
-                .view())
+            Ok(
+                crate::billing::top_up(&ctx.store, &ctx.ledger, &tenant, micros, "cli")
+                    .await?
+                    .view(),
+            )
         }
         Command::KeysCreate { tenant, settings } => Ok(issued_view(
             ctx.keys.create(&tenant, settings, Latitude::Any).await?,

@@ -210,9 +210,11 @@ async fn show_key(
             format!("the role `{}` cannot read API keys", account.role.as_str()),
         ));
     }
-    Ok(axum::Json(
-        super::keys::key_view(&state, &visible_key(&state, &current, &id)?, now_ms()),
-    ))
+    Ok(axum::Json(super::keys::key_view(
+        &state,
+        &visible_key(&state, &current, &id)?,
+        now_ms(),
+    )))
 }
 
 /// Whether a role may see any key (its own, its tenant's or all).

@@ -235,7 +235,10 @@ impl Ledger {
                     continue;
                 };
                 if row.split('/').nth(1) == Some(today) {
-                    let used = count.as_slice().try_into().map_or(u32::MAX, u32::from_be_bytes);
+                    let used = count
+                        .as_slice()
+                        .try_into()
+                        .map_or(u32::MAX, u32::from_be_bytes);
                     state.days.insert(
                         row,
                         DayCount {
@@ -690,7 +693,9 @@ mod tests {
         assert_eq!(first.take_day(row.clone(), 2, || Ok(1)).unwrap(), Ok(()));
         let second = ledger.reserve(claim(&k, &t, 1)).unwrap();
         assert_eq!(
-            second.take_day(row.clone(), 2, || unreachable!("in memory")).unwrap(),
+            second
+                .take_day(row.clone(), 2, || unreachable!("in memory"))
+                .unwrap(),
             Err(Refusal::DayCap { cap: 2 })
         );
         drop(first);

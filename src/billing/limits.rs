@@ -413,9 +413,11 @@ pub fn daily_used(store: &Store, scope: &str, counter: &str, now: i64) -> Result
 /// The durable count of a per-day counter row.
 pub fn daily_count(store: &Store, row: &str) -> Result<u32, StoreError> {
     store.read(|tx| {
-        Ok(crate::store::tables::Reader::get_raw(tx, DAY_COUNTS, row.as_bytes())?
-            .map(|v| decode_count(&v))
-            .unwrap_or(0))
+        Ok(
+            crate::store::tables::Reader::get_raw(tx, DAY_COUNTS, row.as_bytes())?
+                .map(|v| decode_count(&v))
+                .unwrap_or(0),
+        )
     })
 }
 

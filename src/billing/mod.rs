@@ -149,7 +149,15 @@ pub async fn charge(
     keys: &Keys,
     record: UsageRecord,
 ) -> Result<Charged, StoreError> {
-    charge_with(store, keys, &ledger::Ledger::default(), None, record, |_, _| Ok(())).await
+    charge_with(
+        store,
+        keys,
+        &ledger::Ledger::default(),
+        None,
+        record,
+        |_, _| Ok(()),
+    )
+    .await
 }
 
 /// [`charge`], where `also` writes what must commit with the charge (the
