@@ -465,6 +465,16 @@ impl CreditHold {
             return Ok(Ok(()));
         }
         let mut state = ledger.lock();
+        if !state.days.contains_key(&row) {
+            // A new day: earlier days' counters are not read again (a
+            // request counts on the day it was admitted), except those a
+            // request in flight still holds.
+            let day_of = |r: &str| r.split('/').nth(1).map(str::to_owned);
+            let today = day_of(&row);
+            state
+                .days
+                .retain(|r, d| d.reserved > 0 || day_of(r) == today);
+        }
         let day = state.days.entry(row.clone()).or_insert_with(|| DayCount {
             used: stored.unwrap_or(0),
             ..DayCount::default()
@@ -702,5 +712,16 @@ mod tests {
         assert_eq!(second.take_day(row.clone(), 2, || Ok(0)).unwrap(), Ok(()));
         assert_eq!(second.day_row(), Some(row.clone()));
         assert_eq!(ledger.day(&row).map(|d| (d.used, d.reserved)), Some((1, 1)));
+        // The next day starts from its own count, and drops the days no
+        // request holds any more.
+        let other = "ten_2/2026-11-21/multimodal".to_owned();
+        let third = ledger.reserve(claim(&k, &t, 1)).unwrap();
+        assert_eq!(third.take_day(other.clone(), 2, || Ok(0)).unwrap(), Ok(()));
+        drop(third);
+        let next = "ten_1/2026-11-22/multimodal".to_owned();
+        let fourth = ledger.reserve(claim(&k, &t, 1)).unwrap();
+        assert_eq!(fourth.take_day(next.clone(), 2, || Ok(0)).unwrap(), Ok(()));
+        assert!(ledger.day(&other).is_none(), "a past day no one holds");
+        assert!(ledger.day(&row).is_some(), "held by the second request");
     }
 }
