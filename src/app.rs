@@ -50,6 +50,9 @@ pub struct AppState {
     pub sign_in_throttle: Arc<crate::auth::throttle::SignInThrottle>,
     /// Keys' tokens per minute (`tpmLimit`), per allowance.
     pub key_tokens: Arc<crate::billing::limits::TokenLimiter>,
+    /// What admission reads: keys' cycles, wallets, day counters and the
+    /// credits requests in flight reserved (DESIGN section 4).
+    pub ledger: Arc<crate::billing::ledger::Ledger>,
     /// Models' own request and token limits, across all keys.
     pub model_limits: Arc<crate::billing::limits::ModelLimits>,
     /// Deployment health and load, for choosing a model's deployment.
@@ -108,6 +111,12 @@ impl AppState {
             tracing::error!(error = %e, "reading the stored catalogue entries failed; serving the configuration's only");
             LiveCatalogue::from_config(&config)
         });
+        let ledger = crate::billing::ledger::Ledger::load(&store, crate::time_util::now_ms())
+            .unwrap_or_else(|e| {
+                // Each key and wallet is then read on its first request.
+                tracing::error!(error = %e, "loading the ledger failed; reading it as requests come");
+                crate::billing::ledger::Ledger::default()
+            });
         let sso = config
             .sso
             .clone()
@@ -125,6 +134,7 @@ impl AppState {
             sign_in_throttle: Arc::default(),
             key_tokens: Arc::default(),
             model_limits: Arc::default(),
+            ledger: Arc::new(ledger),
             router: Arc::default(),
             metrics,
             traces,

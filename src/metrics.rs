@@ -132,6 +132,8 @@ pub struct Metrics {
     writer_queue: Gauge,
     store_commit: Histogram,
     webhook_queue: Gauge,
+    credits_reserved: Gauge<f64, AtomicU64>,
+    reservations_open: Gauge,
     spans_exported: Counter,
     spans_dropped: Family<ReasonLabels, Counter>,
 }
@@ -274,6 +276,18 @@ impl Metrics {
             "Events waiting for webhook delivery",
             webhook_queue.clone(),
         );
+        let credits_reserved = Gauge::<f64, AtomicU64>::default();
+        registry.register(
+            "tollgate_credits_reserved",
+            "Credits reserved at admission by requests in flight, not yet replaced by their charge",
+            credits_reserved.clone(),
+        );
+        let reservations_open = Gauge::default();
+        registry.register(
+            "tollgate_reservations_open",
+            "Requests in flight holding a credit reservation",
+            reservations_open.clone(),
+        );
         let spans_exported = Counter::default();
         registry.register(
             "tollgate_otlp_spans_exported",
@@ -311,6 +325,8 @@ impl Metrics {
             writer_queue,
             store_commit,
             webhook_queue,
+            credits_reserved,
+            reservations_open,
         }
     }
 
@@ -489,6 +505,14 @@ impl Metrics {
         StreamGuard(self.clone())
     }
 
+    /// Sets the reservation gauges from the ledger's totals (micro-credits
+    /// reserved, holds open), read before rendering.
+    pub fn reservations(&self, reserved_micros: u64, holds: u64) {
+        self.credits_reserved
+            .set(crate::catalogue::micros_to_credits(reserved_micros));
+        self.reservations_open.set(holds as i64);
+    }
+
     /// The exposition text, with the gauges read now.
     pub fn render(&self, writer_queue: usize, webhook_queue: usize) -> String {
         self.writer_queue.set(writer_queue as i64);
@@ -599,6 +623,8 @@ pub async fn scrape(State(state): State<AppState>, request: Request) -> Response
     state
         .metrics
         .deployment_health(&state.router.health(state.catalogue.models().iter()));
+    let (reserved, holds) = state.ledger.totals();
+    state.metrics.reservations(reserved, holds);
     let text = state.metrics.render(
         state
             .store

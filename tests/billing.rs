@@ -92,14 +92,20 @@ async fn concurrent_requests_fire_each_threshold_once_and_the_ledger_matches_the
     let (key_id, key) = server.create_key(&["--credit-limit", "0.003", "--rate-limit", "1000"]);
     let wallet_before =
         signed_micros(&server.cli_json(&["tenants", "show", "default"])["walletBalance"]);
+    // The requests bound their output as the upstream's answer is long, so
+    // each reserves about what it costs at admission (without a bound, it
+    // reserves a whole default output: see docs/billing.md).
+    let mut bounded = hello();
+    bounded["max_tokens"] = json!(5);
     let tasks: Vec<_> = (0..200)
         .map(|_| {
             let (url, key) = (server.url("/v1/chat/completions"), key.clone());
+            let body = bounded.clone();
             tokio::spawn(async move {
                 let response = client()
                     .post(url)
                     .bearer_auth(key)
-                    .json(&hello())
+                    .json(&body)
                     .send()
                     .await
                     .unwrap();

@@ -57,7 +57,11 @@ async fn load(
     while !stop.load(Ordering::SeqCst) && Instant::now() < deadline {
         n += 1;
         let stream = n.is_multiple_of(8);
-        let body = json!({ "model": "ok", "stream": stream,
+        // `max_tokens` bounds the output as the upstream's answer is long,
+        // so each request reserves about its cost at admission (without a
+        // bound it reserves a whole default output, and a tiny cap then
+        // takes one request at a time: docs/billing.md).
+        let body = json!({ "model": "ok", "stream": stream, "max_tokens": 5,
             "messages": [{ "role": "user", "content": format!("hello {n}") }] });
         let Ok(response) = http
             .post(&url)

@@ -108,6 +108,9 @@ pub struct Context {
     /// The server's sign-in throttle (an empty one when the CLI runs a
     /// command itself: no server, no delays to lift).
     pub sign_in_throttle: Arc<SignInThrottle>,
+    /// The server's in-memory ledger, which a top-up updates (an empty one
+    /// when the CLI runs a command itself: no server reads it).
+    pub ledger: Arc<crate::billing::ledger::Ledger>,
 }
 
 impl Context {
@@ -116,6 +119,7 @@ impl Context {
             keys: Keys::new(store.clone()),
             store,
             sign_in_throttle: Arc::default(),
+            ledger: Arc::default(),
         }
     }
 }
@@ -198,9 +202,11 @@ async fn run(ctx: &Context, command: Command) -> Result<Value, StoreError> {
                     "a top-up must add a positive amount of credits".into(),
                 ));
             }
-            Ok(crate::billing::top_up(&ctx.store, &tenant, micros, "cli")
-                .await?
-                .view())
+            Ok(
+                crate::billing::top_up(&ctx.store, &ctx.ledger, &tenant, micros, "cli")
+                    .await?
+                    .view(),
+            )
         }
         Command::KeysCreate { tenant, settings } => Ok(issued_view(
             ctx.keys.create(&tenant, settings, Latitude::Any).await?,

@@ -87,6 +87,7 @@ pub fn serve(
         store: state.store.clone(),
         keys: state.keys.clone(),
         sign_in_throttle: state.sign_in_throttle.clone(),
+        ledger: state.ledger.clone(),
     };
     tokio::spawn(async move {
         let tracker = TaskTracker::new();

@@ -210,9 +210,11 @@ async fn show_key(
             format!("the role `{}` cannot read API keys", account.role.as_str()),
         ));
     }
-    Ok(axum::Json(
-        visible_key(&state, &current, &id)?.view(now_ms()),
-    ))
+    Ok(axum::Json(super::keys::key_view(
+        &state,
+        &visible_key(&state, &current, &id)?,
+        now_ms(),
+    )))
 }
 
 /// Whether a role may see any key (its own, its tenant's or all).
@@ -280,11 +282,11 @@ async fn top_up(
             "the amount must be more than 0 credits",
         ));
     }
-    let tenant = billing::top_up(&state.store, &target, micros, &account.id)
+    let tenant = billing::top_up(&state.store, &state.ledger, &target, micros, &account.id)
         .await
         .map_err(store_error)?;
     tracing::info!(tenant = %tenant.id, by = %account.id, "wallet topped up");
-    Ok(axum::Json(tenant.view()))
+    Ok(axum::Json(super::tenants::tenant_view(&state, &tenant)))
 }
 
 /// `GET /api/v1/billing/history`: top-ups and each day's charges.

@@ -86,6 +86,9 @@ async fn me(
     // The dashboard shows the wallet to the roles that see billing.
     if account.role.can(Permission::ViewBilling) {
         view["tenant"]["walletBalance"] = tenant.view()["walletBalance"].clone();
+        view["tenant"]["walletReserved"] = json!(crate::catalogue::micros_to_credits(
+            state.ledger.wallet_reserved(&tenant.id)
+        ));
     }
     view["permissions"] = json!(current.permissions());
     view["operator"] = json!(current.operator);

@@ -101,6 +101,15 @@ fn instant(field: &str, text: &str) -> Result<i64, ApiError> {
     parse_rfc3339(text).map_err(|m| ApiError::invalid(field, format!("`{field}`: {m}")))
 }
 
+/// A key's view with `creditsReserved`: what its requests in flight (and
+/// its rotation partner's) reserved at admission, from the ledger.
+pub(crate) fn key_view(state: &AppState, key: &crate::auth::keys::ApiKey, now: i64) -> Value {
+    let mut view = key.view(now);
+    let (_, reserved) = state.ledger.key_spend(key, now);
+    view["creditsReserved"] = json!(crate::catalogue::micros_to_credits(reserved));
+    view
+}
+
 fn issued_view(issued: &IssuedKey) -> Value {
     json!({ "key": issued.key.view(now_ms()), "value": issued.value })
 }
@@ -134,7 +143,7 @@ async fn list_keys(
         .iter()
         .filter(|k| key_visible(&current, k))
         .filter(|k| wanted.is_none_or(|s| k.state(now) == s))
-        .map(|k| k.view(now))
+        .map(|k| key_view(&state, k, now))
         .collect();
     Ok(axum::Json(json!({ "data": data })))
 }
@@ -271,7 +280,7 @@ async fn update_key(
         .update(&key.id, update, latitude(&state, &current.account))
         .await
         .map_err(store_error)?;
-    Ok(axum::Json(key.view(now_ms())))
+    Ok(axum::Json(key_view(&state, &key, now_ms())))
 }
 
 /// `POST /api/v1/keys/{id}/rotate`: a new key with the same settings and
@@ -302,5 +311,5 @@ async fn revoke_key(
     }
     let key = state.keys.revoke(&key.id).await.map_err(store_error)?;
     tracing::info!(key = %key.id, "API key revoked");
-    Ok(axum::Json(key.view(now_ms())))
+    Ok(axum::Json(key_view(&state, &key, now_ms())))
 }

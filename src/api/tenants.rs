@@ -46,7 +46,7 @@ async fn list_tenants(
         .map_err(store_error)?
         .iter()
         .map(|t| {
-            let mut view = t.view();
+            let mut view = tenant_view(&state, t);
             view["operator"] = json!(operator.as_deref() == Some(t.id.as_str()));
             view
         })
@@ -60,6 +60,16 @@ struct NewTenantBody {
     name: String,
     /// `free`, `paid` or `enterprise`; `paid` when absent.
     tier: Option<Tier>,
+}
+
+/// A tenant's view with `walletReserved`: what its requests in flight
+/// reserved at admission, from the ledger.
+pub(crate) fn tenant_view(state: &AppState, tenant: &tenants::Tenant) -> Value {
+    let mut view = tenant.view();
+    view["walletReserved"] = json!(crate::catalogue::micros_to_credits(
+        state.ledger.wallet_reserved(&tenant.id)
+    ));
+    view
 }
 
 /// `POST /api/v1/tenants`: a new tenant (never the operator).
@@ -109,7 +119,7 @@ async fn update_tenant(
         .await
         .map_err(store_error)?;
     tracing::info!(tenant = %tenant.id, tier = tier.as_str(), by = %required.0.account.id, "tenant tier changed");
-    Ok(axum::Json(tenant.view()))
+    Ok(axum::Json(tenant_view(&state, &tenant)))
 }
 
 /// The tenant's list view: `models` is `null` when every served model is

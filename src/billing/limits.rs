@@ -384,46 +384,40 @@ pub fn ms_to_midnight(now: i64) -> i64 {
     (now.div_euclid(DAY_MS) + 1) * DAY_MS - now
 }
 
-fn day_row(scope: &str, counter: &str, now: i64) -> Vec<u8> {
+/// The store row of a per-day counter: `scope/YYYY-MM-DD/counter` (UTC).
+pub fn day_row(scope: &str, counter: &str, now: i64) -> String {
     let day = crate::time_util::format_rfc3339(now);
-    format!("{scope}/{}/{counter}", &day[..10]).into_bytes()
+    format!("{scope}/{}/{counter}", &day[..10])
 }
 
-/// Takes one unit of a durable per-day counter if fewer than `cap` were
-/// taken today (UTC). `Ok(used)` after taking; `Err(None)` when the day is
-/// full. The check and the increment are one transaction of the writer,
-/// so concurrent requests cannot overshoot.
-pub async fn take_daily(
-    store: &Store,
-    scope: &str,
-    counter: &str,
-    cap: u32,
-    now: i64,
-) -> Result<Result<u32, ()>, StoreError> {
-    let row = day_row(scope, counter, now);
-    store
-        .write(move |txn| {
-            let mut table = txn.open_table(DAY_COUNTS)?;
-            let used = table
-                .get(row.as_slice())?
-                .map(|v| decode_count(v.value()))
-                .unwrap_or(0);
-            if used >= cap {
-                return Ok(Err(()));
-            }
-            table.insert(row.as_slice(), (used + 1).to_be_bytes().as_slice())?;
-            Ok(Ok(used + 1))
-        })
-        .await
+/// Counts one unit of a durable per-day counter in a charge's transaction
+/// (admission reserved it in memory, see `ledger::Hold::take_day`);
+/// returns the count after.
+pub fn count_daily(txn: &redb::WriteTransaction, row: &str) -> Result<u32, StoreError> {
+    let mut table = txn.open_table(DAY_COUNTS)?;
+    let used = table
+        .get(row.as_bytes())?
+        .map(|v| decode_count(v.value()))
+        .unwrap_or(0)
+        .saturating_add(1);
+    table.insert(row.as_bytes(), used.to_be_bytes().as_slice())?;
+    Ok(used)
 }
 
 /// How many units of a per-day counter were taken today (UTC).
 pub fn daily_used(store: &Store, scope: &str, counter: &str, now: i64) -> Result<u32, StoreError> {
     let row = day_row(scope, counter, now);
+    daily_count(store, &row)
+}
+
+/// The durable count of a per-day counter row.
+pub fn daily_count(store: &Store, row: &str) -> Result<u32, StoreError> {
     store.read(|tx| {
-        Ok(crate::store::tables::Reader::get_raw(tx, DAY_COUNTS, &row)?
-            .map(|v| decode_count(&v))
-            .unwrap_or(0))
+        Ok(
+            crate::store::tables::Reader::get_raw(tx, DAY_COUNTS, row.as_bytes())?
+                .map(|v| decode_count(&v))
+                .unwrap_or(0),
+        )
     })
 }
 

@@ -8,8 +8,13 @@
 //! those events to the outbox. The caller is answered only after that
 //! commit, so a threshold fires exactly once per cycle whatever the
 //! concurrency, and a restart can neither repeat nor lose one.
+//!
+//! Once committed, the values the charge wrote reach the in-memory ledger
+//! admission reads ([`ledger`]); the request's reservation is released
+//! after that.
 
 pub mod endpoint;
+pub mod ledger;
 pub mod limits;
 pub mod migrate;
 pub mod usage;
@@ -137,37 +142,65 @@ pub struct Charged {
 }
 
 /// Applies one charge durably. The key cache is refreshed in the same job,
-/// so the next request of an over-budget key is refused.
+/// so the next request of an over-budget key is refused. (Without the
+/// server's in-memory ledger: tools and tests.)
 pub async fn charge(
     store: &Store,
     keys: &Keys,
     record: UsageRecord,
 ) -> Result<Charged, StoreError> {
-    charge_with(store, keys, record, |_, _| Ok(())).await
+    charge_with(
+        store,
+        keys,
+        &ledger::Ledger::default(),
+        None,
+        record,
+        |_, _| Ok(()),
+    )
+    .await
 }
 
 /// [`charge`], where `also` writes what must commit with the charge (the
 /// audit entry, the conversation record, a held review) in the same
-/// transaction.
+/// transaction, and `day` is the per-day counter row the request holds a
+/// unit of (counted durably here). Once committed, the values written
+/// reach `ledger`.
 pub async fn charge_with(
     store: &Store,
     keys: &Keys,
+    ledger: &ledger::Ledger,
+    day: Option<String>,
     record: UsageRecord,
     mut also: impl FnMut(&redb::WriteTransaction, &Charged) -> Result<(), StoreError> + Send + 'static,
 ) -> Result<Charged, StoreError> {
     let cache = keys.clone();
-    let charged = store
+    // The sequence is taken in the job: the writer's order.
+    let next = ledger.sequence_source();
+    let (charged, committed) = store
         .write(move |txn| {
+            let seq = next();
             let (charged, written) = apply(txn, &record)?;
+            let day = match &day {
+                Some(row) => Some((row.clone(), limits::count_daily(txn, row)?)),
+                None => None,
+            };
             also(txn, &charged)?;
             // In the writer, in the order charges are applied (see
             // `Keys::refresh`): the cache never goes back to an older count.
             for key in &written {
                 cache.refresh(key);
             }
-            Ok(charged)
+            let committed = ledger::Charge {
+                seq,
+                keys: written.iter().map(ledger::KeyAfter::of).collect(),
+                tenant_id: record.tenant_id.clone(),
+                balance_after: charged.balance_after,
+                day,
+            };
+            Ok((charged, committed))
         })
         .await?;
+    ledger.apply(&committed);
     for event in &charged.fired {
         tracing::info!(event = %event.event, tenant = event.tenant_id.as_deref().unwrap_or(""), "spend threshold crossed");
     }
@@ -331,6 +364,7 @@ pub fn record_event(txn: &redb::WriteTransaction, event: &StoredEvent) -> Result
 /// Adds credits to a tenant's wallet and records the movement.
 pub async fn top_up(
     store: &Store,
+    ledger: &ledger::Ledger,
     tenant: &str,
     micros: u64,
     by: &str,
@@ -341,8 +375,10 @@ pub async fn top_up(
     if amount == 0 {
         return Err(StoreError::Invalid("the amount must be positive".into()));
     }
-    store
+    let next = ledger.sequence_source();
+    let (tenant, seq) = store
         .write(move |txn| {
+            let seq = next();
             let mut tenant = crate::tenants::resolve(txn, &tenant)?;
             tenant.wallet = tenant
                 .wallet
@@ -360,7 +396,9 @@ pub async fn top_up(
             let mut row = at.to_be_bytes().to_vec();
             row.extend_from_slice(crate::auth::new_id("top").as_bytes());
             WALLET_TABLE.put(txn, &row, &entry)?;
-            Ok(tenant)
+            Ok((tenant, seq))
         })
-        .await
+        .await?;
+    ledger.wallet_written(&tenant.id, seq, tenant.wallet);
+    Ok(tenant)
 }

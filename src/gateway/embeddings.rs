@@ -122,7 +122,9 @@ pub async fn serve(
             refusal.1,
         ));
     }
-    let tenant = super::admit(state, key)?;
+    let (estimate, estimated) = request.inputs.tokens();
+    let admitted = super::admit(state, key, super::estimated_cost(&model, estimate, 0))?;
+    let tenant = &admitted.tenant;
     let chat = gated(&request.model, &request.inputs.text(), &request.service);
     let risk = super::gate(state, key, &tenant.policy, &chat, request_id).await?;
     let hold = match tenant.policy.review_mode {
@@ -136,7 +138,6 @@ pub async fn serve(
             "the tenant policy holds this answer for human review, and an embedding cannot be held: a vector is nothing a reviewer can judge",
         ));
     }
-    let (estimate, estimated) = request.inputs.tokens();
     let mut reservations: Vec<limits::Reservation> = Vec::new();
     match state.model_limits.admit(
         &model.id,
@@ -204,6 +205,7 @@ pub async fn serve(
         retries,
         in_flight: Some(Arc::new(in_flight)),
         endpoint: Endpoint::Embeddings,
+        admission: admitted.hold,
     };
     let extensions = Extensions::new(state, &served, false).with_reservations(reservations);
     let (prompt_tokens, estimated) = match answer["usage"]["prompt_tokens"].as_u64() {

@@ -159,7 +159,8 @@ pub async fn serve(
         serves(request.route, &first)?;
         gemini_size(&request.call, &first)?;
     }
-    let tenant = super::admit(state, key)?;
+    let admitted = super::admit(state, key, estimated_cost(&request, &model))?;
+    let tenant = &admitted.tenant;
     let chat = gated_request(&request);
     let risk = super::gate(state, key, &tenant.policy, &chat, request_id).await?;
     let hold = match tenant.policy.review_mode {
@@ -173,7 +174,7 @@ pub async fn serve(
             "the tenant policy holds this answer for human review, and speech audio cannot be held: send the text through /v1/chat/completions for review first",
         ));
     }
-    super::take_multimodal_cap(state, &tenant).await?;
+    super::take_multimodal_cap(state, &admitted).await?;
     let registered = super::registered_providers(state, &tenant.policy)?;
     let (pii, logged) = super::redacted_request(&tenant.policy, &request.logged);
     let compliance = Arc::new(Compliance {
@@ -221,6 +222,7 @@ pub async fn serve(
         retries,
         in_flight: Some(Arc::new(in_flight)),
         endpoint: request.route.endpoint(),
+        admission: admitted.hold,
     };
     let streamed = request.route == Route::Speech;
     let extensions = Extensions::new(state, &served, streamed);
@@ -705,6 +707,31 @@ fn transcript_cost(
         source == Source::SizeEstimate,
         json!({ "seconds": ms as f64 / 1000.0, "durationSource": source.as_str() }),
     )
+}
+
+/// What admission reserves for a media request, from what is known before
+/// the call: the images asked for (`n`, one by default) at the per-image
+/// price, the speech input's characters, one minute of a transcription
+/// (its length is known only from the answer), a per-request price, or a
+/// token price for the prompt and the default output.
+fn estimated_cost(request: &MediaRequest, model: &Model) -> u64 {
+    let images = match &request.call {
+        MediaCall::Generate(body) => body["n"].as_u64().unwrap_or(1).max(1),
+        _ => 1,
+    };
+    let cost = match model.pricing {
+        Pricing::PerImage { per_image } => charge_for(images, per_image, 1),
+        Pricing::PerCharacter { .. } => speech_cost(&model.pricing, &request.text),
+        Pricing::PerSecond { per_second } => Some(per_second.saturating_mul(60)),
+        Pricing::PerMinute { per_minute } => Some(per_minute),
+        Pricing::PerRequest { per_request } => Some(per_request),
+        Pricing::PerToken { .. } => {
+            let prompt = super::tokens::estimate_text(&request.text);
+            return super::estimated_cost(model, prompt, super::expected_output(None, model));
+        }
+    };
+    cost.unwrap_or(crate::catalogue::MAX_CHARGE)
+        .min(crate::catalogue::MAX_CHARGE)
 }
 
 /// `ms` of a price per `per_ms` milliseconds, to the nearest micro-credit.

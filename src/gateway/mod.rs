@@ -32,6 +32,7 @@ use serde_json::{Value, json};
 
 use crate::app::AppState;
 use crate::auth::keys::{ApiKey, Keys};
+use crate::billing::ledger::{self, Claim, CreditHold, Refusal};
 use crate::billing::{self, Charged, Endpoint, UsageRecord, limits};
 use crate::catalogue::{Model, Pricing, micros_to_credits};
 use crate::compliance::audit::{self, Draft};
@@ -108,6 +109,8 @@ pub struct Served {
     pub in_flight: Option<Arc<routing::InFlight>>,
     /// The route it came in on, kept in its usage record.
     pub endpoint: Endpoint,
+    /// What admission reserved; the charge settles it.
+    pub admission: CreditHold,
 }
 
 /// What the compliance records of a request need, from the gate to the
@@ -243,7 +246,8 @@ pub async fn chat_on(
     {
         kind_fits(&model, false, route)?;
     }
-    let tenant = admit(state, key)?;
+    let admitted = admit(state, key, chat_estimate(state, key, &request))?;
+    let tenant = &admitted.tenant;
     let risk = gate(state, key, &tenant.policy, &request, request_id).await?;
     let compliance = Arc::new(Compliance::new(&tenant.policy, &request, raw, &risk));
     if compliance.hold && request.stream {
@@ -253,7 +257,7 @@ pub async fn chat_on(
         request.body.insert("stream".into(), Value::Bool(false));
         request.body.remove("stream_options");
     }
-    take_tier_caps(state, &tenant, &request).await?;
+    take_tier_caps(state, &admitted, &request).await?;
     let key_reservation = reserve_key_tokens(state, key, &request)?;
     // `upstream` mode: the provider sees placeholders; the answer gets the
     // values back below, before anything else reads it.
@@ -338,6 +342,7 @@ pub async fn chat_on(
                     retries,
                     in_flight: Some(Arc::new(in_flight)),
                     endpoint,
+                    admission: admitted.hold.clone(),
                 };
                 let reservations: Vec<limits::Reservation> =
                     reservation.into_iter().chain(key_reservation).collect();
@@ -419,54 +424,145 @@ pub(crate) fn kind_fits(model: &Model, embeddings: bool, path: &str) -> Result<(
     Err(error)
 }
 
-/// The tenant's wallet: empty refuses the request, except for enterprise
-/// tenants, which may go negative (the key's own cap was checked when it was
-/// authenticated).
-pub(crate) fn admit(state: &AppState, key: &ApiKey) -> Result<tenants::Tenant, ApiError> {
+/// A request past admission: its tenant, and what it holds reserved.
+pub(crate) struct Admitted {
+    pub tenant: tenants::Tenant,
+    pub hold: CreditHold,
+}
+
+/// The admission stage every inference route goes through: reserves the
+/// request's estimated cost (micro-credits, see [`estimated_cost`]) against
+/// the key's `creditLimit` and the tenant's wallet, atomically in the
+/// in-memory ledger. The key's cap holds while `consumed + reserved <
+/// limit`; the wallet, except for enterprise tenants (which may go
+/// negative), while `balance - reserved > 0`. The reservation lives in the
+/// returned [`CreditHold`]: the charge replaces it, dropping it releases it.
+pub(crate) fn admit(state: &AppState, key: &ApiKey, estimate: u64) -> Result<Admitted, ApiError> {
     let tenant = state
         .store
         .read(|tx| tenants::resolve(tx, &key.tenant_id))
         .map_err(|e| ApiError::internal("reading the key's tenant", e))?;
-    if tenant.tier != Tier::Enterprise && tenant.wallet <= 0 {
-        return Err(ApiError::new(
+    let claim = Claim {
+        key,
+        tenant: &tenant,
+        cost: estimate,
+        now: now_ms(),
+    };
+    match state.ledger.reserve(claim) {
+        Ok(hold) => Ok(Admitted { tenant, hold }),
+        Err(Refusal::KeyCap {
+            consumed, reserved, ..
+        }) => Err(ApiError::new(
+            Code::BudgetExceeded,
+            if reserved == 0 {
+                "the API key has reached its credit limit for this cycle".to_owned()
+            } else {
+                format!(
+                    "the API key has reached its credit limit for this cycle: {} credits consumed and {} reserved by requests in flight",
+                    micros_to_credits(consumed),
+                    micros_to_credits(reserved)
+                )
+            },
+        )),
+        Err(Refusal::Wallet { reserved, .. }) => Err(ApiError::new(
             Code::InsufficientCredits,
-            format!(
-                "the wallet of tenant `{}` is empty; top it up to continue",
-                tenant.name
-            ),
-        ));
+            if reserved == 0 {
+                format!(
+                    "the wallet of tenant `{}` is empty; top it up to continue",
+                    tenant.name
+                )
+            } else {
+                format!(
+                    "the wallet of tenant `{}` is taken by requests in flight ({} credits reserved); retry once they end, or top it up",
+                    tenant.name,
+                    micros_to_credits(reserved)
+                )
+            },
+        )),
+        Err(Refusal::DayCap { .. }) => unreachable!("admission reserves no day unit"),
     }
-    Ok(tenant)
 }
 
-/// The free tier's daily multimodal cap, counted durably. Taken only once
-/// the request passed every other check, so a refused request does not use
-/// up the day.
+/// What admission reserves for a request on `model`: its price for the
+/// prompt as estimated locally and for the output it may produce
+/// ([`expected_output`]). A price too large to record reserves the most a
+/// charge can be.
+pub(crate) fn estimated_cost(model: &Model, prompt_tokens: u64, output_tokens: u64) -> u64 {
+    cost(&model.pricing, prompt_tokens, output_tokens).unwrap_or(crate::catalogue::MAX_CHARGE)
+}
+
+/// The output a request is expected to produce: what it allows itself
+/// (`max_tokens` and its equivalents), else its model's
+/// `max_output_tokens`, else [`ledger::DEFAULT_OUTPUT_TOKENS`].
+pub(crate) fn expected_output(allowed: Option<u64>, model: &Model) -> u64 {
+    allowed
+        .or(model.max_output_tokens.map(u64::from))
+        .unwrap_or(ledger::DEFAULT_OUTPUT_TOKENS)
+}
+
+/// A chat request's estimate: the most any model of its chain could cost
+/// (a fallback may serve it), times its `n` choices.
+fn chat_estimate(state: &AppState, key: &ApiKey, request: &ChatRequest) -> u64 {
+    let prompt = tokens::estimate_messages(&request.body["messages"]);
+    let allowed = request
+        .body
+        .get("max_tokens")
+        .and_then(Value::as_u64)
+        .or_else(|| {
+            request
+                .body
+                .get("max_completion_tokens")
+                .and_then(Value::as_u64)
+        });
+    let choices = request
+        .body
+        .get("n")
+        .and_then(Value::as_u64)
+        .unwrap_or(1)
+        .max(1);
+    request
+        .chain
+        .iter()
+        .filter_map(|m| state.catalogue.get_for(&key.tenant_id, m))
+        .map(|model| {
+            let output = expected_output(allowed, &model).saturating_mul(choices);
+            estimated_cost(&model, prompt, output)
+        })
+        .max()
+        .unwrap_or(0)
+}
+
+/// The free tier's daily multimodal cap. Reserved only once the request
+/// passed every other check, so a refused request does not use up the day;
+/// counted durably by the request's charge, released if it is not charged.
 pub(crate) async fn take_tier_caps(
     state: &AppState,
-    tenant: &tenants::Tenant,
+    admitted: &Admitted,
     request: &ChatRequest,
 ) -> Result<(), ApiError> {
     if !multimodal::is_multimodal(&request.body["messages"]) {
         return Ok(());
     }
-    take_multimodal_cap(state, tenant).await
+    take_multimodal_cap(state, admitted).await
 }
 
-/// Takes one of a free-tier tenant's daily multimodal requests (every
+/// Reserves one of a free-tier tenant's daily multimodal requests (every
 /// image and audio route counts as one).
 pub(crate) async fn take_multimodal_cap(
     state: &AppState,
-    tenant: &tenants::Tenant,
+    admitted: &Admitted,
 ) -> Result<(), ApiError> {
+    let tenant = &admitted.tenant;
     if tenant.tier != Tier::Free {
         return Ok(());
     }
     let now = now_ms();
     let cap = state.config.free_multimodal_per_day;
-    match limits::take_daily(&state.store, &tenant.id, "multimodal", cap, now).await {
-        Ok(Ok(_)) => Ok(()),
-        Ok(Err(())) => {
+    let row = limits::day_row(&tenant.id, "multimodal", now);
+    let stored = || limits::daily_count(&state.store, &row);
+    match admitted.hold.take_day(row.clone(), cap, stored) {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(_)) => {
             let mut error = ApiError::new(
                 Code::MultimodalCapExceeded,
                 format!(
@@ -682,6 +778,10 @@ pub struct Extensions {
     /// Tokens reserved against the model's and the key's limits, settled
     /// by the charge.
     reservations: Vec<limits::Reservation>,
+    /// Credits (and a day unit) reserved at admission: released once the
+    /// charge reached the in-memory ledger, or when the request ends
+    /// uncharged.
+    admission: CreditHold,
     /// The serving deployment's in-flight count, held while the answer
     /// lives.
     _in_flight: Option<Arc<routing::InFlight>>,
@@ -740,6 +840,7 @@ impl Extensions {
             sampler: state.sampler.clone(),
             units: None,
             reservations: Vec::new(),
+            admission: served.admission.clone(),
             _in_flight: served.in_flight.clone(),
         }
     }
@@ -991,10 +1092,20 @@ impl Extensions {
     ) -> Result<Charged, ApiError> {
         let also = self.compliance_writes(&record, output, completed, hold);
         let charging = traces::child(|| "charge".into(), SpanKind::Internal, Vec::new);
-        let charged = billing::charge_with(&self.store, &self.keys, record.clone(), also)
-            .with_context(charging)
-            .await
-            .map_err(|e| ApiError::internal("recording the charge", e))?;
+        let hold = &self.admission;
+        let charged = billing::charge_with(
+            &self.store,
+            &self.keys,
+            hold.ledger(),
+            hold.day_row(),
+            record.clone(),
+            also,
+        )
+        .with_context(charging)
+        .await
+        .map_err(|e| ApiError::internal("recording the charge", e))?;
+        // The charge is in memory now: the reservation gives way to it.
+        hold.release();
         self.sampler
             .offer_output(&record.tenant_id, &record.request_id, || {
                 answer_text(output)
@@ -1019,6 +1130,8 @@ impl Extensions {
         };
         let also = self.compliance_writes(&record, output, false, None);
         let (store, keys) = (self.store.clone(), self.keys.clone());
+        // The task keeps the reservation until the charge is in memory.
+        let hold = self.admission.clone();
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             tracing::error!(request_id = %record.request_id, "no runtime to record an abandoned stream's charge");
             return;
@@ -1033,7 +1146,11 @@ impl Extensions {
         };
         runtime.spawn(async move {
             let request_id = record.request_id.clone();
-            match billing::charge_with(&store, &keys, record.clone(), also).await {
+            let charging =
+                billing::charge_with(&store, &keys, hold.ledger(), hold.day_row(), record.clone(), also);
+            let charged = charging.await;
+            hold.release();
+            match charged {
                 Ok(charged) => after.run(&record, &charged, false),
                 Err(e) => {
                     tracing::error!(%request_id, error = %e, "recording an abandoned stream's charge failed")

@@ -313,7 +313,14 @@ pub async fn passthrough(
     call: NativeCall,
 ) -> Result<NativeOutcome, ApiError> {
     let started = Instant::now();
-    let tenant = admit(state, key)?;
+    let prompt = tokens::estimate_messages(&call.view.body["messages"]);
+    let output = super::expected_output(call.max_output, &call.model);
+    let admitted = admit(
+        state,
+        key,
+        super::estimated_cost(&call.model, prompt, output),
+    )?;
+    let tenant = &admitted.tenant;
     let risk = gate(state, key, &tenant.policy, &call.view, request_id).await?;
     let compliance = Arc::new(Compliance::new(
         &tenant.policy,
@@ -329,7 +336,7 @@ pub async fn passthrough(
             "the tenant policy holds this response for human review, and a held response cannot be streamed: send the request without streaming",
         ));
     }
-    take_tier_caps(state, &tenant, &call.view).await?;
+    take_tier_caps(state, &admitted, &call.view).await?;
     let reservations = hold_tokens(state, key, &call)?;
     let registered = super::registered_providers(state, &tenant.policy)?;
     let walk = walk::Walk {
@@ -376,6 +383,7 @@ pub async fn passthrough(
         retries,
         in_flight: Some(Arc::new(in_flight)),
         endpoint: call.wire.endpoint(),
+        admission: admitted.hold,
     };
     match answer {
         Answer::Stream(upstream) => {
