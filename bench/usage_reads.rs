@@ -85,7 +85,9 @@ async fn main() {
         written += n;
     }
     let populate_s = began.elapsed().as_secs_f64();
-    let file_bytes = std::fs::metadata(store.path()).map(|m| m.len()).unwrap_or(0);
+    let file_bytes = std::fs::metadata(store.path())
+        .map(|m| m.len())
+        .unwrap_or(0);
     println!(
         "populated {total} usage records in {populate_s:.1} s; store file {:.1} MB ({:.0} bytes a record with its rollup share)",
         file_bytes as f64 / 1e6,

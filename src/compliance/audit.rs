@@ -396,6 +396,43 @@ mod tests {
     use crate::store::Store;
 
     #[tokio::test]
+    async fn a_pruned_prefix_leaves_a_checkpoint_the_rest_verifies_from() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        for i in 0..5 {
+            record(
+                &store,
+                Draft::new("", "cli".into(), "test.act", &format!("t{i}")),
+            )
+            .await
+            .unwrap();
+        }
+        let third = store
+            .read(|tx| AUDIT_TABLE.get(tx, &3u64.to_be_bytes()))
+            .unwrap()
+            .unwrap();
+        // Batches of two, everything older than the far future: 3 at most.
+        assert_eq!(prune(&store, i64::MAX, 2).await.unwrap(), 2);
+        assert_eq!(prune(&store, third.at + 1, 2).await.unwrap(), 1);
+        let ok = store.read(verify).unwrap();
+        assert_eq!(ok.broken, None, "{ok:?}");
+        assert_eq!(ok.entries, 2);
+        assert_eq!(ok.checkpoint, Some((3, third.hash)));
+        // Entries 4 and 5 are kept, so pruning before entry 4 stops there.
+        assert_eq!(prune(&store, third.at + 1, 2).await.unwrap(), 0);
+        // The first kept entry removed: a gap after the checkpoint.
+        store
+            .write(|txn| {
+                AUDIT_TABLE.remove(txn, &4u64.to_be_bytes())?;
+                Ok(())
+            })
+            .await
+            .unwrap();
+        let found = store.read(verify).unwrap();
+        assert_eq!(found.broken.as_ref().map(|b| b.0), Some(4), "{found:?}");
+    }
+
+    #[tokio::test]
     async fn the_chain_verifies_and_a_changed_entry_is_named() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path()).unwrap();
@@ -413,6 +450,7 @@ mod tests {
             ok,
             Verification {
                 entries: 5,
+                checkpoint: None,
                 broken: None
             }
         );
