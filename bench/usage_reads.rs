@@ -58,7 +58,8 @@ async fn main() {
                     let record = UsageRecord {
                         request_id: format!("req_{i:026}"),
                         key_id: format!("key_{:026}", i % 100),
-                        tenant_id: format!("ten_{:026}", i % 7),
+                        // A key belongs to one tenant.
+                        tenant_id: format!("ten_{:026}", (i % 100) % 7),
                         model: models[(i % 3) as usize].to_owned(),
                         provider: "mock".to_owned(),
                         prompt_tokens: 20 + i % 50,
