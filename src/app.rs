@@ -106,6 +106,10 @@ impl AppState {
         crate::compliance::start_sweeper(
             store.clone(),
             std::time::Duration::from_secs(config.compliance_sweep_seconds),
+            crate::billing::retention::Retention {
+                usage_days: config.usage_retention_days,
+                audit_days: config.audit_retention_days,
+            },
         );
         let catalogue = LiveCatalogue::load(&config, &store).unwrap_or_else(|e| {
             tracing::error!(error = %e, "reading the stored catalogue entries failed; serving the configuration's only");

@@ -170,6 +170,12 @@ pub struct Config {
     /// Interval of the compliance sweep (conversation retention, review
     /// expiry).
     pub compliance_sweep_seconds: u64,
+    /// Days raw usage records are kept (their daily rollups stay).
+    pub usage_retention_days: u32,
+    /// Days audit entries are kept: at least 183 (six months, EU AI Act
+    /// Articles 19 and 26(6)); the chain is verified from the checkpoint of
+    /// the pruned prefix.
+    pub audit_retention_days: u32,
     /// A directory of risk rule packs (`*.toml`) that replace the built-in
     /// packs of the same file name and add new ones.
     pub risk_rules_dir: Option<PathBuf>,
@@ -406,6 +412,8 @@ struct RawConfig {
     incident_window_seconds: Option<Spanned<u64>>,
     incident_refusal_burst: Option<Spanned<u32>>,
     compliance_sweep_seconds: Option<Spanned<u64>>,
+    usage_retention_days: Option<Spanned<u32>>,
+    audit_retention_days: Option<Spanned<u32>>,
     risk_rules_dir: Option<Spanned<PathBuf>>,
     sso: Option<crate::sso::config::RawSso>,
     #[serde(default)]
@@ -841,6 +849,26 @@ fn parse(
         1..=86_400,
         60,
     )?;
+    let usage_retention_days = ranged(
+        &bad,
+        raw.usage_retention_days,
+        "usage_retention_days",
+        1..=MAX_RETENTION_DAYS,
+        400,
+    )?;
+    let audit_retention_days = match raw.audit_retention_days {
+        Some(v) if !(MIN_AUDIT_RETENTION_DAYS..=MAX_RETENTION_DAYS).contains(v.get_ref()) => {
+            return Err(bad(
+                v.span(),
+                "audit_retention_days".into(),
+                format!(
+                    "must be {MIN_AUDIT_RETENTION_DAYS} to {MAX_RETENTION_DAYS}: audit entries are kept at least six months (EU AI Act Articles 19 and 26(6))"
+                ),
+            ));
+        }
+        Some(v) => v.into_inner(),
+        None => 400,
+    };
 
     let sso = raw
         .sso
@@ -1223,6 +1251,8 @@ fn parse(
         incident_window_seconds,
         incident_refusal_burst,
         compliance_sweep_seconds,
+        usage_retention_days,
+        audit_retention_days,
         risk_rules_dir,
         risk_rules,
         sso,
@@ -1230,6 +1260,12 @@ fn parse(
         models,
     })
 }
+
+/// The shortest audit retention: six months (EU AI Act Article 19 for
+/// providers' logs, Article 26(6) for deployers').
+pub const MIN_AUDIT_RETENTION_DAYS: u32 = 183;
+/// About a hundred years: in effect, keep everything.
+pub const MAX_RETENTION_DAYS: u32 = 36_500;
 
 /// A number key within `range`, or its default.
 fn ranged<T>(

@@ -1,12 +1,14 @@
 //! `GET /api/v1/stats`: the dashboard overview. Requests, credits and
 //! tokens per UTC day, the top models and keys, for the last `days` days.
 //!
-//! Two sources, each read over the period's time range only:
+//! Two sources, both daily rollups read over the period's days only (never
+//! the raw records, so the answer costs the same at any store size):
 //! - `requests`, `credits`, `promptTokens`, `completionTokens` count the
-//!   answered, billed inference requests: the usage records.
+//!   answered, billed inference requests: the usage rollups.
 //! - `errors` counts the inference requests refused with a 4xx or 5xx
 //!   status (`inference.refused` entries of the audit log, which the
-//!   authentication layer writes for every such answer on `/v1`), so
+//!   authentication layer writes for every such answer on `/v1`, counted
+//!   in the refusal rollups in the entry's transaction), so
 //!   `requests + errors` is every inference request that reached a key.
 //!   Refusals of unknown keys belong to no tenant and show only in the
 //!   owner's every-tenant view.
@@ -30,9 +32,8 @@ use crate::app::AppState;
 use crate::auth::accounts::Permission;
 use crate::auth::extract::Signed;
 use crate::auth::keys::ResetInterval;
-use crate::billing::{Endpoint, usage};
+use crate::billing::{Endpoint, rollups, usage};
 use crate::catalogue::micros_to_credits;
-use crate::compliance::audit;
 use crate::error::{ApiError, Code};
 use crate::time_util::{format_rfc3339, now_ms};
 
@@ -150,43 +151,38 @@ async fn stats(
     let mut models: BTreeMap<String, Top> = BTreeMap::new();
     let mut keys: BTreeMap<String, Top> = BTreeMap::new();
     let mut endpoints: BTreeMap<Endpoint, Top> = BTreeMap::new();
-    for r in usage::records(&state.store, &scope).map_err(store_error)? {
-        for day in [series.entry(day_of(r.at)).or_default(), &mut totals] {
-            day.requests += 1;
-            day.credits += i128::from(r.cost);
-            day.prompt_tokens = day.prompt_tokens.saturating_add(r.prompt_tokens);
-            day.completion_tokens = day.completion_tokens.saturating_add(r.completion_tokens);
+    for r in usage::rows(&state.store, &scope).map_err(store_error)? {
+        let sum = &r.sum;
+        for day in [series.entry(day_of(r.day)).or_default(), &mut totals] {
+            day.requests += sum.requests;
+            day.credits += sum.cost;
+            day.prompt_tokens = day.prompt_tokens.saturating_add(sum.prompt_tokens);
+            day.completion_tokens = day.completion_tokens.saturating_add(sum.completion_tokens);
         }
         for (group, name) in [(&mut models, &r.model), (&mut keys, &r.key_id)] {
             let slot = group.entry(name.clone()).or_default();
-            slot.requests += 1;
-            slot.credits += i128::from(r.cost);
+            slot.requests += sum.requests;
+            slot.credits += sum.cost;
         }
         let slot = endpoints.entry(r.endpoint).or_default();
-        slot.requests += 1;
-        slot.credits += i128::from(r.cost);
+        slot.requests += sum.requests;
+        slot.credits += sum.cost;
     }
 
-    let filter = audit::Filter {
-        tenant_id,
-        action: Some("inference.refused".into()),
-        from: Some(from),
-        to: Some(to),
-        limit: usize::MAX,
-        ..audit::Filter::default()
-    };
-    let refusals = state
-        .store
-        .read(|tx| audit::list(tx, &filter))
-        .map_err(store_error)?;
-    for entry in refusals.iter().filter(|e| e.action == "inference.refused") {
-        let counted = match &key_ids {
-            None => true,
-            Some(own) => own.iter().any(|k| entry.actor == format!("key:{k}")),
-        } && endpoint.is_none_or(|e| Endpoint::of_path(&entry.target) == Some(e));
+    for refused in rollups::error_rows(&state.store, from, to).map_err(store_error)? {
+        // As the audit log's tenant filter: entries of no tenant count in
+        // every tenant's view.
+        let counted = tenant_id
+            .as_ref()
+            .is_none_or(|t| refused.tenant_id.is_empty() || &refused.tenant_id == t)
+            && match &key_ids {
+                None => true,
+                Some(own) => own.iter().any(|k| refused.actor == format!("key:{k}")),
+            }
+            && endpoint.is_none_or(|e| refused.endpoint == Some(e));
         if counted {
-            series.entry(day_of(entry.at)).or_default().errors += 1;
-            totals.errors += 1;
+            series.entry(day_of(refused.day)).or_default().errors += refused.count;
+            totals.errors += refused.count;
         }
     }
 

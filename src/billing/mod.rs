@@ -17,6 +17,8 @@ pub mod endpoint;
 pub mod ledger;
 pub mod limits;
 pub mod migrate;
+pub mod retention;
+pub mod rollups;
 pub mod usage;
 
 pub use endpoint::Endpoint;
@@ -278,6 +280,7 @@ fn apply(
     TENANT_TABLE.put(txn, tenant.id.as_bytes(), &tenant)?;
 
     USAGE_TABLE.put(txn, &record.row_key(), record)?;
+    rollups::add(txn, record)?;
     for event in &fired {
         record_event(txn, event)?;
     }

@@ -1,6 +1,8 @@
 //! Reading the ledger back: usage aggregates by day, key, model and
 //! endpoint; the spend events; the wallet's history. Every query is one
-//! read transaction over a time range of a time-ordered table.
+//! read transaction over a time range of a time-ordered table. Aggregates
+//! read the daily rollups ([`super::rollups`]), never every raw record;
+//! [`records`] lists the raw records themselves.
 
 use std::collections::BTreeMap;
 
@@ -8,11 +10,12 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 pub use super::Endpoint;
+use super::rollups::{self, Rollup, Row};
 use super::{StoredEvent, UsageRecord, WalletEntry};
 use crate::catalogue::micros_to_credits;
 use crate::store::tables::{Def, EVENTS, USAGE, WALLET_ENTRIES};
 use crate::store::{Store, StoreError, codec};
-use crate::time_util::format_rfc3339;
+use crate::time_util::{format_rfc3339, now_ms};
 
 /// Which records a query covers.
 #[derive(Debug, Clone, Default)]
@@ -67,6 +70,15 @@ fn in_range<V: DeserializeOwned>(
     })
 }
 
+/// The rollup rows of the scope (see [`rollups::rows`]), filtered.
+pub fn rows(store: &Store, scope: &Scope) -> Result<Vec<Row>, StoreError> {
+    Ok(rollups::rows(store, scope.from, scope.to, now_ms())?
+        .into_iter()
+        .filter(|r| scope.covers(Some(&r.tenant_id), Some(&r.key_id)))
+        .filter(|r| scope.endpoint.is_none_or(|e| e == r.endpoint))
+        .collect())
+}
+
 pub fn records(store: &Store, scope: &Scope) -> Result<Vec<UsageRecord>, StoreError> {
     Ok(in_range::<UsageRecord>(store, USAGE, scope.from, scope.to)?
         .into_iter()
@@ -75,52 +87,34 @@ pub fn records(store: &Store, scope: &Scope) -> Result<Vec<UsageRecord>, StoreEr
         .collect())
 }
 
-#[derive(Default)]
-struct Sum {
-    requests: u64,
-    prompt_tokens: u64,
-    completion_tokens: u64,
-    /// Wider than one charge: a sum of many cannot overflow it.
-    cost: i128,
-}
-
-impl Sum {
-    fn add(&mut self, r: &UsageRecord) {
-        self.requests += 1;
-        // Token counts come from upstreams: kept in range, never a panic.
-        self.prompt_tokens = self.prompt_tokens.saturating_add(r.prompt_tokens);
-        self.completion_tokens = self.completion_tokens.saturating_add(r.completion_tokens);
-        self.cost += i128::from(r.cost);
-    }
-    fn view(&self) -> Value {
-        json!({
-            "requests": self.requests,
-            "promptTokens": self.prompt_tokens,
-            "completionTokens": self.completion_tokens,
-            "cost": micros_to_credits(self.cost),
-        })
-    }
+fn view(sum: &Rollup) -> Value {
+    json!({
+        "requests": sum.requests,
+        "promptTokens": sum.prompt_tokens,
+        "completionTokens": sum.completion_tokens,
+        "cost": micros_to_credits(sum.cost),
+    })
 }
 
 /// Usage grouped by UTC day, key, model and endpoint, with totals and a
 /// total per endpoint.
 pub fn aggregate(store: &Store, scope: &Scope) -> Result<Value, StoreError> {
-    let mut groups: BTreeMap<(String, String, String, Endpoint), Sum> = BTreeMap::new();
-    let mut endpoints: BTreeMap<Endpoint, Sum> = BTreeMap::new();
-    let mut total = Sum::default();
-    for r in records(store, scope)? {
-        let day = format_rfc3339(r.at)[..10].to_owned();
+    let mut groups: BTreeMap<(String, String, String, Endpoint), Rollup> = BTreeMap::new();
+    let mut endpoints: BTreeMap<Endpoint, Rollup> = BTreeMap::new();
+    let mut total = Rollup::default();
+    for r in rows(store, scope)? {
+        let day = format_rfc3339(r.day)[..10].to_owned();
         groups
             .entry((day, r.key_id.clone(), r.model.clone(), r.endpoint))
             .or_default()
-            .add(&r);
-        endpoints.entry(r.endpoint).or_default().add(&r);
-        total.add(&r);
+            .merge(&r.sum);
+        endpoints.entry(r.endpoint).or_default().merge(&r.sum);
+        total.merge(&r.sum);
     }
     let data: Vec<Value> = groups
         .iter()
         .map(|((day, key, model, endpoint), sum)| {
-            let mut row = sum.view();
+            let mut row = view(sum);
             row["day"] = json!(day);
             row["keyId"] = json!(key);
             row["model"] = json!(model);
@@ -131,7 +125,7 @@ pub fn aggregate(store: &Store, scope: &Scope) -> Result<Value, StoreError> {
     let by_endpoint: Vec<Value> = endpoints
         .iter()
         .map(|(endpoint, sum)| {
-            let mut row = sum.view();
+            let mut row = view(sum);
             row["endpoint"] = json!(endpoint.as_str());
             row
         })
@@ -143,7 +137,7 @@ pub fn aggregate(store: &Store, scope: &Scope) -> Result<Value, StoreError> {
         "endpoint": scope.endpoint.map(Endpoint::as_str),
         "data": data,
         "byEndpoint": by_endpoint,
-        "totals": total.view(),
+        "totals": view(&total),
     }))
 }
 
@@ -182,17 +176,16 @@ pub fn wallet_history(store: &Store, scope: &Scope) -> Result<Value, StoreError>
                 )
             })
             .collect();
-    let mut days: BTreeMap<(String, String), (i64, Sum)> = BTreeMap::new();
-    for r in records(store, scope)? {
-        let day = format_rfc3339(r.at)[..10].to_owned();
-        let slot = days
-            .entry((day, r.tenant_id.clone()))
-            .or_insert((r.at, Sum::default()));
-        slot.0 = slot.0.max(r.at);
-        slot.1.add(&r);
+    let mut days: BTreeMap<(String, String), Rollup> = BTreeMap::new();
+    for r in rows(store, scope)? {
+        let day = format_rfc3339(r.day)[..10].to_owned();
+        days.entry((day, r.tenant_id.clone()))
+            .or_default()
+            .merge(&r.sum);
     }
-    for ((day, tenant), (last, sum)) in days {
-        let mut row = sum.view();
+    for ((day, tenant), sum) in days {
+        let last = sum.last_at;
+        let mut row = view(&sum);
         row["type"] = json!("charges");
         row["tenantId"] = json!(tenant);
         row["day"] = json!(day);

@@ -10,6 +10,11 @@
 //! Entries hold metadata, never bodies, and never an end user's identifier
 //! in clear: the subject is a pseudonym ([`pseudonym`]), so erasing a
 //! subject leaves every entry, and the chain, intact.
+//!
+//! Entries older than `audit_retention_days` are pruned from the start of
+//! the chain ([`prune`]); the last pruned entry's sequence number and
+//! digest stay in `meta` as the checkpoint the chain is verified from, so
+//! what is kept still proves itself (see docs/compliance-operations.md).
 
 use redb::{ReadTransaction, ReadableTable, WriteTransaction};
 use serde::{Deserialize, Serialize};
@@ -22,6 +27,11 @@ use crate::time_util::{format_rfc3339, now_ms};
 
 pub const AUDIT_TABLE: Table<Entry> = Table::new(AUDIT);
 const META_AUDIT_HEAD: &[u8] = b"audit_head";
+/// The last pruned entry: sequence (big-endian u64) + digest (32 bytes).
+const META_AUDIT_CHECKPOINT: &[u8] = b"audit_checkpoint";
+/// The action of a refused inference request (counted by the stats'
+/// `errors`, see [`crate::billing::rollups`]).
+pub const REFUSED: &str = "inference.refused";
 /// Entries answered by one page of `GET /api/v1/audit` at most.
 pub const MAX_PAGE: usize = 500;
 
@@ -123,24 +133,42 @@ pub fn pseudonym(tenant_id: &str, end_user_id: &str) -> String {
     format!("sub_{}", &hex(&digest)[..24])
 }
 
-fn head(tx: &impl Reader) -> Result<(u64, [u8; 32]), StoreError> {
-    match tx.get_raw(META, META_AUDIT_HEAD)? {
+/// A (sequence, digest) pair kept in `meta`; (0, zeros) when absent.
+fn link(tx: &impl Reader, name: &[u8]) -> Result<(u64, [u8; 32]), StoreError> {
+    match tx.get_raw(META, name)? {
         None => Ok((0, [0; 32])),
         Some(bytes) if bytes.len() == 40 => {
             let seq = u64::from_be_bytes(bytes[..8].try_into().expect("8 bytes"));
             let hash = bytes[8..].try_into().expect("32 bytes");
             Ok((seq, hash))
         }
-        Some(_) => Err(StoreError::Corrupt("the audit head is not 40 bytes".into())),
+        Some(_) => Err(StoreError::Corrupt(format!(
+            "the audit {} is not 40 bytes",
+            String::from_utf8_lossy(name)
+        ))),
     }
+}
+
+fn head(tx: &impl Reader) -> Result<(u64, [u8; 32]), StoreError> {
+    link(tx, META_AUDIT_HEAD)
+}
+
+/// The last pruned entry (sequence, digest); (0, zeros) when none was.
+pub fn checkpoint(tx: &impl Reader) -> Result<(u64, [u8; 32]), StoreError> {
+    link(tx, META_AUDIT_CHECKPOINT)
 }
 
 /// Appends one entry in `txn`; returns its sequence number.
 pub fn append(txn: &WriteTransaction, draft: &Draft) -> Result<u64, StoreError> {
+    append_at(txn, draft, now_ms())
+}
+
+/// [`append`] dated `at` (Unix ms): for tests and imports of older acts.
+pub fn append_at(txn: &WriteTransaction, draft: &Draft, at: i64) -> Result<u64, StoreError> {
     let (last, prev) = head(txn)?;
     let mut entry = Entry {
         seq: last + 1,
-        at: now_ms(),
+        at,
         tenant_id: draft.tenant_id.clone(),
         actor: draft.actor.clone(),
         action: draft.action.clone(),
@@ -160,7 +188,52 @@ pub fn append(txn: &WriteTransaction, draft: &Draft) -> Result<u64, StoreError> 
     head.extend_from_slice(&entry.hash);
     txn.open_table(META)?
         .insert(META_AUDIT_HEAD, head.as_slice())?;
+    if entry.action == REFUSED {
+        crate::billing::rollups::add_error(
+            txn,
+            entry.at,
+            &entry.tenant_id,
+            &entry.actor,
+            &entry.target,
+        )?;
+    }
     Ok(entry.seq)
+}
+
+/// Deletes up to `batch` entries from the start of the chain, oldest
+/// first, while they are older than `before` (Unix ms), in one
+/// transaction, and moves the checkpoint to the last one deleted. Returns
+/// the number deleted: fewer than `batch` means the prefix is done.
+pub async fn prune(
+    store: &crate::store::Store,
+    before: i64,
+    batch: usize,
+) -> Result<usize, StoreError> {
+    store
+        .write(move |txn| {
+            let mut table = txn.open_table(AUDIT)?;
+            let mut doomed = Vec::new();
+            for row in table.iter()?.take(batch) {
+                let (key, value) = row?;
+                let entry: Entry = codec::decode(value.value())?;
+                if entry.at >= before {
+                    break;
+                }
+                doomed.push((key.value().to_vec(), entry.seq, entry.hash));
+            }
+            let Some((_, seq, hash)) = doomed.last().cloned() else {
+                return Ok(0);
+            };
+            for (key, _, _) in &doomed {
+                table.remove(key.as_slice())?;
+            }
+            let mut mark = seq.to_be_bytes().to_vec();
+            mark.extend_from_slice(&hash);
+            txn.open_table(META)?
+                .insert(META_AUDIT_CHECKPOINT, mark.as_slice())?;
+            Ok(doomed.len())
+        })
+        .await
 }
 
 /// Appends one entry in a transaction of its own (group commit).
@@ -173,6 +246,9 @@ pub async fn record(store: &crate::store::Store, draft: Draft) -> Result<u64, St
 pub struct Verification {
     /// Entries checked.
     pub entries: u64,
+    /// The last pruned entry the chain was verified from (sequence,
+    /// digest), if entries were pruned.
+    pub checkpoint: Option<(u64, [u8; 32])>,
     /// The first entry that does not verify, and why.
     pub broken: Option<(u64, String)>,
 }
@@ -182,30 +258,36 @@ impl Verification {
         json!({
             "entries": self.entries,
             "valid": self.broken.is_none(),
+            "checkpoint": self.checkpoint.map(|(seq, hash)| json!({ "seq": seq, "hash": hex(&hash) })),
             "firstBroken": self.broken.as_ref().map(|(seq, why)| json!({ "seq": seq, "reason": why })),
         })
     }
 }
 
-/// Walks the whole chain in order.
+/// Walks the whole chain in order, from the checkpoint of the pruned
+/// prefix when entries were pruned.
 pub fn verify(tx: &ReadTransaction) -> Result<Verification, StoreError> {
     let table = match tx.open_table(AUDIT) {
         Ok(table) => table,
         Err(redb::TableError::TableDoesNotExist(_)) => {
             return Ok(Verification {
                 entries: 0,
+                checkpoint: None,
                 broken: None,
             });
         }
         Err(e) => return Err(e.into()),
     };
     let (head_seq, head_hash) = head(tx)?;
-    let mut expected_seq = 1;
-    let mut prev = [0u8; 32];
+    let (pruned_seq, pruned_hash) = checkpoint(tx)?;
+    let checkpoint = (pruned_seq > 0).then_some((pruned_seq, pruned_hash));
+    let mut expected_seq = pruned_seq + 1;
+    let mut prev = pruned_hash;
     let mut entries = 0;
     let broken = |seq: u64, why: String, entries: u64| {
         Ok(Verification {
             entries,
+            checkpoint,
             broken: Some((seq, why)),
         })
     };
@@ -241,17 +323,19 @@ pub fn verify(tx: &ReadTransaction) -> Result<Verification, StoreError> {
         prev = entry.hash;
         expected_seq += 1;
     }
-    if entries != head_seq || (entries > 0 && prev != head_hash) {
+    let end = pruned_seq + entries;
+    if end != head_seq || (end > 0 && prev != head_hash) {
         return broken(
             expected_seq,
             format!(
-                "the chain ends at entry {entries} but its head names entry {head_seq} (entries were removed from the end)"
+                "the chain ends at entry {end} but its head names entry {head_seq} (entries were removed from the end)"
             ),
             entries,
         );
     }
     Ok(Verification {
         entries,
+        checkpoint,
         broken: None,
     })
 }
@@ -312,6 +396,43 @@ mod tests {
     use crate::store::Store;
 
     #[tokio::test]
+    async fn a_pruned_prefix_leaves_a_checkpoint_the_rest_verifies_from() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        for i in 0..5 {
+            record(
+                &store,
+                Draft::new("", "cli".into(), "test.act", &format!("t{i}")),
+            )
+            .await
+            .unwrap();
+        }
+        let third = store
+            .read(|tx| AUDIT_TABLE.get(tx, &3u64.to_be_bytes()))
+            .unwrap()
+            .unwrap();
+        // Batches of two, everything older than the far future: 3 at most.
+        assert_eq!(prune(&store, i64::MAX, 2).await.unwrap(), 2);
+        assert_eq!(prune(&store, third.at + 1, 2).await.unwrap(), 1);
+        let ok = store.read(verify).unwrap();
+        assert_eq!(ok.broken, None, "{ok:?}");
+        assert_eq!(ok.entries, 2);
+        assert_eq!(ok.checkpoint, Some((3, third.hash)));
+        // Entries 4 and 5 are kept, so pruning before entry 4 stops there.
+        assert_eq!(prune(&store, third.at + 1, 2).await.unwrap(), 0);
+        // The first kept entry removed: a gap after the checkpoint.
+        store
+            .write(|txn| {
+                AUDIT_TABLE.remove(txn, &4u64.to_be_bytes())?;
+                Ok(())
+            })
+            .await
+            .unwrap();
+        let found = store.read(verify).unwrap();
+        assert_eq!(found.broken.as_ref().map(|b| b.0), Some(4), "{found:?}");
+    }
+
+    #[tokio::test]
     async fn the_chain_verifies_and_a_changed_entry_is_named() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path()).unwrap();
@@ -329,6 +450,7 @@ mod tests {
             ok,
             Verification {
                 entries: 5,
+                checkpoint: None,
                 broken: None
             }
         );

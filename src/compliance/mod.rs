@@ -32,9 +32,14 @@ pub use classifier::{Classification, Classifier, Grey, Hit, Level, Source};
 use crate::store::{Store, StoreError};
 
 /// Starts the compliance sweep: conversation records (and the responses
-/// kept for `previous_response_id`) past their retention are deleted and review items past their time expire, once at start and
-/// then every `every`.
-pub fn start_sweeper(store: Arc<Store>, every: Duration) {
+/// kept for `previous_response_id`) past their retention are deleted,
+/// review items past their time expire, and raw usage records and audit
+/// entries past theirs are pruned, once at start and then every `every`.
+pub fn start_sweeper(
+    store: Arc<Store>,
+    every: Duration,
+    retention: crate::billing::retention::Retention,
+) {
     tokio::spawn(async move {
         let mut tick = tokio::time::interval(every);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -64,6 +69,18 @@ pub fn start_sweeper(store: Arc<Store>, every: Duration) {
                 Ok(n) => tracing::info!(items = n, "review items expired without a decision"),
                 Err(StoreError::Closed) => return,
                 Err(e) => tracing::error!(error = %e, "expiring review items failed"),
+            }
+            match crate::billing::retention::prune(&store, retention, now).await {
+                Ok(p) if p == crate::billing::retention::Pruned::default() => {}
+                Ok(p) => tracing::info!(
+                    usage_records = p.usage_records,
+                    audit_entries = p.audit_entries,
+                    "raw usage records and audit entries past their retention deleted"
+                ),
+                Err(StoreError::Closed) => return,
+                Err(e) => {
+                    tracing::error!(error = %e, "pruning usage records and audit entries failed")
+                }
             }
         }
     });

@@ -28,6 +28,8 @@ const MIGRATIONS: &[Migration] = &[
     // 6 -> 7: usage records gain their endpoint (inferred from the audit
     // entry's billed units, else `chat`).
     crate::billing::migrate::migrate_v6_to_v7,
+    // 7 -> 8: usage and refusal rollups, built from the stored records.
+    crate::billing::rollups::migrate_v7_to_v8,
 ];
 
 pub fn prepare(db: &Database) -> Result<(), StoreError> {

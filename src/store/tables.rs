@@ -19,7 +19,7 @@ pub type Rows = Vec<(Vec<u8>, Vec<u8>)>;
 pub type Def = TableDefinition<'static, &'static [u8], &'static [u8]>;
 
 /// The schema this build writes. Raise it with a migration in `migrate.rs`.
-pub const SCHEMA_VERSION: u32 = 7;
+pub const SCHEMA_VERSION: u32 = 8;
 
 /// Store-wide facts: schema version, first-start marker, readiness probe.
 pub const META: Def = TableDefinition::new("meta");
@@ -42,6 +42,13 @@ pub const SESSIONS: Def = TableDefinition::new("sessions");
 pub const KEY_ROTATIONS: Def = TableDefinition::new("key_rotations");
 /// time (big-endian ms) + request id -> `UsageRecord`
 pub const USAGE: Def = TableDefinition::new("usage");
+/// day (big-endian u32, days since 1970) + tenant id `\0` key id `\0`
+/// model `\0` endpoint -> `rollups::Rollup`: the usage records' sums, kept
+/// in the charge's transaction and never pruned (schema 8)
+pub const USAGE_ROLLUPS: Def = TableDefinition::new("usage_rollups");
+/// day (big-endian u32) + tenant id `\0` actor `\0` endpoint -> count
+/// (u64): refused inference requests (schema 8)
+pub const ERROR_ROLLUPS: Def = TableDefinition::new("error_rollups");
 /// time (big-endian ms) + sequence (big-endian) -> `StoredEvent` (outbox)
 pub const EVENTS: Def = TableDefinition::new("events");
 /// time (big-endian ms) + entry id -> `WalletEntry` (top-ups)
@@ -91,6 +98,8 @@ pub const ALL: &[Def] = &[
     SESSIONS,
     KEY_ROTATIONS,
     USAGE,
+    USAGE_ROLLUPS,
+    ERROR_ROLLUPS,
     EVENTS,
     WALLET_ENTRIES,
     DAY_COUNTS,
