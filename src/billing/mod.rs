@@ -6,8 +6,11 @@
 //! tenant's wallet, writes the usage record, decides which spend thresholds
 //! this charge crossed and records them in `notifiedThresholds`, and writes
 //! those events to the outbox. The caller is answered only after that
-//! commit, so a threshold fires exactly once per cycle whatever the
-//! concurrency, and a restart can neither repeat nor lose one.
+//! commit is durable, so a threshold fires exactly once per cycle whatever
+//! the concurrency, and a restart can neither repeat nor lose one. A served
+//! request's charge is durable through the charge journal
+//! ([`charge_journaled`], `store::journal`): its record is replayed through
+//! [`apply`] after a crash.
 
 pub mod endpoint;
 pub mod limits;
@@ -136,30 +139,22 @@ pub struct Charged {
     pub fired: Vec<StoredEvent>,
 }
 
-/// Applies one charge durably. The key cache is refreshed in the same job,
-/// so the next request of an over-budget key is refused.
-pub async fn charge(
+/// A charge through the journal: `charge` is the whole charge transaction
+/// ([`apply`] and what commits with it: the audit entry, the conversation
+/// record, a held review), `journal` the record from which the same
+/// transaction is rebuilt after a crash. Returns once the record is durable.
+pub async fn charge_journaled(
     store: &Store,
     keys: &Keys,
-    record: UsageRecord,
-) -> Result<Charged, StoreError> {
-    charge_with(store, keys, record, |_, _| Ok(())).await
-}
-
-/// [`charge`], where `also` writes what must commit with the charge (the
-/// audit entry, the conversation record, a held review) in the same
-/// transaction.
-pub async fn charge_with(
-    store: &Store,
-    keys: &Keys,
-    record: UsageRecord,
-    mut also: impl FnMut(&redb::WriteTransaction, &Charged) -> Result<(), StoreError> + Send + 'static,
+    journal: Vec<u8>,
+    mut charge: impl FnMut(&redb::WriteTransaction) -> Result<(Charged, Vec<ApiKey>), StoreError>
+    + Send
+    + 'static,
 ) -> Result<Charged, StoreError> {
     let cache = keys.clone();
     let charged = store
-        .write(move |txn| {
-            let (charged, written) = apply(txn, &record)?;
-            also(txn, &charged)?;
+        .write_journaled(journal, move |txn| {
+            let (charged, written) = charge(txn)?;
             // In the writer, in the order charges are applied (see
             // `Keys::refresh`): the cache never goes back to an older count.
             for key in &written {
@@ -168,14 +163,41 @@ pub async fn charge_with(
             Ok(charged)
         })
         .await?;
-    for event in &charged.fired {
-        tracing::info!(event = %event.event, tenant = event.tenant_id.as_deref().unwrap_or(""), "spend threshold crossed");
-    }
+    log_fired(&charged);
     Ok(charged)
 }
 
-/// The charge transaction. Returns the outcome and the key records written.
-fn apply(
+/// Applies one charge with a durable commit of its own, without a journal
+/// record (no audit entry, no conversation record).
+pub async fn charge(
+    store: &Store,
+    keys: &Keys,
+    record: UsageRecord,
+) -> Result<Charged, StoreError> {
+    let cache = keys.clone();
+    let charged = store
+        .write(move |txn| {
+            let (charged, written) = apply(txn, &record)?;
+            for key in &written {
+                cache.refresh(key);
+            }
+            Ok(charged)
+        })
+        .await?;
+    log_fired(&charged);
+    Ok(charged)
+}
+
+fn log_fired(charged: &Charged) {
+    for event in &charged.fired {
+        tracing::info!(event = %event.event, tenant = event.tenant_id.as_deref().unwrap_or(""), "spend threshold crossed");
+    }
+}
+
+/// The charge transaction. Returns the outcome and the key records written
+/// (the key cache is refreshed from them in the same writer job, so the
+/// next request of an over-budget key is refused).
+pub fn apply(
     txn: &redb::WriteTransaction,
     record: &UsageRecord,
 ) -> Result<(Charged, Vec<ApiKey>), StoreError> {

@@ -39,6 +39,9 @@ pub struct Draft {
     /// `ok`, an error code, or a decision.
     pub outcome: String,
     pub details: Value,
+    /// When it happened (Unix ms); `None` is the time it is appended. A
+    /// journaled charge keeps its own, so a replay writes the same entry.
+    pub at: Option<i64>,
 }
 
 impl Draft {
@@ -50,6 +53,7 @@ impl Draft {
             target: target.to_owned(),
             outcome: "ok".to_owned(),
             details: Value::Null,
+            at: None,
         }
     }
 
@@ -60,6 +64,11 @@ impl Draft {
 
     pub fn details(mut self, details: Value) -> Draft {
         self.details = details;
+        self
+    }
+
+    pub fn at(mut self, at: i64) -> Draft {
+        self.at = Some(at);
         self
     }
 }
@@ -140,7 +149,7 @@ pub fn append(txn: &WriteTransaction, draft: &Draft) -> Result<u64, StoreError> 
     let (last, prev) = head(txn)?;
     let mut entry = Entry {
         seq: last + 1,
-        at: now_ms(),
+        at: draft.at.unwrap_or_else(now_ms),
         tenant_id: draft.tenant_id.clone(),
         actor: draft.actor.clone(),
         action: draft.action.clone(),
