@@ -250,3 +250,25 @@ fn a_pending_journal_is_refused_without_a_replay() {
     let next = crate::store::recover(&db, &journal_dir, Some(add_to_total)).unwrap();
     assert_eq!((next, total(&db)), (2, 5));
 }
+
+#[tokio::test]
+async fn restore_removes_the_journal_of_the_store_it_replaces() {
+    let source = tempfile::tempdir().unwrap();
+    let store = crate::store::Store::open(source.path()).unwrap();
+    let backup = source.path().with_extension("backup.redb");
+    store.backup_to(&backup, true).unwrap();
+    store.close();
+    drop(store);
+
+    // A crashed store's data directory: its journal holds charges the
+    // backup knows nothing of.
+    let target = tempfile::tempdir().unwrap();
+    let journal_dir = target.path().join(JOURNAL_DIR);
+    write_amounts(&journal_dir, 1, &[7, 8]);
+    assert_eq!(scan(&journal_dir, 0).unwrap().records.len(), 2);
+    crate::store::backup::restore(&backup, target.path(), false).unwrap();
+    assert!(segments(&journal_dir).unwrap().is_empty());
+    // The restored store opens (no foreign charges to replay).
+    crate::store::Store::open(target.path()).unwrap().close();
+    std::fs::remove_file(&backup).unwrap();
+}
