@@ -50,11 +50,13 @@ const ENV_KEYS: &[&str] = &[
 ];
 /// `TOLLGATE_SSO_CLIENT_SECRET` is the documented home of the single
 /// sign-on client secret (any variable named by `sso.client_secret_env`
-/// works).
+/// works). `TOLLGATE_JOURNAL_CHECKPOINT_MS` is read by the store's writer
+/// (docs/storage.md, the charge journal).
 const ENV_OTHER: &[&str] = &[
     "TOLLGATE_CONFIG",
     "TOLLGATE_OWNER_PASSWORD",
     "TOLLGATE_SSO_CLIENT_SECRET",
+    "TOLLGATE_JOURNAL_CHECKPOINT_MS",
 ];
 
 /// A secret value (an upstream API key). Never printed, never serialized.

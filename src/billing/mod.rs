@@ -6,10 +6,13 @@
 //! tenant's wallet, writes the usage record, decides which spend thresholds
 //! this charge crossed and records them in `notifiedThresholds`, and writes
 //! those events to the outbox. The caller is answered only after that
-//! commit, so a threshold fires exactly once per cycle whatever the
-//! concurrency, and a restart can neither repeat nor lose one.
+//! commit is durable, so a threshold fires exactly once per cycle whatever
+//! the concurrency, and a restart can neither repeat nor lose one. A served
+//! request's charge is durable through the charge journal
+//! ([`charge_journaled`], `store::journal`): its record is replayed through
+//! [`apply`] after a crash.
 //!
-//! Once committed, the values the charge wrote reach the in-memory ledger
+//! Once durable, the values the charge wrote reach the in-memory ledger
 //! admission reads ([`ledger`]); the request's reservation is released
 //! after that.
 
@@ -143,50 +146,31 @@ pub struct Charged {
     pub fired: Vec<StoredEvent>,
 }
 
-/// Applies one charge durably. The key cache is refreshed in the same job,
-/// so the next request of an over-budget key is refused. (Without the
-/// server's in-memory ledger: tools and tests.)
-pub async fn charge(
-    store: &Store,
-    keys: &Keys,
-    record: UsageRecord,
-) -> Result<Charged, StoreError> {
-    charge_with(
-        store,
-        keys,
-        &ledger::Ledger::default(),
-        None,
-        record,
-        |_, _| Ok(()),
-    )
-    .await
-}
-
-/// [`charge`], where `also` writes what must commit with the charge (the
-/// audit entry, the conversation record, a held review) in the same
-/// transaction, and `day` is the per-day counter row the request holds a
-/// unit of (counted durably here). Once committed, the values written
-/// reach `ledger`.
-pub async fn charge_with(
+/// A charge through the journal: `charge` is the whole charge transaction
+/// ([`apply`] and what commits with it: the audit entry, the conversation
+/// record, a held review, the per-day counter row the request holds a unit
+/// of), `journal` the record from which the same transaction is rebuilt
+/// after a crash. Returns once the record is durable; the values written
+/// then reach `ledger`, admission's in-memory state, by the writer's order.
+pub async fn charge_journaled(
     store: &Store,
     keys: &Keys,
     ledger: &ledger::Ledger,
-    day: Option<String>,
-    record: UsageRecord,
-    mut also: impl FnMut(&redb::WriteTransaction, &Charged) -> Result<(), StoreError> + Send + 'static,
+    journal: Vec<u8>,
+    mut charge: impl FnMut(&redb::WriteTransaction) -> Result<Applied, StoreError> + Send + 'static,
 ) -> Result<Charged, StoreError> {
     let cache = keys.clone();
     // The sequence is taken in the job: the writer's order.
     let next = ledger.sequence_source();
     let (charged, committed) = store
-        .write(move |txn| {
+        .write_journaled(journal, move |txn| {
             let seq = next();
-            let (charged, written) = apply(txn, &record)?;
-            let day = match &day {
-                Some(row) => Some((row.clone(), limits::count_daily(txn, row)?)),
-                None => None,
-            };
-            also(txn, &charged)?;
+            let Applied {
+                charged,
+                written,
+                tenant_id,
+                day,
+            } = charge(txn)?;
             // In the writer, in the order charges are applied (see
             // `Keys::refresh`): the cache never goes back to an older count.
             for key in &written {
@@ -195,7 +179,7 @@ pub async fn charge_with(
             let committed = ledger::Charge {
                 seq,
                 keys: written.iter().map(ledger::KeyAfter::of).collect(),
-                tenant_id: record.tenant_id.clone(),
+                tenant_id,
                 balance_after: charged.balance_after,
                 day,
             };
@@ -203,14 +187,52 @@ pub async fn charge_with(
         })
         .await?;
     ledger.apply(&committed);
-    for event in &charged.fired {
-        tracing::info!(event = %event.event, tenant = event.tenant_id.as_deref().unwrap_or(""), "spend threshold crossed");
-    }
+    log_fired(&charged);
     Ok(charged)
 }
 
-/// The charge transaction. Returns the outcome and the key records written.
-fn apply(
+/// What one charge transaction wrote, for the key cache and the ledger.
+pub struct Applied {
+    pub charged: Charged,
+    /// The key records written (the caller's, and its rotation partner's).
+    pub written: Vec<ApiKey>,
+    pub tenant_id: String,
+    /// The day counter's row and its count after the charge.
+    pub day: Option<(String, u32)>,
+}
+
+/// Applies one charge with a durable commit of its own, without a journal
+/// record (no audit entry, no conversation record) and without the
+/// server's in-memory ledger: tools and tests.
+pub async fn charge(
+    store: &Store,
+    keys: &Keys,
+    record: UsageRecord,
+) -> Result<Charged, StoreError> {
+    let cache = keys.clone();
+    let charged = store
+        .write(move |txn| {
+            let (charged, written) = apply(txn, &record)?;
+            for key in &written {
+                cache.refresh(key);
+            }
+            Ok(charged)
+        })
+        .await?;
+    log_fired(&charged);
+    Ok(charged)
+}
+
+fn log_fired(charged: &Charged) {
+    for event in &charged.fired {
+        tracing::info!(event = %event.event, tenant = event.tenant_id.as_deref().unwrap_or(""), "spend threshold crossed");
+    }
+}
+
+/// The charge transaction. Returns the outcome and the key records written
+/// (the key cache is refreshed from them in the same writer job, so the
+/// next request of an over-budget key is refused).
+pub fn apply(
     txn: &redb::WriteTransaction,
     record: &UsageRecord,
 ) -> Result<(Charged, Vec<ApiKey>), StoreError> {

@@ -803,7 +803,7 @@ async fn run_admin(config: &Config, command: Admin) -> Result<Value, Failure> {
 
 /// Opens the store to serve or initialize it (creating it if needed).
 fn open_store(data_dir: &Path) -> Result<Store, Failure> {
-    Store::open(data_dir).map_err(|e| match e {
+    Store::open_with(data_dir, Some(crate::gateway::charge_record::replay)).map_err(|e| match e {
         StoreError::Locked(_) => Failure::new(format!(
             "{e}: a tollgate server is already using {}",
             data_dir.display()
@@ -823,7 +823,7 @@ fn open_existing_store(data_dir: &Path) -> Result<Store, Failure> {
             data_dir.display()
         )));
     }
-    Store::open(data_dir).map_err(|e| match e {
+    Store::open_with(data_dir, Some(crate::gateway::charge_record::replay)).map_err(|e| match e {
         StoreError::Locked(_) => Failure::new(format!(
             "{e}; its admin socket {} does not answer, so it cannot be reached",
             data_dir.join(crate::store::SOCKET_FILE).display()

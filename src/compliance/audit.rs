@@ -49,6 +49,9 @@ pub struct Draft {
     /// `ok`, an error code, or a decision.
     pub outcome: String,
     pub details: Value,
+    /// When it happened (Unix ms); `None` is the time it is appended. A
+    /// journaled charge keeps its own, so a replay writes the same entry.
+    pub at: Option<i64>,
 }
 
 impl Draft {
@@ -60,6 +63,7 @@ impl Draft {
             target: target.to_owned(),
             outcome: "ok".to_owned(),
             details: Value::Null,
+            at: None,
         }
     }
 
@@ -70,6 +74,11 @@ impl Draft {
 
     pub fn details(mut self, details: Value) -> Draft {
         self.details = details;
+        self
+    }
+
+    pub fn at(mut self, at: i64) -> Draft {
+        self.at = Some(at);
         self
     }
 }
@@ -163,12 +172,13 @@ pub fn append(txn: &WriteTransaction, draft: &Draft) -> Result<u64, StoreError> 
     append_at(txn, draft, now_ms())
 }
 
-/// [`append`] dated `at` (Unix ms): for tests and imports of older acts.
+/// [`append`] dated `at` (Unix ms) unless the draft carries its own time
+/// (a replayed charge keeps its first): for tests and imports of older acts.
 pub fn append_at(txn: &WriteTransaction, draft: &Draft, at: i64) -> Result<u64, StoreError> {
     let (last, prev) = head(txn)?;
     let mut entry = Entry {
         seq: last + 1,
-        at,
+        at: draft.at.unwrap_or(at),
         tenant_id: draft.tenant_id.clone(),
         actor: draft.actor.clone(),
         action: draft.action.clone(),

@@ -10,6 +10,7 @@
 
 mod attempt;
 pub mod audio;
+pub mod charge_record;
 pub mod embeddings;
 pub mod form;
 pub mod media;
@@ -35,7 +36,7 @@ use crate::auth::keys::{ApiKey, Keys};
 use crate::billing::ledger::{self, Claim, CreditHold, Refusal};
 use crate::billing::{self, Charged, Endpoint, UsageRecord, limits};
 use crate::catalogue::{Model, Pricing, micros_to_credits};
-use crate::compliance::audit::{self, Draft};
+use crate::compliance::audit;
 use crate::compliance::conversations::{self, Conversation};
 use crate::compliance::incidents::Sampler;
 use crate::compliance::reviews::{self, Review};
@@ -50,6 +51,7 @@ use crate::tenants;
 use crate::tenants::{CompliancePolicy, ReviewMode, Tier};
 use crate::time_util::now_ms;
 use crate::traces;
+use charge_record::{AuditFacts, ChargeRecord, HeldFacts};
 use opentelemetry::KeyValue;
 use opentelemetry::context::FutureExt as _;
 use opentelemetry::trace::{SpanKind, TraceContextExt as _};
@@ -867,17 +869,16 @@ impl Extensions {
         self.compliance.policy.log_bodies || self.sampler.is_active()
     }
 
-    /// The audit entry, conversation record and review of a charged
-    /// request, written in the charge's own transaction.
-    fn compliance_writes(
+    /// The charge of this request as the journal keeps it: the usage
+    /// record with the audit entry, conversation record and review written
+    /// in the charge's own transaction.
+    fn charge_record(
         &self,
         record: &UsageRecord,
         output: &str,
         completed: bool,
         hold: Option<Hold>,
-    ) -> impl FnMut(&redb::WriteTransaction, &Charged) -> Result<(), crate::store::StoreError>
-    + Send
-    + 'static {
+    ) -> ChargeRecord {
         let c = &self.compliance;
         let output = c.logged(output);
         let purpose = c.purpose.as_deref().map(|p| c.logged(p).into_owned());
@@ -912,14 +913,11 @@ impl Extensions {
         if let Some(units) = &self.units {
             details["units"] = units.clone();
         }
-        let draft = Draft::new(
-            &record.tenant_id,
-            format!("key:{}", record.key_id),
-            "inference",
-            &record.request_id,
-        )
-        .outcome(if completed { "ok" } else { "incomplete" })
-        .details(details);
+        let audit = AuditFacts {
+            outcome: if completed { "ok" } else { "incomplete" }.to_owned(),
+            details: details.to_string(),
+            at: now_ms(),
+        };
         let retention_days = if self.level >= Level::High {
             c.policy.high_risk_retention_days
         } else {
@@ -963,22 +961,19 @@ impl Extensions {
                 note: None,
                 edited: false,
             };
-            (review, hold.completion)
+            HeldFacts {
+                review,
+                completion: hold.completion.to_string(),
+                is_fallback: self.is_fallback,
+                latency_ms: self.started.elapsed().as_millis() as u64,
+            }
         });
-        let (is_fallback, started) = (self.is_fallback, self.started);
-        move |txn, charged| {
-            audit::append(txn, &draft)?;
-            if let Some(conversation) = &conversation {
-                conversations::insert(txn, conversation)?;
-            }
-            if let Some((review, completion)) = &review {
-                let mut completion = completion.clone();
-                completion["billing"] = billing_view(charged, is_fallback, started);
-                let mut review = review.clone();
-                review.completion = completion.to_string();
-                reviews::insert(txn, &review)?;
-            }
-            Ok(())
+        ChargeRecord {
+            usage: record.clone(),
+            audit,
+            conversation,
+            review,
+            day: self.admission.day_row(),
         }
     }
 
@@ -1090,20 +1085,13 @@ impl Extensions {
         output: &str,
         hold: Option<Hold>,
     ) -> Result<Charged, ApiError> {
-        let also = self.compliance_writes(&record, output, completed, hold);
+        let entry = self.charge_record(&record, output, completed, hold);
         let charging = traces::child(|| "charge".into(), SpanKind::Internal, Vec::new);
         let hold = &self.admission;
-        let charged = billing::charge_with(
-            &self.store,
-            &self.keys,
-            hold.ledger(),
-            hold.day_row(),
-            record.clone(),
-            also,
-        )
-        .with_context(charging)
-        .await
-        .map_err(|e| ApiError::internal("recording the charge", e))?;
+        let charged = charge_journaled(&self.store, &self.keys, hold.ledger(), entry)
+            .with_context(charging)
+            .await
+            .map_err(|e| ApiError::internal("recording the charge", e))?;
         // The charge is in memory now: the reservation gives way to it.
         hold.release();
         self.sampler
@@ -1128,7 +1116,7 @@ impl Extensions {
         let Ok(record) = self.record(prompt_tokens, completion_tokens, estimated) else {
             return;
         };
-        let also = self.compliance_writes(&record, output, false, None);
+        let entry = self.charge_record(&record, output, false, None);
         let (store, keys) = (self.store.clone(), self.keys.clone());
         // The task keeps the reservation until the charge is in memory.
         let hold = self.admission.clone();
@@ -1146,9 +1134,7 @@ impl Extensions {
         };
         runtime.spawn(async move {
             let request_id = record.request_id.clone();
-            let charging =
-                billing::charge_with(&store, &keys, hold.ledger(), hold.day_row(), record.clone(), also);
-            let charged = charging.await;
+            let charged = charge_journaled(&store, &keys, hold.ledger(), entry).await;
             hold.release();
             match charged {
                 Ok(charged) => after.run(&record, &charged, false),
@@ -1210,13 +1196,32 @@ fn answer_text(output: &str) -> String {
 }
 
 fn billing_view(charged: &Charged, is_fallback: bool, started: Instant) -> Value {
+    billing_view_at(charged, is_fallback, started.elapsed().as_millis() as u64)
+}
+
+/// [`billing_view`] with the latency already measured (a journaled held
+/// answer is filed with the latency it had when charged).
+fn billing_view_at(charged: &Charged, is_fallback: bool, latency_ms: u64) -> Value {
     json!({
         "cost": micros_to_credits(charged.cost),
         "balanceAfter": micros_to_credits(charged.balance_after),
         "keyRemaining": charged.key_remaining.map(micros_to_credits),
         "isFallback": is_fallback,
-        "latencyMs": started.elapsed().as_millis() as u64,
+        "latencyMs": latency_ms,
     })
+}
+
+/// Charges through the journal (see `store::journal`): the charge and what
+/// commits with it are one [`ChargeRecord`], applied live and, after a
+/// crash, replayed by the same function.
+async fn charge_journaled(
+    store: &Store,
+    keys: &Keys,
+    ledger: &crate::billing::ledger::Ledger,
+    entry: ChargeRecord,
+) -> Result<Charged, crate::store::StoreError> {
+    let journal = entry.encode();
+    billing::charge_journaled(store, keys, ledger, journal, move |txn| entry.apply(txn)).await
 }
 
 /// What follows a committed charge: its metrics and events.

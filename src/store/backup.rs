@@ -15,7 +15,12 @@
 //! Restore refuses a backup from a newer schema, refuses to run while a
 //! server has the target open, and refuses to replace a store holding data
 //! unless forced. It replaces the file atomically (copy beside, fsync,
-//! rename).
+//! rename), and removes the replaced store's charge journal.
+//!
+//! A backup needs no journal: the snapshot is taken by a read transaction,
+//! which sees every applied charge whether or not redb has made it durable
+//! yet (every answered charge is applied before its record is journaled),
+//! together with the journal watermark that covers them.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -222,6 +227,10 @@ fn replace(
     std::fs::copy(from, &tmp)?;
     super::restrict_to_owner(&tmp, 0o600)?;
     sync_file(&tmp)?;
+    // The journal belongs to the store being replaced: replayed on the
+    // restored one, its charges would be applied to the wrong state. Gone
+    // first, so a crash in between cannot leave that pairing behind.
+    super::journal::clear(&data_dir.join(super::journal::JOURNAL_DIR))?;
     std::fs::rename(&tmp, target)?;
     sync_parent(target)?;
     Ok(Summary {

@@ -1,14 +1,17 @@
-//! Storage: one redb file in the data directory.
+//! Storage: one redb file in the data directory, and the charge journal
+//! beside it (`journal/`, see [`journal`]).
 //!
 //! [`Store`] owns the database handle and the [`writer::Writer`]. Reads run
 //! on read transactions (MVCC snapshots, cheap, never blocked by the writer);
 //! every write goes through the writer's group commit and is durable before
-//! its caller hears back. Domain modules describe *what* to write as a
+//! its caller hears back: in redb, or, for a charge, in the journal (redb
+//! catches up at the next checkpoint; a read sees the charge at once). Domain modules describe *what* to write as a
 //! closure over the transaction, using the typed tables of [`tables`];
 //! handlers never see redb.
 
 pub mod backup;
 pub mod codec;
+pub mod journal;
 mod migrate;
 pub mod tables;
 pub mod writer;
@@ -106,6 +109,11 @@ impl From<redb::DatabaseError> for StoreError {
     }
 }
 
+/// Re-applies one journaled charge during recovery: the function the live
+/// charge ran, rebuilt from its record (the store cannot know the domain, so
+/// the caller that opens the store gives it).
+pub type Replay = fn(&WriteTransaction, &[u8]) -> Result<(), StoreError>;
+
 pub struct Store {
     db: Arc<Database>,
     writer: writer::Writer,
@@ -116,7 +124,16 @@ impl Store {
     /// Opens (creating if needed) the store in `data_dir`: the directory is
     /// made private (0700), the schema checked and migrated. A file written by
     /// a newer build is refused before anything is written to it.
+    ///
+    /// A journal left by a crash cannot be replayed without the domain's
+    /// [`Replay`]: this refuses it (see [`Store::open_with`]).
     pub fn open(data_dir: &Path) -> Result<Store, StoreError> {
+        Store::open_with(data_dir, None)
+    }
+
+    /// [`Store::open`], replaying the charges a crash left in the journal
+    /// above redb's watermark through `replay`.
+    pub fn open_with(data_dir: &Path, replay: Option<Replay>) -> Result<Store, StoreError> {
         // A directory we create is private; an existing one is the
         // operator's and keeps its mode (the file itself is made 0600).
         if !data_dir.exists() {
@@ -130,8 +147,10 @@ impl Store {
         let db = open_database(&path)?;
         restrict_to_owner(&path, 0o600)?;
         migrate::prepare(&db)?;
+        let journal_dir = data_dir.join(journal::JOURNAL_DIR);
+        let next_seq = recover(&db, &journal_dir, replay)?;
         let db = Arc::new(db);
-        let writer = writer::Writer::start(db.clone());
+        let writer = writer::Writer::start(db.clone(), &journal_dir, next_seq)?;
         Ok(Store { db, writer, path })
     }
 
@@ -172,7 +191,18 @@ impl Store {
         .await
     }
 
-    /// Flushes the writer: every accepted write is durable afterwards.
+    /// Applies a charge (see [`writer::Writer::write_journaled`]); returns
+    /// once its journal record is durable.
+    pub async fn write_journaled<T, F>(&self, record: Vec<u8>, work: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnMut(&WriteTransaction) -> Result<T, StoreError> + Send + 'static,
+    {
+        self.writer.write_journaled(record, work).await
+    }
+
+    /// Flushes the writer and the journal: every accepted write is durable
+    /// in redb afterwards, and the journal is empty.
     pub fn close(&self) {
         self.writer.close();
     }
@@ -183,6 +213,69 @@ impl Store {
         let out = backup::destination(out, &self.path, force)?;
         backup::snapshot(&self.db, &out)
     }
+}
+
+/// Replays the journal above redb's watermark (each charge in its own
+/// transaction, the watermark with it), makes the result durable, then
+/// clears the journal. Returns the next journal sequence.
+fn recover(db: &Database, dir: &Path, replay: Option<Replay>) -> Result<u64, StoreError> {
+    let applied = applied_seq(db)?;
+    let found = journal::scan(dir, applied)?;
+    let last = applied.max(found.last_seq.unwrap_or(0));
+    if !found.records.is_empty() {
+        let Some(replay) = replay else {
+            return Err(StoreError::Database(format!(
+                "the journal in {} holds {} charge(s) not yet in the store;                  start the tollgate server (or any tollgate command) to apply them",
+                dir.display(),
+                found.records.len()
+            )));
+        };
+        for (seq, record) in &found.records {
+            let mut txn = db.begin_write()?;
+            txn.set_durability(redb::Durability::None)
+                .map_err(|e| StoreError::Database(e.to_string()))?;
+            if let Err(e) = replay(&txn, record) {
+                // It committed once on this very state; refusing to start
+                // would lock the operator out. Logged, skipped.
+                tracing::error!(seq, error = %e, "a journaled charge could not be re-applied; skipped");
+                txn.abort()?;
+                txn = db.begin_write()?;
+                txn.set_durability(redb::Durability::None)
+                    .map_err(|e| StoreError::Database(e.to_string()))?;
+            }
+            txn.open_table(tables::META)?
+                .insert(journal::META_APPLIED_SEQ, seq.to_be_bytes().as_slice())?;
+            txn.commit()?;
+        }
+        tracing::info!(
+            charges = found.records.len(),
+            "re-applied the journaled charges of an unclean stop"
+        );
+    }
+    if last > applied {
+        // Durable before the journal goes (an Immediate commit persists
+        // the replayed ones with it).
+        let txn = db.begin_write()?;
+        txn.open_table(tables::META)?
+            .insert(journal::META_APPLIED_SEQ, last.to_be_bytes().as_slice())?;
+        txn.commit()?;
+    }
+    journal::clear(dir)?;
+    Ok(last + 1)
+}
+
+/// The highest journal sequence redb holds (0: none).
+fn applied_seq(db: &Database) -> Result<u64, StoreError> {
+    let read = db.begin_read()?;
+    let table = match read.open_table(tables::META) {
+        Ok(table) => table,
+        Err(redb::TableError::TableDoesNotExist(_)) => return Ok(0),
+        Err(e) => return Err(e.into()),
+    };
+    let value = redb::ReadableTable::get(&table, journal::META_APPLIED_SEQ)?;
+    Ok(value
+        .and_then(|v| <[u8; 8]>::try_from(v.value()).ok())
+        .map_or(0, u64::from_be_bytes))
 }
 
 /// Refuses a file from a newer build before opening it for writing (a

@@ -1,10 +1,30 @@
 //! The writer: one thread that owns every write transaction.
 //!
 //! Callers queue a job and wait; the thread drains the queue, applies a whole
-//! batch in one write transaction with `Durability::Immediate`, commits, and
-//! only then answers each caller (group commit). One fsync is shared by the
-//! batch, which is how durable writes reach tens of thousands per second on
-//! a disk whose fsync takes tens of microseconds to milliseconds.
+//! batch in one write transaction, commits, and only then answers each
+//! caller (group commit).
+//!
+//! Charges are journaled jobs ([`Writer::write_journaled`]): their batch is
+//! committed with `Durability::None` (visible to every reader at once, no
+//! fsync) together with the highest journal sequence it contains (the
+//! watermark, `META_APPLIED_SEQ`); their records then go to the
+//! [`journal`](super::journal), and each caller is answered once its record
+//! is durable there. Every other job, and a periodic checkpoint (every
+//! [`CHECKPOINT_EVERY`] or [`CHECKPOINT_RECORDS`] charges), commits with
+//! `Durability::Immediate`, which makes every earlier commit durable too.
+//!
+//! Why this is as safe as an fsync per charge: redb guarantees that after a
+//! crash the file holds exactly the last `Immediate` commit, and with it
+//! the watermark W of the charges it includes. Every charge after W was
+//! applied by a `None` commit after that point, in sequence order, and no
+//! non-journaled write happened between them (that write would have been
+//! `Immediate` and moved W). So replaying the journal's records above W in
+//! order, through the same function, on the state at W, repeats exactly the
+//! writes that were lost; the replay commits the watermark with them, so a
+//! second replay finds nothing to do. A record that never reached the
+//! journal was never answered: losing it loses no answered charge. A charge
+//! made durable by redb before its record (an `Immediate` commit of a mixed
+//! batch) is simply below W and is never replayed.
 //!
 //! A job may fail (a name already taken, a record gone). Its partial writes
 //! must not reach the others, so a failed batch is aborted and its jobs are
@@ -15,26 +35,49 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-use redb::{Database, WriteTransaction};
+use std::time::{Duration, Instant};
+
+use redb::{Database, Durability, WriteTransaction};
 use tokio::sync::{mpsc, oneshot};
 
 use super::StoreError;
+use super::journal::{self, Append, Journal, JournalStats};
+use super::tables::META;
 
 /// Upper bound of jobs in one transaction, so a burst cannot make one
 /// caller's answer wait behind an unbounded batch.
 const MAX_BATCH: usize = 1024;
 /// Bound of the queue: beyond it, callers wait (back-pressure).
 const QUEUE_CAPACITY: usize = 16_384;
+/// How long charges may stay applied to redb without `Immediate`
+/// durability (they are durable in the journal meanwhile). Bounds the
+/// journal replayed after a crash and the pages redb cannot reuse yet.
+/// `TOLLGATE_JOURNAL_CHECKPOINT_MS` overrides it (docs/storage.md).
+pub const CHECKPOINT_EVERY: Duration = Duration::from_secs(1);
+
+/// [`CHECKPOINT_EVERY`], or the operator's override (at least 10 ms).
+fn checkpoint_every() -> Duration {
+    std::env::var("TOLLGATE_JOURNAL_CHECKPOINT_MS")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map_or(CHECKPOINT_EVERY, |ms| Duration::from_millis(ms.max(10)))
+}
+/// The same bound, in charges.
+pub const CHECKPOINT_RECORDS: u64 = 8_192;
 
 trait Job: Send {
     fn apply(&mut self, txn: &WriteTransaction) -> Result<(), StoreError>;
     fn finish(self: Box<Self>, outcome: Result<(), StoreError>);
+    /// A charge: its journal record, until handed to the journal.
+    fn journaled(&self) -> bool;
+    fn take_record(&mut self) -> Vec<u8>;
 }
 
 struct TypedJob<T, F> {
     work: F,
     output: Option<T>,
     reply: oneshot::Sender<Result<T, StoreError>>,
+    record: Option<Vec<u8>>,
 }
 
 impl<T, F> Job for TypedJob<T, F>
@@ -57,6 +100,14 @@ where
         // The caller may have gone away; its write is durable regardless.
         let _ = this.reply.send(result);
     }
+
+    fn journaled(&self) -> bool {
+        self.record.is_some()
+    }
+
+    fn take_record(&mut self) -> Vec<u8> {
+        self.record.take().unwrap_or_default()
+    }
 }
 
 /// Counters describing the writer's batching, for benchmarks and metrics.
@@ -66,6 +117,13 @@ pub struct WriterStats {
     pub jobs: AtomicU64,
     pub largest_batch: AtomicUsize,
     pub queued: AtomicUsize,
+    /// Commits with `Durability::Immediate` (the rest are charges whose
+    /// durability is the journal's).
+    pub durable_commits: AtomicU64,
+    /// Charges committed to redb since its last durable commit.
+    pub unflushed: AtomicU64,
+    /// The journal's group commit.
+    pub journal: Arc<JournalStats>,
     /// Told the duration of every write transaction, commit and fsync
     /// included (the metrics' store write latency). Set once by whoever
     /// measures; the store does not know the metrics.
@@ -79,6 +137,8 @@ impl std::fmt::Debug for WriterStats {
             .field("jobs", &self.jobs)
             .field("largest_batch", &self.largest_batch)
             .field("queued", &self.queued)
+            .field("durable_commits", &self.durable_commits)
+            .field("journal", &self.journal)
             .finish_non_exhaustive()
     }
 }
@@ -86,14 +146,55 @@ impl std::fmt::Debug for WriterStats {
 pub struct Writer {
     queue: Mutex<Option<mpsc::Sender<Box<dyn Job>>>>,
     thread: Mutex<Option<JoinHandle<()>>>,
+    /// Asks for a checkpoint when charges wait for one and nothing else
+    /// comes; stops when its channel closes.
+    ticker: Mutex<Option<(std::sync::mpsc::Sender<()>, JoinHandle<()>)>>,
     pub stats: Arc<WriterStats>,
 }
 
+/// The writer thread's view of the journal: the next sequence to give and
+/// what is applied but not yet durable in redb.
+struct Sequencer {
+    journal: Journal,
+    next_seq: u64,
+    /// The highest sequence committed to redb, durable or not.
+    applied: u64,
+    /// Charges committed with `Durability::None` since the last checkpoint.
+    pending: u64,
+    since: Instant,
+    every: Duration,
+    /// A checkpoint just committed, to announce to the journal.
+    checkpoint: Option<u64>,
+}
+
+impl Sequencer {
+    fn checkpoint_due(&self) -> bool {
+        self.pending > 0
+            && (self.pending >= CHECKPOINT_RECORDS || self.since.elapsed() >= self.every)
+    }
+}
+
 impl Writer {
-    pub fn start(db: Arc<Database>) -> Writer {
+    /// Starts the writer; journaled jobs get sequences from `next_seq` on,
+    /// their records written to the journal in `journal_dir`.
+    pub fn start(
+        db: Arc<Database>,
+        journal_dir: &std::path::Path,
+        next_seq: u64,
+    ) -> Result<Writer, StoreError> {
         let (queue, mut jobs) = mpsc::channel::<Box<dyn Job>>(QUEUE_CAPACITY);
         let stats = Arc::new(WriterStats::default());
         let thread_stats = stats.clone();
+        let sequencer_every = checkpoint_every();
+        let mut sequencer = Sequencer {
+            journal: Journal::start(journal_dir, next_seq, stats.journal.clone())?,
+            next_seq,
+            applied: next_seq - 1,
+            pending: 0,
+            since: Instant::now(),
+            every: checkpoint_every(),
+            checkpoint: None,
+        };
         let thread = std::thread::Builder::new()
             .name("tollgate-writer".into())
             .spawn(move || {
@@ -108,19 +209,46 @@ impl Writer {
                     thread_stats
                         .queued
                         .fetch_sub(batch.len(), Ordering::Relaxed);
-                    run_batch(&db, batch, &thread_stats);
+                    run_batch(&db, batch, &thread_stats, &mut sequencer);
                 }
+                // Closing: make every charge durable in redb, then let the
+                // journal answer what it holds and remove what redb covers.
+                if sequencer.pending > 0 {
+                    run_batch(&db, Vec::new(), &thread_stats, &mut sequencer);
+                }
+                sequencer.journal.close();
             })
-            .expect("spawning the writer thread");
-        Writer {
+            .map_err(|e| StoreError::Database(format!("spawning the writer thread: {e}")))?;
+        let ticker = start_ticker(queue.downgrade(), stats.clone(), sequencer_every);
+        Ok(Writer {
             queue: Mutex::new(Some(queue)),
             thread: Mutex::new(Some(thread)),
+            ticker: Mutex::new(Some(ticker)),
             stats,
-        }
+        })
     }
 
     /// Queues `work` and waits until its transaction is durable.
     pub async fn write<T, F>(&self, work: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnMut(&WriteTransaction) -> Result<T, StoreError> + Send + 'static,
+    {
+        self.submit(None, work).await
+    }
+
+    /// Queues a charge: `work` applies it, `record` is what the journal
+    /// keeps to apply it again after a crash (the same `work`, rebuilt from
+    /// the record, must write the same). Returns once the record is durable.
+    pub async fn write_journaled<T, F>(&self, record: Vec<u8>, work: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnMut(&WriteTransaction) -> Result<T, StoreError> + Send + 'static,
+    {
+        self.submit(Some(record), work).await
+    }
+
+    async fn submit<T, F>(&self, record: Option<Vec<u8>>, work: F) -> Result<T, StoreError>
     where
         T: Send + 'static,
         F: FnMut(&WriteTransaction) -> Result<T, StoreError> + Send + 'static,
@@ -137,6 +265,7 @@ impl Writer {
             work,
             output: None,
             reply,
+            record,
         });
         if queue.send(job).await.is_err() {
             self.stats.queued.fetch_sub(1, Ordering::Relaxed);
@@ -148,6 +277,10 @@ impl Writer {
     /// Stops accepting jobs, lets the thread apply what is queued, and waits
     /// for it: after this returns every accepted write is durable.
     pub fn close(&self) {
+        if let Some((stop, ticker)) = self.ticker.lock().expect("writer ticker lock").take() {
+            drop(stop);
+            let _ = ticker.join();
+        }
         self.queue.lock().expect("writer queue lock").take();
         let thread = self.thread.lock().expect("writer thread lock").take();
         if let Some(thread) = thread {
@@ -162,44 +295,136 @@ impl Drop for Writer {
     }
 }
 
-fn run_batch(db: &Database, mut batch: Vec<Box<dyn Job>>, stats: &WriterStats) {
+/// Sends an empty job now and then, so charges applied without
+/// `Immediate` durability get their checkpoint even when traffic stops.
+fn start_ticker(
+    queue: mpsc::WeakSender<Box<dyn Job>>,
+    stats: Arc<WriterStats>,
+    every: Duration,
+) -> (std::sync::mpsc::Sender<()>, JoinHandle<()>) {
+    let (stop, stopped) = std::sync::mpsc::channel::<()>();
+    let thread = std::thread::Builder::new()
+        .name("tollgate-checkpoint".into())
+        .spawn(move || {
+            while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(every)
+            {
+                if stats.unflushed.load(Ordering::Relaxed) == 0 {
+                    continue;
+                }
+                let Some(queue) = queue.upgrade() else { break };
+                let (reply, _) = oneshot::channel::<Result<(), StoreError>>();
+                let job: Box<dyn Job> = Box::new(TypedJob {
+                    work: |_: &WriteTransaction| Ok(()),
+                    output: None,
+                    reply,
+                    // Not a charge: its batch commits `Immediate`.
+                    record: None,
+                });
+                // A full queue means traffic, which checkpoints by itself.
+                let _ = queue.try_send(job);
+            }
+        })
+        .expect("spawning the checkpoint thread");
+    (stop, thread)
+}
+
+/// Applies a batch and answers its jobs; an empty batch is a checkpoint.
+fn run_batch(
+    db: &Database,
+    mut batch: Vec<Box<dyn Job>>,
+    stats: &WriterStats,
+    seq: &mut Sequencer,
+) {
     let size = batch.len();
-    match apply(db, &mut batch, stats) {
+    match apply(db, &mut batch, stats, seq) {
         Ok(()) => {
             stats.commits.fetch_add(1, Ordering::Relaxed);
             stats.jobs.fetch_add(size as u64, Ordering::Relaxed);
             stats.largest_batch.fetch_max(size, Ordering::Relaxed);
-            for job in batch {
-                job.finish(Ok(()));
-            }
+            finish(batch, seq);
         }
-        Err(error) if size == 1 => {
-            batch.pop().expect("one job").finish(Err(error));
+        Err(error) if size <= 1 => {
+            if let Some(job) = batch.pop() {
+                job.finish(Err(error));
+            }
         }
         Err(_) => {
             // Isolate the failure: each job alone, in its own transaction.
             for job in batch {
                 let mut single = vec![job];
-                let outcome = apply(db, &mut single, stats);
-                if outcome.is_ok() {
-                    stats.commits.fetch_add(1, Ordering::Relaxed);
-                    stats.jobs.fetch_add(1, Ordering::Relaxed);
+                match apply(db, &mut single, stats, seq) {
+                    Ok(()) => {
+                        stats.commits.fetch_add(1, Ordering::Relaxed);
+                        stats.jobs.fetch_add(1, Ordering::Relaxed);
+                        finish(single, seq);
+                    }
+                    Err(e) => single.pop().expect("one job").finish(Err(e)),
                 }
-                single.pop().expect("one job").finish(outcome);
             }
         }
     }
 }
 
-fn apply(db: &Database, jobs: &mut [Box<dyn Job>], stats: &WriterStats) -> Result<(), StoreError> {
-    let started = std::time::Instant::now();
-    // Durability::Immediate is redb's default: commit returns after fsync.
-    let txn = db.begin_write()?;
+/// Answers a committed batch: plain jobs now, charges once their journal
+/// record is durable. Their sequences are the ones `apply` gave, in order.
+fn finish(batch: Vec<Box<dyn Job>>, seq: &mut Sequencer) {
+    let mut records = Vec::new();
+    for mut job in batch {
+        if job.journaled() {
+            let payload = job.take_record();
+            records.push(Append {
+                seq: seq.next_seq,
+                payload,
+                done: Box::new(move |outcome| job.finish(outcome)),
+            });
+            seq.next_seq += 1;
+        } else {
+            job.finish(Ok(()));
+        }
+    }
+    seq.journal.append(records);
+    // After this batch's records, so the journal is past them.
+    if let Some(durable) = seq.checkpoint.take() {
+        seq.journal.checkpoint(durable);
+    }
+}
+
+fn apply(
+    db: &Database,
+    jobs: &mut [Box<dyn Job>],
+    stats: &WriterStats,
+    seq: &mut Sequencer,
+) -> Result<(), StoreError> {
+    let started = Instant::now();
+    let charges = jobs.iter().filter(|j| j.journaled()).count() as u64;
+    // `None` only for a batch of charges only, and not when a checkpoint is
+    // due: see the module's argument.
+    let durable = charges < jobs.len() as u64 || jobs.is_empty() || seq.checkpoint_due();
+    let mut txn = db.begin_write()?;
+    if !durable {
+        txn.set_durability(Durability::None)
+            .map_err(|e| StoreError::Database(e.to_string()))?;
+    }
     for job in jobs.iter_mut() {
         // Dropping `txn` on error aborts it: nothing of the batch is written.
         job.apply(&txn)?;
     }
+    let applied = seq.applied + charges;
+    if charges > 0 {
+        txn.open_table(META)?
+            .insert(journal::META_APPLIED_SEQ, applied.to_be_bytes().as_slice())?;
+    }
     txn.commit()?;
+    seq.applied = applied;
+    if durable {
+        stats.durable_commits.fetch_add(1, Ordering::Relaxed);
+        seq.pending = 0;
+        seq.since = Instant::now();
+        seq.checkpoint = Some(applied);
+    } else {
+        seq.pending += charges;
+    }
+    stats.unflushed.store(seq.pending, Ordering::Relaxed);
     if let Some(observe) = stats.commit_observer.get() {
         observe(started.elapsed());
     }
