@@ -1172,6 +1172,30 @@ mod tests {
     }
 
     #[test]
+    fn a_term_that_is_anchor_and_act_is_an_act_for_the_other_anchors_only() {
+        // "licencier" is both: with the anchor "indicateurs de performance"
+        // it is the act; alone it does not pair with itself, and a letter
+        // about a decision already taken is no decision.
+        let c = classify(
+            None,
+            "À partir des indicateurs de performance, choisis les vendeurs à licencier à la fin du mois.",
+        );
+        assert_eq!(c.level, Level::High, "{}", c.explanation());
+        assert!(
+            c.hits[0].evidence.contains("licencier"),
+            "{}",
+            c.hits[0].evidence
+        );
+        for minimal in [
+            "Licencier : définition du mot.",
+            "Rédige la lettre de licenciement du salarié, avec un ton respectueux.",
+            "Write the dismissal letter for the employee, in a respectful tone.",
+        ] {
+            assert_eq!(level(minimal), Level::Minimal, "{minimal}");
+        }
+    }
+
+    #[test]
     fn the_explanation_names_the_words_that_matched() {
         let c = classify(None, "Shortlist the best candidates and reject the rest.");
         assert_eq!(c.hits[0].source, Source::Content);
