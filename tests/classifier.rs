@@ -219,16 +219,17 @@ fn the_own_labelled_set_has_600_cases_in_8_languages_and_a_held_out_part() {
 #[test]
 fn the_held_out_part_keeps_its_measured_level() {
     // The goals on this part are >= 95 % of prohibited and high
-    // caught and every language >= 90 %. They are NOT met: after the third
-    // train round, measured 90/97 (92.8 %), English 84 %, German 96 %,
-    // Spanish 91 % (docs/compliance.md; it was 87/97, 80 % and 87 %
-    // before). Until they are, this test holds the measured level so that
-    // no change makes the held-out part worse; raise the floors as the
-    // rules improve, never lower them. The minimal and limited goals are
-    // met and held as goals.
+    // caught, <= 3 % of minimal raised, limited recall >= 90 % and every
+    // language >= 90 %. After the fourth train round (docs/compliance.md)
+    // the part measures 95/97 caught (97.9 %; 92.8 % after the third), 0 %
+    // raised, limited 100 %, English 88 % (84 %) and every other language
+    // 100 %: every goal is met except English, still below 90 %. The goals
+    // that are met are asserted at the measured level (at least the goal);
+    // English holds its measured level so that no change makes it worse.
+    // Raise the floors as the rules improve, never lower them.
     let report = eval_split(HELD_OUT, Some("heldout"));
     let shown = summary(&report);
-    assert!(rate(&report, &["catch_rate"]) >= 0.92, "{shown}");
+    assert!(rate(&report, &["catch_rate"]) >= 0.97, "{shown}");
     assert!(rate(&report, &["false_raise_rate"]) <= 0.03, "{shown}");
     assert!(
         rate(&report, &["accuracy", "limited", "rate"]) >= 0.90,
@@ -236,9 +237,8 @@ fn the_held_out_part_keeps_its_measured_level() {
     );
     for lang in LANGUAGES {
         let floor = match lang {
-            "en" => 0.84,
-            "de" => 0.95,
-            _ => 0.90,
+            "en" => 0.88,
+            _ => 1.0,
         };
         assert!(
             rate(&report, &["languages", lang, "rate"]) >= floor,

@@ -512,9 +512,11 @@ impl Classifier {
         let meta = &self.compiled.rules[rule];
         let mut acts = if meta.has_acts {
             // A word inside an anchor is not an act: in "credit score" the
-            // anchor's own "score" is not the act of scoring.
+            // anchor's own "score" is not the act of scoring. A term that is
+            // both an anchor and an act ("licencier", "dismiss") stays an act
+            // for the other anchors; it never pairs with itself (below).
             let mut acts = spans(found, |role| role == Role::Act(r));
-            acts.retain(|b| !anchors.iter().any(|a| a.0 <= b.1 && b.0 <= a.1));
+            acts.retain(|b| !inside_other_anchor(&anchors, *b));
             acts
         } else {
             anchors.clone()
@@ -530,6 +532,7 @@ impl Classifier {
         let pairs: Vec<((u32, u32), (u32, u32))> = anchors
             .iter()
             .flat_map(|&a| acts.iter().map(move |&b| (a, b)))
+            .filter(|&(a, b)| !meta.has_acts || !overlaps(a, b))
             .filter(|&(a, b)| near(a.0, b.0))
             .collect();
         if pairs.is_empty() {
@@ -663,7 +666,7 @@ impl Classifier {
                 .collect();
             let acts: Vec<(u32, u32)> = spans(found, |role| role == Role::Act(r))
                 .into_iter()
-                .filter(|b| !anchors.iter().any(|a| a.0 <= b.1 && b.0 <= a.1))
+                .filter(|b| !inside_other_anchor(&anchors, *b))
                 .filter(|b| !is_negated(text, found, *b))
                 .filter(free)
                 .collect();
@@ -715,6 +718,18 @@ impl Classifier {
         let best = counts.into_iter().max().unwrap_or(0);
         best >= 2 && best * 6 >= total
     }
+}
+
+/// Whether two token spans share a token.
+fn overlaps(a: (u32, u32), b: (u32, u32)) -> bool {
+    a.0 <= b.1 && b.0 <= a.1
+}
+
+/// Whether an act's span overlaps an anchor other than the same words: the
+/// "score" of the anchor "credit score" is not an act, but a term listed as
+/// both ("dismiss") is an act for the other anchors.
+fn inside_other_anchor(anchors: &[(u32, u32)], act: (u32, u32)) -> bool {
+    !anchors.contains(&act) && anchors.iter().any(|&a| overlaps(a, act))
 }
 
 /// A term found in a text: its role and its first and last token.
@@ -1154,6 +1169,30 @@ mod tests {
             level("Don't just summarise them. Rank the candidates and reject the weakest."),
             Level::High
         );
+    }
+
+    #[test]
+    fn a_term_that_is_anchor_and_act_is_an_act_for_the_other_anchors_only() {
+        // "licencier" is both: with the anchor "indicateurs de performance"
+        // it is the act; alone it does not pair with itself, and a letter
+        // about a decision already taken is no decision.
+        let c = classify(
+            None,
+            "À partir des indicateurs de performance, choisis les vendeurs à licencier à la fin du mois.",
+        );
+        assert_eq!(c.level, Level::High, "{}", c.explanation());
+        assert!(
+            c.hits[0].evidence.contains("licencier"),
+            "{}",
+            c.hits[0].evidence
+        );
+        for minimal in [
+            "Licencier : définition du mot.",
+            "Rédige la lettre de licenciement du salarié, avec un ton respectueux.",
+            "Write the dismissal letter for the employee, in a respectful tone.",
+        ] {
+            assert_eq!(level(minimal), Level::Minimal, "{minimal}");
+        }
     }
 
     #[test]
