@@ -56,7 +56,10 @@ impl ProviderKind {
     /// (Bedrock's defaults to its region's endpoint, Vertex's to its
     /// location's).
     pub fn needs_base_url(self) -> bool {
-        !matches!(self, ProviderKind::Mock | ProviderKind::Bedrock | ProviderKind::Vertex)
+        !matches!(
+            self,
+            ProviderKind::Mock | ProviderKind::Bedrock | ProviderKind::Vertex
+        )
     }
 }
 

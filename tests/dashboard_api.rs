@@ -1128,9 +1128,9 @@ fn served_routes() -> Vec<(String, String)> {
                 }
             }
             let methods = &rest[close + 1..end];
-            // The dashboard API, and the one inference route the document
-            // describes (docs/responses.md).
-            if !path.starts_with("/api/v1") && path != "/v1/responses" {
+            // The dashboard API (/api/v1) and the inference API (/v1,
+            // /v1beta); not /healthz, /readyz, /metrics nor the UI.
+            if !path.starts_with("/api/v1") && !path.starts_with("/v1") {
                 continue;
             }
             for method in ["get", "post", "put", "patch", "delete"] {
@@ -1148,34 +1148,108 @@ fn served_routes() -> Vec<(String, String)> {
     out
 }
 
+/// Whether a documented path is one the served route pattern matches: the
+/// same segments, a `{param}` of the router matching any one segment
+/// (Gemini's `{model}:generateContent` is one router segment,
+/// `{model_action}`).
+fn served_by(pattern: &str, documented: &str) -> bool {
+    let pattern: Vec<&str> = pattern.split('/').collect();
+    let documented: Vec<&str> = documented.split('/').collect();
+    pattern.len() == documented.len()
+        && pattern
+            .iter()
+            .zip(&documented)
+            .all(|(p, d)| p.starts_with('{') || p == d)
+}
+
+/// The code of an error in any of the three dialects: OpenAI's
+/// `error.code`, Anthropic's `error.type`, Google's `details[0].reason`.
+async fn any_dialect_code(response: reqwest::Response) -> (u16, String) {
+    let status = response.status().as_u16();
+    let body: Value = response.json().await.unwrap_or(Value::Null);
+    let error = &body["error"];
+    let code = [
+        &error["details"][0]["reason"],
+        &error["code"],
+        &error["type"],
+    ]
+    .into_iter()
+    .find_map(Value::as_str)
+    .unwrap_or_default()
+    .to_owned();
+    (status, code)
+}
+
 #[tokio::test]
-async fn the_openapi_document_describes_every_dashboard_route() {
+async fn the_openapi_document_describes_every_served_route() {
     let text = include_str!("../assets/openapi.json");
     let document: Value = serde_json::from_str(text).expect("the OpenAPI document is JSON");
     assert!(document["openapi"].as_str().unwrap().starts_with("3.1"));
     let routes = served_routes();
-    assert!(routes.len() > 40, "{routes:?}");
+    assert!(routes.len() > 55, "{routes:?}");
     assert!(routes.contains(&("PATCH".into(), "/api/v1/keys/{id}".into())));
-    for (method, path) in &routes {
-        let operation = &document["paths"][path][method.to_lowercase()];
-        assert!(operation.is_object(), "{method} {path} is not documented");
+    assert!(routes.contains(&("POST".into(), "/v1/embeddings".into())));
+    assert!(routes.contains(&("POST".into(), "/v1beta/models/{model_action}".into())));
+    let paths = document["paths"].as_object().unwrap();
+    let operations: Vec<(String, &String, &Value)> = paths
+        .iter()
+        .flat_map(|(path, item)| {
+            item.as_object()
+                .unwrap()
+                .iter()
+                .filter(|(method, _)| *method != "parameters")
+                .map(move |(method, operation)| (method.to_uppercase(), path, operation))
+        })
+        .collect();
+    // Every served route is documented, with its responses.
+    for (method, pattern) in &routes {
+        let documented: Vec<_> = operations
+            .iter()
+            .filter(|(m, path, _)| m == method && served_by(pattern, path))
+            .collect();
         assert!(
-            operation["responses"].is_object(),
-            "{method} {path} has no responses"
+            !documented.is_empty(),
+            "{method} {pattern} is not documented"
         );
-    }
-    // Every documented operation exists, and every reference resolves.
-    for (path, item) in document["paths"].as_object().unwrap() {
-        for method in item.as_object().unwrap().keys() {
-            if method == "parameters" {
-                continue;
-            }
+        for (_, path, operation) in documented {
             assert!(
-                routes.contains(&(method.to_uppercase(), path.clone())),
-                "{method} {path} is documented but not served"
+                operation["responses"].is_object(),
+                "{method} {path} has no responses"
             );
         }
     }
+    // Every documented operation is served.
+    for (method, path, operation) in &operations {
+        assert!(
+            routes
+                .iter()
+                .any(|(m, pattern)| m == method && served_by(pattern, path)),
+            "{method} {path} is documented but not served"
+        );
+        // Inference routes say which keys they take; the dashboard's
+        // inherit the session scheme.
+        if path.starts_with("/v1") {
+            let security = operation["security"].as_array();
+            assert!(
+                security.is_some_and(|s| !s.is_empty()),
+                "{method} {path} names no security scheme"
+            );
+            for requirement in security.unwrap() {
+                for scheme in requirement.as_object().unwrap().keys() {
+                    assert!(
+                        document["components"]["securitySchemes"][scheme].is_object(),
+                        "{method} {path}: no security scheme {scheme}"
+                    );
+                    assert_ne!(scheme, "session", "{method} {path} takes an API key");
+                }
+            }
+        }
+    }
+    // The key headers each dialect's clients send.
+    let schemes = &document["components"]["securitySchemes"];
+    assert_eq!(schemes["anthropicKey"]["name"], "x-api-key");
+    assert_eq!(schemes["googleKey"]["name"], "x-goog-api-key");
+    assert_eq!(schemes["googleKeyQuery"]["in"], "query");
     let mut pending = vec![&document];
     while let Some(value) = pending.pop() {
         match value {
@@ -1201,5 +1275,40 @@ async fn the_openapi_document_describes_every_dashboard_route() {
     assert!(
         served == document,
         "the served document differs from assets/openapi.json"
+    );
+
+    // A route pattern's parameter may take only some values (Gemini's
+    // actions): each documented path with literal text beside a parameter
+    // is asked for real, and must not answer 404 `not_found` or 405.
+    let key = server.demo_key();
+    let ask = |path: String| {
+        let request = client()
+            .post(server.url(&path))
+            .bearer_auth(&key)
+            .json(&json!({}));
+        async move { any_dialect_code(request.send().await.unwrap()).await }
+    };
+    let mut asked = 0;
+    for (method, path, _) in &operations {
+        let partial = path
+            .split('/')
+            .any(|s| s.contains('{') && !(s.starts_with('{') && s.ends_with('}')));
+        if !partial {
+            continue;
+        }
+        assert_eq!(method, "POST", "{path}");
+        let (status, code) = ask(path.replace("{model}", "mock-chat")).await;
+        assert!(
+            !(status == 404 && code == "not_found") && status != 405,
+            "POST {path} is documented but answers {status} {code}"
+        );
+        asked += 1;
+    }
+    assert_eq!(asked, 4, "both Gemini actions under /v1beta and /v1");
+    // The check can fail: an action the router's pattern takes but the
+    // handler does not serve.
+    assert_eq!(
+        ask("/v1beta/models/mock-chat:countTokens".into()).await,
+        (404, "not_found".into())
     );
 }

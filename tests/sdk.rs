@@ -2,7 +2,8 @@
 //! Python SDKs against the real server. `.ci/test` installs them into
 //! `.venv` (tests/sdk/requirements.txt), and an `anthropic` before 2 (which
 //! sends `X-Api-Key` where 2.x sends `Authorization: Bearer`) into
-//! `.venv-anthropic1` (tests/sdk/requirements-anthropic1.txt).
+//! `.venv-anthropic1` (tests/sdk/requirements-anthropic1.txt). `.venv` also
+//! holds `openapi-spec-validator`, which checks the OpenAPI document.
 
 mod common;
 
@@ -172,4 +173,14 @@ async fn the_google_genai_sdk_gets_generate_content_and_its_stream() {
     let (_anthropic, _gemini, server) = native_server().await;
     let (_, key) = server.create_key(&[]);
     run_script(".venv", "genai_client.py", &[&server.base_url, &key]).await;
+}
+
+/// The OpenAPI document (assets/openapi.json, which the server serves
+/// unchanged: tests/dashboard_api.rs) is valid OpenAPI 3.1 by
+/// `openapi-spec-validator`; the script also shows that the validator
+/// refuses a broken copy.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_openapi_document_is_valid_openapi_3_1() {
+    let document = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets/openapi.json");
+    run_script(".venv", "openapi_valid.py", &[document.to_str().unwrap()]).await;
 }

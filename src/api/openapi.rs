@@ -1,7 +1,10 @@
-//! `GET /api/v1/openapi.json`: the OpenAPI 3.1 document of the dashboard
-//! API (`assets/openapi.json`) and of `POST /v1/responses`, embedded in the
-//! binary. Session-protected like the rest of `/api/v1`; a test checks that
-//! it documents every route the router serves there.
+//! `GET /api/v1/openapi.json`: the OpenAPI 3.1 document
+//! (`assets/openapi.json`, embedded in the binary) of the dashboard API
+//! under `/api/v1` and of every inference route under `/v1` and `/v1beta`
+//! (OpenAI's, Anthropic's and Gemini's wires, with their key headers and
+//! error shapes). Session-protected like the rest of `/api/v1`.
+//! tests/dashboard_api.rs checks that it documents every route the router
+//! serves there and nothing else; tests/sdk.rs validates it as OpenAPI 3.1.
 
 use axum::Router;
 use axum::http::header;

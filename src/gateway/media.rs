@@ -301,18 +301,16 @@ fn serves(route: Route, model: &Model) -> Result<(), ApiError> {
             | ProviderKind::Bedrock
             | ProviderKind::Vertex,
             _,
-        ) => {
-            Err(ApiError::invalid(
-                "model",
-                format!(
-                    "`{}` is served by the {} provider `{}`, which has no native {} endpoint; use a model of an OpenAI-compatible provider",
-                    model.id,
-                    model.provider.kind.as_str(),
-                    model.provider.id,
-                    route.path()
-                ),
-            ))
-        }
+        ) => Err(ApiError::invalid(
+            "model",
+            format!(
+                "`{}` is served by the {} provider `{}`, which has no native {} endpoint; use a model of an OpenAI-compatible provider",
+                model.id,
+                model.provider.kind.as_str(),
+                model.provider.id,
+                route.path()
+            ),
+        )),
     }
 }
 
