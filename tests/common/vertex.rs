@@ -87,6 +87,21 @@ pub fn sse(events: Vec<Value>) -> Response {
         .unwrap()
 }
 
+/// Anthropic's event stream, as `:streamRawPredict` sends it: each event
+/// named by its type.
+pub fn anthropic_sse(events: Vec<Value>) -> Response {
+    let text: Vec<String> = events
+        .iter()
+        .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap_or_default()))
+        .collect();
+    Response::builder()
+        .header("content-type", "text/event-stream")
+        .body(Body::from_stream(futures::stream::iter(
+            text.into_iter().map(Ok::<_, std::io::Error>),
+        )))
+        .unwrap()
+}
+
 /// The token endpoint: verifies the jwt-bearer grant as Google does.
 pub fn token(google: &Google, path: &str, raw: &str) -> Response {
     if path == "/token-refused" {
@@ -234,6 +249,12 @@ pub async fn google(
             if body["anthropic_version"] != "vertex-2023-10-16" || body.get("model").is_some() {
                 return google_error(StatusCode::BAD_REQUEST, "anthropic_version must be vertex-2023-10-16 and model must be absent");
             }
+            // The model's own validation, answered in Anthropic's shape.
+            if body["messages"].as_array().is_none_or(Vec::is_empty) || !body["max_tokens"].is_u64() {
+                let error = json!({ "type": "error", "error": { "type": "invalid_request_error",
+                                    "message": "messages: at least one message is required" } });
+                return (StatusCode::BAD_REQUEST, axum::Json(error)).into_response();
+            }
             if action == "rawPredict" {
                 return axum::Json(json!({
                     "id": "msg_vrtx_1", "type": "message", "role": "assistant", "model": model,
@@ -242,7 +263,7 @@ pub async fn google(
                 }))
                 .into_response();
             }
-            sse(vec![
+            anthropic_sse(vec![
                 json!({ "type": "message_start", "message": { "id": "msg_vrtx_2", "type": "message", "role": "assistant",
                         "content": [], "model": model, "usage": { "input_tokens": 9, "output_tokens": 1 } } }),
                 json!({ "type": "content_block_start", "index": 0, "content_block": { "type": "text", "text": "" } }),
