@@ -445,3 +445,27 @@ async fn bad_requests_on_cloud_models_are_400_in_each_routes_shape_before_any_ca
     }
     assert_eq!(s.upstream_calls(), (0, 0, 0));
 }
+
+#[tokio::test]
+async fn the_official_sdks_speak_messages_and_responses_to_cloud_models() {
+    let s = setup().await;
+    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let python = root.join(".venv/bin/python");
+    assert!(
+        python.exists(),
+        "no .venv with the SDKs: run `bash .ci/test`, which installs them"
+    );
+    let output = tokio::process::Command::new(python)
+        .arg(root.join("tests/sdk/anthropic_cloud.py"))
+        .args([&s.server.base_url, &s.key])
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(String::from_utf8_lossy(&output.stdout).contains("ok"));
+}
