@@ -71,7 +71,12 @@ async fn setup() -> Setup {
         ("az-chat", "az", "gpt-4o.eu", "TEXT"),
         ("az-embed", "az", "embed-small", "EMBEDDING"),
         ("br-claude", "aws", CLAUDE_BEDROCK, "TEXT"),
-        ("br-embed", "aws", "amazon.titan-embed-text-v2:0", "EMBEDDING"),
+        (
+            "br-embed",
+            "aws",
+            "amazon.titan-embed-text-v2:0",
+            "EMBEDDING",
+        ),
         ("vx-gemini", "vx", "gemini-2.0-flash", "TEXT"),
         ("vx-claude", "vx", CLAUDE_VERTEX, "TEXT"),
         ("vx-embed", "vx", "text-embedding-005", "EMBEDDING"),
@@ -211,7 +216,12 @@ const CHAT_MODELS: [(&str, &str, &str, &str); 4] = [
         "chat/completions",
         "chat/completions",
     ),
-    ("br-claude", "Hello from Bedrock", "converse", "converse-stream"),
+    (
+        "br-claude",
+        "Hello from Bedrock",
+        "converse",
+        "converse-stream",
+    ),
     (
         "vx-gemini",
         "hello from gemini-2.0-flash",
@@ -274,7 +284,10 @@ async fn messages_on_a_claude_model_on_vertex_pass_the_body_through_to_raw_predi
     assert_eq!(response.status(), 200);
     assert!(response.headers().contains_key("x-tollgate-cost"));
     let message: Value = response.json().await.unwrap();
-    assert_eq!(message["id"], "msg_vrtx_1", "Vertex's own answer: {message}");
+    assert_eq!(
+        message["id"], "msg_vrtx_1",
+        "Vertex's own answer: {message}"
+    );
     s.assert_last_call("vx-claude", "rawPredict");
     let mut expected = ask.clone();
     expected.as_object_mut().unwrap().remove("model");
@@ -295,7 +308,10 @@ async fn messages_on_a_claude_model_on_vertex_pass_the_body_through_to_raw_predi
     // No `messages`: refused in Anthropic's shape before any call.
     let calls = s.upstream_calls();
     let bad = s
-        .post("/v1/messages", &json!({ "model": "vx-claude", "max_tokens": 64 }))
+        .post(
+            "/v1/messages",
+            &json!({ "model": "vx-claude", "max_tokens": 64 }),
+        )
         .await;
     assert_eq!(bad.status(), 400);
     let body: Value = bad.json().await.unwrap();
@@ -394,9 +410,7 @@ async fn count_tokens_on_cloud_models_is_a_local_estimate_with_no_upstream_call(
                 "messages": [{ "role": "user", "content": text }] })
     };
     for (model, ..) in CHAT_MODELS {
-        let short = s
-            .post("/v1/messages/count_tokens", &ask(model, "hi"))
-            .await;
+        let short = s.post("/v1/messages/count_tokens", &ask(model, "hi")).await;
         assert_eq!(short.status(), 200, "{model}");
         let short = short.json::<Value>().await.unwrap()["input_tokens"]
             .as_u64()
@@ -434,13 +448,15 @@ async fn bad_requests_on_cloud_models_are_400_in_each_routes_shape_before_any_ca
         let body: Value = empty.json().await.unwrap();
         assert_eq!(body["type"], "error", "Anthropic's shape: {body}");
         assert_eq!(body["error"]["type"], "invalid_request", "{body}");
-
     }
     for (model, ..) in CHAT_MODELS {
         let no_input = s.post("/v1/responses", &json!({ "model": model })).await;
         assert_eq!(no_input.status(), 400, "{model}");
         let body: Value = no_input.json().await.unwrap();
-        assert!(body["error"]["message"].as_str().is_some(), "OpenAI's shape: {body}");
+        assert!(
+            body["error"]["message"].as_str().is_some(),
+            "OpenAI's shape: {body}"
+        );
         assert!(body.get("type").is_none(), "{body}");
     }
     assert_eq!(s.upstream_calls(), (0, 0, 0));
@@ -468,4 +484,43 @@ async fn the_official_sdks_speak_messages_and_responses_to_cloud_models() {
         String::from_utf8_lossy(&output.stderr)
     );
     assert!(String::from_utf8_lossy(&output.stdout).contains("ok"));
+}
+
+#[tokio::test]
+async fn native_routes_a_cloud_kind_does_not_serve_are_400_before_any_call() {
+    let s = setup().await;
+    let hi = json!({ "contents": [{ "role": "user", "parts": [{ "text": "hi" }] }] });
+    for (path, body) in [
+        ("/v1beta/models/az-chat:generateContent", hi.clone()),
+        ("/v1beta/models/br-claude:generateContent", hi.clone()),
+        ("/v1beta/models/vx-claude:generateContent", hi.clone()),
+        (
+            "/v1/completions",
+            json!({ "model": "az-chat", "prompt": "hi" }),
+        ),
+        (
+            "/v1/completions",
+            json!({ "model": "br-claude", "prompt": "hi" }),
+        ),
+        (
+            "/v1/completions",
+            json!({ "model": "vx-gemini", "prompt": "hi" }),
+        ),
+    ] {
+        let response = client()
+            .post(s.server.url(path))
+            .bearer_auth(&s.key)
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        let status = response.status();
+        let text = response.text().await.unwrap();
+        assert_eq!(status, 400, "{path} {body}: {text}");
+        assert!(
+            text.contains("kind") || text.contains("provider"),
+            "{path}: {text}"
+        );
+    }
+    assert_eq!(s.upstream_calls(), (0, 0, 0));
 }

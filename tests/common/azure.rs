@@ -48,7 +48,12 @@ pub fn azure_error(status: StatusCode, body: Value) -> Response {
 }
 
 /// Answers as an Azure OpenAI resource: by the deployment in the path.
-pub async fn azure(State(calls): State<Calls>, uri: Uri, headers: HeaderMap, raw: String) -> Response {
+pub async fn azure(
+    State(calls): State<Calls>,
+    uri: Uri,
+    headers: HeaderMap,
+    raw: String,
+) -> Response {
     let body: Value = serde_json::from_str(&raw).unwrap_or(Value::Null);
     calls.0.lock().unwrap().push(Call {
         path: uri.path().to_owned(),

@@ -92,7 +92,12 @@ pub fn sse(events: Vec<Value>) -> Response {
 pub fn anthropic_sse(events: Vec<Value>) -> Response {
     let text: Vec<String> = events
         .iter()
-        .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap_or_default()))
+        .map(|e| {
+            format!(
+                "event: {}\ndata: {e}\n\n",
+                e["type"].as_str().unwrap_or_default()
+            )
+        })
         .collect();
     Response::builder()
         .header("content-type", "text/event-stream")

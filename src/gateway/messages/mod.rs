@@ -1,7 +1,8 @@
 //! Anthropic's Messages API for every catalogue model (docs/messages.md).
 //!
-//! A model with a deployment on an Anthropic provider is served by the
-//! native passthrough ([`super::native`]), byte for byte. Any other model
+//! A model with a deployment on an Anthropic provider, or a Claude model
+//! on Vertex AI (which takes the same body at `:rawPredict`), is served by
+//! the native passthrough ([`super::native`]), byte for byte. Any other model
 //! (OpenAI, Gemini, the mock, any kind that takes the internal chat
 //! request) is served by translation: the Messages body becomes a chat
 //! request ([`translate::to_chat`]) that runs through every stage of the
