@@ -12,6 +12,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 pub mod anthropic;
+pub mod azure;
 pub mod bedrock;
 pub mod gemini;
 pub mod media;
@@ -19,6 +20,7 @@ pub mod receiver;
 pub mod rng;
 pub mod scripted;
 pub mod upstream;
+pub mod vertex;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_tollgate");
 

@@ -1,7 +1,8 @@
 //! Anthropic's Messages API for every catalogue model (docs/messages.md).
 //!
-//! A model with a deployment on an Anthropic provider is served by the
-//! native passthrough ([`super::native`]), byte for byte. Any other model
+//! A model with a deployment on an Anthropic provider, or a Claude model
+//! on Vertex AI (which takes the same body at `:rawPredict`), is served by
+//! the native passthrough ([`super::native`]), byte for byte. Any other model
 //! (OpenAI, Gemini, the mock, any kind that takes the internal chat
 //! request) is served by translation: the Messages body becomes a chat
 //! request ([`translate::to_chat`]) that runs through every stage of the
@@ -25,6 +26,7 @@ use bytes::Bytes;
 use serde_json::{Value, json};
 
 use super::native::ServiceFields;
+use super::native::wire::Wire;
 use super::request::ChatRequest;
 use super::{ChatOutcome, chat_on};
 use crate::app::AppState;
@@ -35,9 +37,19 @@ use crate::error::{ApiError, Code};
 use crate::providers::http::{endpoint, without_url};
 
 /// Whether `model` is served by the native passthrough: it has a
-/// deployment on an Anthropic provider. Its other deployments, if any, are
-/// not walked on `/v1/messages` (docs/messages.md).
+/// deployment that takes the Messages body (an Anthropic provider, or a
+/// Claude model on Vertex AI). Its other deployments, if any, are not
+/// walked on `/v1/messages` (docs/messages.md).
 pub fn is_native(model: &Model) -> bool {
+    model
+        .deployments
+        .iter()
+        .any(|d| Wire::Anthropic.serves(&d.provider, &d.upstream))
+}
+
+/// Whether `model` has a deployment on an Anthropic provider, whose
+/// `count_tokens` endpoint counts for it.
+fn counted_upstream(model: &Model) -> bool {
     model
         .deployments
         .iter()
@@ -109,7 +121,7 @@ pub async fn count_tokens(
     headers: &[(&'static str, String)],
 ) -> Result<Counted, ApiError> {
     super::kind_fits(model, false, "/v1/messages/count_tokens")?;
-    if is_native(model) {
+    if counted_upstream(model) {
         return forward_count(state, model, raw, headers).await;
     }
     let translated = translate::to_chat(body, None)?;
@@ -118,7 +130,7 @@ pub async fn count_tokens(
     let openai = model
         .deployments
         .iter()
-        .all(|d| d.provider.kind == ProviderKind::Openai);
+        .all(|d| matches!(d.provider.kind, ProviderKind::Openai | ProviderKind::Azure));
     Ok(Counted::Local(if openai {
         count::openai_tokens(messages, tools)
     } else {

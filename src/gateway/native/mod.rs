@@ -578,6 +578,19 @@ fn forwarded_body<'a>(call: &'a NativeCall, deployment: &Model) -> &'a Bytes {
         .map_or(&call.body, |(_, body)| body)
 }
 
+/// The Messages body as Vertex AI's `:rawPredict` takes it:
+/// `anthropic_version` set to Vertex's, `model` removed, the rest as sent.
+fn vertex_anthropic_body(body: &Bytes) -> Result<Bytes, Refusal> {
+    let mut value: Map<String, Value> = serde_json::from_slice(body)
+        .map_err(|_| UpstreamError::new(Failure::Garbage, "the body is not a JSON object"))?;
+    value.remove("model");
+    value.insert(
+        "anthropic_version".into(),
+        Value::String(vertex::ANTHROPIC_VERSION.into()),
+    );
+    Ok(Bytes::from(Value::Object(value).to_string()))
+}
+
 /// A successful upstream response, its first body chunk already here.
 struct Sent {
     response: reqwest::Response,
@@ -595,7 +608,21 @@ async fn send(state: &AppState, call: &NativeCall, deployment: &Model) -> Result
         );
     };
     let http = state.providers.http();
+    // Vertex's Anthropic models take the Messages body with a changed
+    // version field and no model (the path names it).
+    let mut body = forwarded_body(call, deployment).clone();
     let mut request = match call.wire {
+        Wire::Anthropic if provider.kind == ProviderKind::Vertex => {
+            let (base, vertex) = vertex::settings(provider)?;
+            let action = if call.stream {
+                "streamRawPredict"
+            } else {
+                "rawPredict"
+            };
+            body = vertex_anthropic_body(&call.body)?;
+            let url = vertex::model_url(base, vertex, &deployment.upstream, action);
+            vertex::post(http, provider, vertex, url).await?
+        }
         Wire::Anthropic => {
             let mut request = http.post(endpoint(base, &["messages"]));
             if !call.headers.iter().any(|(n, _)| *n == "anthropic-version") {
@@ -642,6 +669,10 @@ async fn send(state: &AppState, call: &NativeCall, deployment: &Model) -> Result
         }
     };
     for (name, value) in &call.headers {
+        // Vertex takes the version in the body only.
+        if provider.kind == ProviderKind::Vertex && *name == "anthropic-version" {
+            continue;
+        }
         request = request.header(*name, value);
     }
     // The attempt's client span continues upstream (W3C trace context).
@@ -650,10 +681,9 @@ async fn send(state: &AppState, call: &NativeCall, deployment: &Model) -> Result
     }
     // `Bytes` clones share the buffer: the body is held once, whatever
     // the number of attempts.
-    let body = forwarded_body(call, deployment);
     request = request
         .header("content-type", "application/json")
-        .body(body.clone());
+        .body(body);
     let timeout = provider.first_byte_timeout;
     let deadline = Instant::now() + timeout;
     let mut response = match tokio::time::timeout(timeout, request.send()).await {

@@ -62,13 +62,19 @@ impl Wire {
     /// calls `upstream`: its own kind; for legacy completions also the
     /// built-in mock (which answers in the completions shape, so a demo
     /// configuration works offline); for generate-content also Vertex AI's
-    /// Google models, which take the same body at their own URL.
+    /// Google models, which take the same body at their own URL; for
+    /// Messages also Vertex AI's Anthropic models, which take the same body
+    /// with Vertex's `anthropic_version` and no `model`.
     pub fn served_by(self, kind: ProviderKind, upstream: &str) -> bool {
+        let vertex_publisher = match self {
+            Wire::Gemini => Some(Publisher::Google),
+            Wire::Anthropic => Some(Publisher::Anthropic),
+            Wire::Completions | Wire::Responses => None,
+        };
         kind == self.provider_kind()
             || (self == Wire::Completions && kind == ProviderKind::Mock)
-            || (self == Wire::Gemini
-                && kind == ProviderKind::Vertex
-                && Publisher::of(upstream) == Publisher::Google)
+            || (kind == ProviderKind::Vertex
+                && vertex_publisher.is_some_and(|p| Publisher::of(upstream) == p))
     }
 
     /// Whether `provider` serves the wire: of a kind that does, and for the
