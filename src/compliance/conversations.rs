@@ -5,7 +5,7 @@
 //! Article 26(6)); [`prune`] deletes what is due, through an expiry index,
 //! so it reads only what it deletes.
 
-use redb::{ReadTransaction, ReadableTable, WriteTransaction};
+use redb::{ReadTransaction, WriteTransaction};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -102,38 +102,7 @@ pub fn replace(txn: &WriteTransaction, conversation: &Conversation) -> Result<()
 /// Deletes every record whose expiry is at or before `now`; returns how
 /// many. Works in batches so one pass never holds a huge transaction.
 pub async fn prune(store: &Store, now: i64) -> Result<usize, StoreError> {
-    const BATCH: usize = 1000;
-    let mut total = 0;
-    loop {
-        let removed = store
-            .write(move |txn| {
-                let due: Vec<(Vec<u8>, Vec<u8>)> = {
-                    let index = txn.open_table(CONVERSATION_EXPIRY)?;
-                    let upper = (now + 1).to_be_bytes();
-                    let mut out = Vec::new();
-                    for row in index.range::<&[u8]>(..upper.as_slice())? {
-                        let (k, v) = row?;
-                        out.push((k.value().to_vec(), v.value().to_vec()));
-                        if out.len() >= BATCH {
-                            break;
-                        }
-                    }
-                    out
-                };
-                let mut index = txn.open_table(CONVERSATION_EXPIRY)?;
-                let mut records = txn.open_table(CONVERSATIONS)?;
-                for (expiry_key, key) in &due {
-                    index.remove(expiry_key.as_slice())?;
-                    records.remove(key.as_slice())?;
-                }
-                Ok(due.len())
-            })
-            .await?;
-        total += removed;
-        if removed < BATCH {
-            return Ok(total);
-        }
-    }
+    crate::store::expiry::prune(store, CONVERSATION_EXPIRY, CONVERSATIONS, now).await
 }
 
 /// Filters of `GET /api/v1/conversations`.

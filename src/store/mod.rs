@@ -11,6 +11,7 @@
 
 pub mod backup;
 pub mod codec;
+pub mod expiry;
 pub mod journal;
 mod migrate;
 pub mod tables;

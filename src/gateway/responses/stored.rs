@@ -8,7 +8,7 @@
 //! sweep) and is deleted by the erasure of its end user
 //! ([`erase_subject`]). `store: false` stores nothing.
 
-use redb::{ReadableTable, WriteTransaction};
+use redb::WriteTransaction;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -78,38 +78,7 @@ pub async fn insert(store: &Store, response: StoredResponse) -> Result<(), Store
 /// Deletes every stored response whose expiry is at or before `now`;
 /// returns how many.
 pub async fn prune(store: &Store, now: i64) -> Result<usize, StoreError> {
-    const BATCH: usize = 1000;
-    let mut total = 0;
-    loop {
-        let removed = store
-            .write(move |txn| {
-                let due: Vec<(Vec<u8>, Vec<u8>)> = {
-                    let index = txn.open_table(RESPONSE_EXPIRY)?;
-                    let upper = (now + 1).to_be_bytes();
-                    let mut out = Vec::new();
-                    for row in index.range::<&[u8]>(..upper.as_slice())? {
-                        let (k, v) = row?;
-                        out.push((k.value().to_vec(), v.value().to_vec()));
-                        if out.len() >= BATCH {
-                            break;
-                        }
-                    }
-                    out
-                };
-                let mut index = txn.open_table(RESPONSE_EXPIRY)?;
-                let mut records = txn.open_table(RESPONSES)?;
-                for (expiry_key, key) in &due {
-                    index.remove(expiry_key.as_slice())?;
-                    records.remove(key.as_slice())?;
-                }
-                Ok(due.len())
-            })
-            .await?;
-        total += removed;
-        if removed < BATCH {
-            return Ok(total);
-        }
-    }
+    crate::store::expiry::prune(store, RESPONSE_EXPIRY, RESPONSES, now).await
 }
 
 /// Deletes the tenant's stored responses of the end user `subject`, in the
