@@ -115,36 +115,49 @@ pub fn to_batch(upstream: &str, body: &Value) -> Value {
 /// an estimate and fills `usage`.
 pub fn from_batch(upstream: &str, body: &Value, answer: &Value) -> Result<Value, UpstreamError> {
     let sent = texts(body).len();
-    let embeddings = answer["embeddings"]
-        .as_array()
-        .map_or(&[][..], Vec::as_slice);
-    if embeddings.len() != sent {
-        return Err(UpstreamError::new(
-            Failure::Garbage,
-            format!(
-                "batchEmbedContents answered {} embeddings for {sent} inputs",
-                embeddings.len()
-            ),
-        ));
-    }
+    let embeddings = answered(answer, "embeddings", sent, "batchEmbedContents")?;
     let base64 = body["encoding_format"] == "base64";
     let mut data = Vec::with_capacity(sent);
     for (index, embedding) in embeddings.iter().enumerate() {
-        let values: Option<Vec<f32>> = embedding["values"].as_array().and_then(|values| {
-            values
-                .iter()
-                .map(|v| v.as_f64().map(|f| f as f32))
-                .collect()
-        });
-        let values = values.ok_or_else(|| {
-            UpstreamError::new(
-                Failure::Garbage,
-                format!("embedding {index} has no numeric `values`"),
-            )
+        let values = values(embedding, || {
+            format!("embedding {index} has no numeric `values`")
         })?;
         data.push(entry(index, &values, base64));
     }
     Ok(json!({ "object": "list", "data": data, "model": upstream }))
+}
+
+/// The `field` array of an embeddings answer from `api`, which must hold
+/// one item per text sent.
+pub(crate) fn answered<'a>(
+    answer: &'a Value,
+    field: &str,
+    sent: usize,
+    api: &str,
+) -> Result<&'a [Value], UpstreamError> {
+    let items = answer[field].as_array().map_or(&[][..], Vec::as_slice);
+    if items.len() != sent {
+        return Err(UpstreamError::new(
+            Failure::Garbage,
+            format!("{api} answered {} {field} for {sent} inputs", items.len()),
+        ));
+    }
+    Ok(items)
+}
+
+/// The numeric `values` of one upstream embedding as floats; `missing`
+/// words the error when they are absent or not all numbers.
+pub(crate) fn values(
+    embedding: &Value,
+    missing: impl FnOnce() -> String,
+) -> Result<Vec<f32>, UpstreamError> {
+    let values: Option<Vec<f32>> = embedding["values"].as_array().and_then(|values| {
+        values
+            .iter()
+            .map(|v| v.as_f64().map(|f| f as f32))
+            .collect()
+    });
+    values.ok_or_else(|| UpstreamError::new(Failure::Garbage, missing()))
 }
 
 /// One entry of `data`: the vector as floats, or as OpenAI's base64 (the

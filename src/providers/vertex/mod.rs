@@ -227,34 +227,14 @@ pub fn to_predict(body: &Value) -> Value {
 /// OpenAI's answer for a `:predict` answer, in the order sent.
 pub fn from_predict(upstream: &str, body: &Value, answer: &Value) -> Result<Value, UpstreamError> {
     let sent = super::embeddings::texts(body).len();
-    let predictions = answer["predictions"]
-        .as_array()
-        .map_or(&[][..], Vec::as_slice);
-    if predictions.len() != sent {
-        return Err(UpstreamError::new(
-            Failure::Garbage,
-            format!(
-                ":predict answered {} predictions for {sent} inputs",
-                predictions.len()
-            ),
-        ));
-    }
+    let predictions = super::embeddings::answered(answer, "predictions", sent, ":predict")?;
     let base64 = body["encoding_format"] == "base64";
     let mut data = Vec::with_capacity(sent);
     let mut tokens = Some(0u64);
     for (index, prediction) in predictions.iter().enumerate() {
         let embedding = &prediction["embeddings"];
-        let values: Option<Vec<f32>> = embedding["values"].as_array().and_then(|values| {
-            values
-                .iter()
-                .map(|v| v.as_f64().map(|f| f as f32))
-                .collect()
-        });
-        let values = values.ok_or_else(|| {
-            UpstreamError::new(
-                Failure::Garbage,
-                format!("prediction {index} has no numeric `embeddings.values`"),
-            )
+        let values = super::embeddings::values(embedding, || {
+            format!("prediction {index} has no numeric `embeddings.values`")
         })?;
         tokens = tokens
             .zip(embedding["statistics"]["token_count"].as_f64())
