@@ -22,7 +22,9 @@ use std::collections::{HashMap, VecDeque};
 
 use serde_json::{Map, Value, json};
 
-use super::{ChunkStream, Failure, Reply, UpstreamError, content_text, http, sse, usage_chunk};
+use super::{
+    ChunkStream, Failure, Reply, UpstreamError, chat_shape, content_text, http, sse, usage_chunk,
+};
 use crate::catalogue::Model;
 use crate::time_util::now_ms;
 
@@ -70,26 +72,14 @@ pub fn to_messages(
 ) -> Result<Value, UpstreamError> {
     let mut system: Vec<String> = Vec::new();
     let mut turns: Vec<(String, Vec<Value>)> = Vec::new();
-    let mut push = |role: &str, blocks: Vec<Value>| {
-        if blocks.is_empty() {
-            return;
-        }
-        match turns.last_mut() {
-            Some((last, content)) if last == role => content.extend(blocks),
-            _ => turns.push((role.to_owned(), blocks)),
-        }
-    };
+    let mut push = |role: &str, blocks: Vec<Value>| chat_shape::push_turn(&mut turns, role, blocks);
     for message in body["messages"].as_array().into_iter().flatten() {
         match message["role"].as_str().unwrap_or_default() {
             "system" | "developer" => system.push(content_text(&message["content"])),
             "assistant" => {
                 let mut blocks = content_blocks(&message["content"]);
                 for call in message["tool_calls"].as_array().into_iter().flatten() {
-                    let arguments = call["function"]["arguments"].as_str().unwrap_or("{}");
-                    let input: Value = serde_json::from_str(arguments)
-                        .ok()
-                        .filter(Value::is_object)
-                        .unwrap_or_else(|| json!({}));
+                    let input = chat_shape::call_arguments(call);
                     blocks.push(json!({
                         "type": "tool_use",
                         "id": call["id"],
@@ -133,9 +123,7 @@ pub fn to_messages(
     if !system.is_empty() {
         out.insert("system".into(), Value::String(system.join("\n\n")));
     }
-    let max_tokens = body["max_tokens"]
-        .as_u64()
-        .or_else(|| body["max_completion_tokens"].as_u64())
+    let max_tokens = chat_shape::max_tokens(body)
         .or(max_output_tokens.map(u64::from))
         .unwrap_or(DEFAULT_MAX_TOKENS);
     out.insert("max_tokens".into(), json!(max_tokens));
@@ -144,14 +132,8 @@ pub fn to_messages(
             out.insert(field.into(), body[field].clone());
         }
     }
-    match &body["stop"] {
-        Value::String(s) => {
-            out.insert("stop_sequences".into(), json!([s]));
-        }
-        Value::Array(list) if !list.is_empty() => {
-            out.insert("stop_sequences".into(), Value::Array(list.clone()));
-        }
-        _ => {}
+    if let Some(stop) = chat_shape::stop_sequences(body) {
+        out.insert("stop_sequences".into(), stop);
     }
     if let Some(tools) = body["tools"].as_array() {
         let tools: Vec<Value> = tools
@@ -294,30 +276,24 @@ pub fn from_message(message: &Value, model: &str) -> Result<Value, UpstreamError
             })
         })
         .collect();
-    let mut reply = json!({
-        "role": "assistant",
-        "content": if text.is_empty() && !calls.is_empty() { Value::Null } else { Value::String(text) },
-    });
-    if !calls.is_empty() {
-        reply["tool_calls"] = Value::Array(calls);
-    }
+    let reply = chat_shape::assistant_message(text, calls);
     let usage = &message["usage"];
     let (prompt, completion) = (
         prompt_tokens(usage),
         usage["output_tokens"].as_u64().unwrap_or(0),
     );
-    Ok(json!({
-        "id": message["id"].as_str().map_or_else(|| "chatcmpl-anthropic".to_owned(), |id| format!("chatcmpl-{id}")),
-        "object": "chat.completion",
-        "created": now_ms() / 1000,
-        "model": model,
-        "choices": [{
-            "index": 0,
-            "message": reply,
-            "finish_reason": finish_reason(message["stop_reason"].as_str().unwrap_or("end_turn")),
-        }],
-        "usage": { "prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion },
-    }))
+    let id = message["id"].as_str().map_or_else(
+        || "chatcmpl-anthropic".to_owned(),
+        |id| format!("chatcmpl-{id}"),
+    );
+    let choices = json!([{
+        "index": 0,
+        "message": reply,
+        "finish_reason": finish_reason(message["stop_reason"].as_str().unwrap_or("end_turn")),
+    }]);
+    Ok(chat_shape::completion(
+        id, model, choices, prompt, completion,
+    ))
 }
 
 /// The state of one translated stream.

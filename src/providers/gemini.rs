@@ -23,7 +23,9 @@ use serde_json::{Map, Value, json};
 
 use super::anthropic::parse_data_uri;
 use super::fetch::ImageFetcher;
-use super::{ChunkStream, Failure, Reply, UpstreamError, content_text, http, sse, usage_chunk};
+use super::{
+    ChunkStream, Failure, Reply, UpstreamError, chat_shape, content_text, http, sse, usage_chunk,
+};
 use crate::catalogue::Model;
 use crate::time_util::now_ms;
 
@@ -108,15 +110,8 @@ pub fn to_generate_content(
     let mut system: Vec<Value> = Vec::new();
     let mut contents: Vec<(String, Vec<Value>)> = Vec::new();
     let mut tool_names: HashMap<String, String> = HashMap::new();
-    let mut push = |role: &str, parts: Vec<Value>| {
-        if parts.is_empty() {
-            return;
-        }
-        match contents.last_mut() {
-            Some((last, existing)) if last == role => existing.extend(parts),
-            _ => contents.push((role.to_owned(), parts)),
-        }
-    };
+    let mut push =
+        |role: &str, parts: Vec<Value>| chat_shape::push_turn(&mut contents, role, parts);
     for message in body["messages"].as_array().into_iter().flatten() {
         match message["role"].as_str().unwrap_or_default() {
             "system" | "developer" => {
@@ -132,11 +127,7 @@ pub fn to_generate_content(
                     if let Some(id) = call["id"].as_str() {
                         tool_names.insert(id.to_owned(), name.to_owned());
                     }
-                    let arguments = call["function"]["arguments"].as_str().unwrap_or("{}");
-                    let args: Value = serde_json::from_str(arguments)
-                        .ok()
-                        .filter(Value::is_object)
-                        .unwrap_or_else(|| json!({}));
+                    let args = chat_shape::call_arguments(call);
                     parts.push(json!({ "functionCall": { "name": name, "args": args } }));
                 }
                 push("model", parts);
@@ -174,20 +165,11 @@ pub fn to_generate_content(
             config.insert(to.into(), body[from].clone());
         }
     }
-    if let Some(n) = body["max_tokens"]
-        .as_u64()
-        .or_else(|| body["max_completion_tokens"].as_u64())
-    {
+    if let Some(n) = chat_shape::max_tokens(body) {
         config.insert("maxOutputTokens".into(), json!(n));
     }
-    match &body["stop"] {
-        Value::String(s) => {
-            config.insert("stopSequences".into(), json!([s]));
-        }
-        Value::Array(list) if !list.is_empty() => {
-            config.insert("stopSequences".into(), Value::Array(list.clone()));
-        }
-        _ => {}
+    if let Some(stop) = chat_shape::stop_sequences(body) {
+        config.insert("stopSequences".into(), stop);
     }
     if let Some(n) = body["n"].as_u64().filter(|n| *n > 1) {
         config.insert("candidateCount".into(), json!(n));
@@ -361,21 +343,15 @@ pub fn from_response(answer: &Value, model: &str) -> Result<Value, UpstreamError
         .map(|(i, c)| {
             let parts = c["content"]["parts"].as_array().map_or(&[][..], Vec::as_slice);
             let (text, calls) = split_parts(parts, 0);
-            let mut message = json!({
-                "role": "assistant",
-                "content": if text.is_empty() && !calls.is_empty() { Value::Null } else { Value::String(text) },
-            });
             let called = !calls.is_empty();
-            if called {
-                let calls: Vec<Value> = calls
-                    .into_iter()
-                    .map(|mut c| {
-                        c.as_object_mut().map(|o| o.remove("index"));
-                        c
-                    })
-                    .collect();
-                message["tool_calls"] = Value::Array(calls);
-            }
+            let calls: Vec<Value> = calls
+                .into_iter()
+                .map(|mut c| {
+                    c.as_object_mut().map(|o| o.remove("index"));
+                    c
+                })
+                .collect();
+            let message = chat_shape::assistant_message(text, calls);
             json!({
                 "index": c["index"].as_u64().unwrap_or(i as u64),
                 "message": message,
@@ -384,14 +360,17 @@ pub fn from_response(answer: &Value, model: &str) -> Result<Value, UpstreamError
         })
         .collect();
     let (prompt, completion) = usage(&answer["usageMetadata"]);
-    Ok(json!({
-        "id": answer["responseId"].as_str().map_or_else(|| "chatcmpl-gemini".to_owned(), |id| format!("chatcmpl-{id}")),
-        "object": "chat.completion",
-        "created": now_ms() / 1000,
-        "model": model,
-        "choices": choices,
-        "usage": { "prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion },
-    }))
+    let id = answer["responseId"].as_str().map_or_else(
+        || "chatcmpl-gemini".to_owned(),
+        |id| format!("chatcmpl-{id}"),
+    );
+    Ok(chat_shape::completion(
+        id,
+        model,
+        Value::Array(choices),
+        prompt,
+        completion,
+    ))
 }
 
 struct Translation {

@@ -9,6 +9,7 @@
 pub mod anthropic;
 pub mod azure;
 pub mod bedrock;
+pub mod chat_shape;
 pub mod cloud;
 pub mod embeddings;
 pub mod fetch;

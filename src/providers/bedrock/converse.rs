@@ -22,7 +22,9 @@ use base64::engine::general_purpose::STANDARD;
 use serde_json::{Map, Value, json};
 
 use super::super::anthropic::parse_data_uri;
-use super::super::{ChunkStream, Failure, UpstreamError, content_text, sse, usage_chunk};
+use super::super::{
+    ChunkStream, Failure, UpstreamError, chat_shape, content_text, sse, usage_chunk,
+};
 use crate::time_util::now_ms;
 
 /// The image formats Converse reads, by MIME type.
@@ -48,16 +50,8 @@ pub fn to_converse(
     max_output_tokens: Option<u32>,
 ) -> Result<Value, UpstreamError> {
     let mut system: Vec<Value> = Vec::new();
-    let mut turns: Vec<(&str, Vec<Value>)> = Vec::new();
-    let mut push = |role: &'static str, blocks: Vec<Value>| {
-        if blocks.is_empty() {
-            return;
-        }
-        match turns.last_mut() {
-            Some((last, content)) if *last == role => content.extend(blocks),
-            _ => turns.push((role, blocks)),
-        }
-    };
+    let mut turns: Vec<(String, Vec<Value>)> = Vec::new();
+    let mut push = |role: &str, blocks: Vec<Value>| chat_shape::push_turn(&mut turns, role, blocks);
     let mut used_tools = false;
     for message in body["messages"].as_array().into_iter().flatten() {
         match message["role"].as_str().unwrap_or_default() {
@@ -71,11 +65,7 @@ pub fn to_converse(
                 let mut blocks = content_blocks(&message["content"], images)?;
                 for call in message["tool_calls"].as_array().into_iter().flatten() {
                     used_tools = true;
-                    let arguments = call["function"]["arguments"].as_str().unwrap_or("{}");
-                    let input: Value = serde_json::from_str(arguments)
-                        .ok()
-                        .filter(Value::is_object)
-                        .unwrap_or_else(|| json!({}));
+                    let input = chat_shape::call_arguments(call);
                     blocks.push(json!({ "toolUse": {
                         "toolUseId": call["id"],
                         "name": call["function"]["name"],
@@ -100,8 +90,8 @@ pub fn to_converse(
         }
     }
     // Converse starts with a user turn.
-    if turns.first().is_some_and(|(role, _)| *role == "assistant") {
-        turns.insert(0, ("user", vec![json!({ "text": "(continue)" })]));
+    if turns.first().is_some_and(|(role, _)| role == "assistant") {
+        turns.insert(0, ("user".into(), vec![json!({ "text": "(continue)" })]));
     }
     let mut out = Map::new();
     out.insert(
@@ -115,10 +105,7 @@ pub fn to_converse(
         out.insert("system".into(), Value::Array(system));
     }
     let mut inference = Map::new();
-    let max_tokens = body["max_tokens"]
-        .as_u64()
-        .or_else(|| body["max_completion_tokens"].as_u64())
-        .or(max_output_tokens.map(u64::from));
+    let max_tokens = chat_shape::max_tokens(body).or(max_output_tokens.map(u64::from));
     if let Some(n) = max_tokens {
         inference.insert("maxTokens".into(), json!(n));
     }
@@ -128,14 +115,8 @@ pub fn to_converse(
     if body["top_p"].is_number() {
         inference.insert("topP".into(), body["top_p"].clone());
     }
-    match &body["stop"] {
-        Value::String(s) => {
-            inference.insert("stopSequences".into(), json!([s]));
-        }
-        Value::Array(list) if !list.is_empty() => {
-            inference.insert("stopSequences".into(), Value::Array(list.clone()));
-        }
-        _ => {}
+    if let Some(stop) = chat_shape::stop_sequences(body) {
+        inference.insert("stopSequences".into(), stop);
     }
     if !inference.is_empty() {
         out.insert("inferenceConfig".into(), Value::Object(inference));
@@ -310,26 +291,20 @@ pub fn from_converse(answer: &Value, model: &str) -> Result<Value, UpstreamError
             })
         })
         .collect();
-    let mut reply = json!({
-        "role": "assistant",
-        "content": if text.is_empty() && !calls.is_empty() { Value::Null } else { Value::String(text) },
-    });
-    if !calls.is_empty() {
-        reply["tool_calls"] = Value::Array(calls);
-    }
+    let reply = chat_shape::assistant_message(text, calls);
     let (prompt, completion) = tokens(&answer["usage"]);
-    Ok(json!({
-        "id": format!("chatcmpl-bedrock-{}", ulid::Ulid::generate()),
-        "object": "chat.completion",
-        "created": now_ms() / 1000,
-        "model": model,
-        "choices": [{
-            "index": 0,
-            "message": reply,
-            "finish_reason": finish_reason(answer["stopReason"].as_str().unwrap_or("end_turn")),
-        }],
-        "usage": { "prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion },
-    }))
+    let choices = json!([{
+        "index": 0,
+        "message": reply,
+        "finish_reason": finish_reason(answer["stopReason"].as_str().unwrap_or("end_turn")),
+    }]);
+    Ok(chat_shape::completion(
+        format!("chatcmpl-bedrock-{}", ulid::Ulid::generate()),
+        model,
+        choices,
+        prompt,
+        completion,
+    ))
 }
 
 /// The state of one translated stream.
