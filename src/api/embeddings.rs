@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use crate::api::json::JsonBody;
 use crate::api::media::{no_chain, object, service_fields_json};
-use crate::api::v1::{traced, with_rate_limit};
+use crate::api::v1::{request_id, traced, with_rate_limit};
 use crate::app::AppState;
 use crate::auth::extract::InferenceKey;
 use crate::error::ApiError;
@@ -40,17 +40,14 @@ async fn create_embedding(
     body: JsonBody,
 ) -> Response {
     let handled = with_rate_limit(&state, &key, async {
-        let request_id = headers
-            .get("x-request-id")
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or_default();
         let request = parse(&body.0)?;
         let model = request.model.clone();
         traces::request_model(OPERATION, &model);
-        let mut response = match embeddings::serve(&state, &key, request_id, request).await {
-            Ok(answer) => axum::Json(answer).into_response(),
-            Err(error) => error.into_response(),
-        };
+        let mut response =
+            match embeddings::serve(&state, &key, request_id(&headers), request).await {
+                Ok(answer) => axum::Json(answer).into_response(),
+                Err(error) => error.into_response(),
+            };
         if state.catalogue.get_for(&key.tenant_id, &model).is_some() {
             response.extensions_mut().insert(ModelLabel(model));
         }

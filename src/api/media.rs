@@ -18,7 +18,7 @@ use serde_json::{Map, Value, json};
 
 use crate::api::body::Body;
 use crate::api::json::JsonBody;
-use crate::api::v1::{traced, with_rate_limit};
+use crate::api::v1::{request_id, traced, with_rate_limit};
 use crate::app::AppState;
 use crate::auth::extract::InferenceKey;
 use crate::auth::keys::ApiKey;
@@ -136,14 +136,10 @@ async fn handle(
     parse: impl FnOnce() -> Result<MediaRequest, ApiError>,
 ) -> Response {
     let handled = with_rate_limit(state, key, async {
-        let request_id = headers
-            .get("x-request-id")
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or_default();
         let request = parse()?;
         let model = request.model.clone();
         traces::request_model(operation, &model);
-        let mut response = match media::serve(state, key, request_id, request).await {
+        let mut response = match media::serve(state, key, request_id(headers), request).await {
             Ok(answer) => respond(answer),
             Err(error) => error.into_response(),
         };
@@ -262,51 +258,7 @@ fn parse_speech(bytes: &[u8]) -> Result<MediaRequest, ApiError> {
     })
 }
 
-pub(crate) fn object(bytes: &[u8]) -> Result<Map<String, Value>, ApiError> {
-    match serde_json::from_slice(bytes) {
-        Ok(Value::Object(body)) => Ok(body),
-        Ok(_) => Err(ApiError::new(
-            Code::InvalidRequest,
-            "the body must be a JSON object",
-        )),
-        Err(e) => Err(ApiError::new(
-            Code::InvalidRequest,
-            format!("malformed JSON: {e}"),
-        )),
-    }
-}
-
-pub(crate) fn service_fields_json(
-    body: &mut Map<String, Value>,
-) -> Result<ServiceFields, ApiError> {
-    let mut text = |field: &str| match body.remove(field) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s)),
-        Some(_) => Err(ApiError::invalid(
-            field,
-            format!("`{field}` must be a string"),
-        )),
-    };
-    let purpose = text("purpose")?;
-    let user_consent_id = text("user_consent_id")?;
-    let end_user_id = text("end_user_id")?;
-    let deployer_context = match body.remove("deployer_context") {
-        None | Some(Value::Null) => None,
-        Some(v @ Value::Object(_)) => Some(v),
-        Some(_) => {
-            return Err(ApiError::invalid(
-                "deployer_context",
-                "`deployer_context` must be an object",
-            ));
-        }
-    };
-    Ok(ServiceFields {
-        purpose,
-        user_consent_id,
-        end_user_id,
-        deployer_context,
-    })
-}
+pub(crate) use crate::gateway::request::{object, service_fields as service_fields_json};
 
 // --- multipart routes ---
 

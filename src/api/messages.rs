@@ -19,7 +19,7 @@ use serde_json::Value;
 
 use crate::api::json::JsonBody;
 use crate::api::native::{run, service_fields};
-use crate::api::v1::{traced, with_rate_limit};
+use crate::api::v1::{event_stream, request_id, traced, with_rate_limit};
 use crate::app::AppState;
 use crate::auth::extract::InferenceKey;
 use crate::auth::keys::ApiKey;
@@ -107,13 +107,11 @@ async fn translated(
     let value: Value = serde_json::from_slice(raw)
         .map_err(|e| ApiError::new(Code::InvalidRequest, format!("malformed JSON: {e}")))?;
     traces::request_model(Wire::Anthropic.operation(), &model.id);
-    let request_id = headers
-        .get("x-request-id")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default();
     let label = model.id.clone();
     let (outcome, dropped) =
-        match messages::translated(state, key, request_id, model, raw, &value, service).await {
+        match messages::translated(state, key, request_id(headers), model, raw, &value, service)
+            .await
+        {
             Ok(done) => done,
             Err(error) => {
                 let mut response = error.into_response();
@@ -124,16 +122,8 @@ async fn translated(
     let mut response = match outcome {
         MessagesOutcome::Complete(message) => axum::Json(message).into_response(),
         MessagesOutcome::Held(review) => (StatusCode::ACCEPTED, axum::Json(review)).into_response(),
-        MessagesOutcome::Stream(body) => (
-            [
-                (header::CONTENT_TYPE, "text/event-stream"),
-                (header::CACHE_CONTROL, "no-cache"),
-                (HeaderName::from_static("x-accel-buffering"), "no"),
-            ],
-            // The server span ends with the stream, as on the chat route.
-            axum::body::Body::from_stream(body.with_context(Context::current())),
-        )
-            .into_response(),
+        // The server span ends with the stream, as on the chat route.
+        MessagesOutcome::Stream(body) => event_stream(body.with_context(Context::current())),
     };
     if !dropped.is_empty()
         && let Ok(value) = HeaderValue::from_str(&dropped.join(", "))

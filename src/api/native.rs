@@ -21,7 +21,7 @@ use axum::routing::post;
 use serde_json::Value;
 
 use crate::api::json::JsonBody;
-use crate::api::v1::{traced, with_rate_limit};
+use crate::api::v1::{event_stream, request_id, traced, with_rate_limit};
 use crate::app::AppState;
 use crate::auth::extract::InferenceKey;
 use crate::auth::keys::ApiKey;
@@ -136,12 +136,8 @@ pub(crate) async fn run(
     headers: &HeaderMap,
     call: NativeCall,
 ) -> Response {
-    let request_id = headers
-        .get("x-request-id")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default();
     let model = call.requested.clone();
-    let mut response = render(native::passthrough(state, key, request_id, call).await);
+    let mut response = render(native::passthrough(state, key, request_id(headers), call).await);
     response.extensions_mut().insert(ModelLabel(model));
     response
 }
@@ -182,15 +178,7 @@ pub(crate) fn render(outcome: Result<NativeOutcome, ApiError>) -> Response {
         Ok(NativeOutcome::Held(review)) => {
             (StatusCode::ACCEPTED, axum::Json(review)).into_response()
         }
-        Ok(NativeOutcome::Stream(body)) => (
-            [
-                (header::CONTENT_TYPE, "text/event-stream"),
-                (header::CACHE_CONTROL, "no-cache"),
-                (HeaderName::from_static("x-accel-buffering"), "no"),
-            ],
-            axum::body::Body::from_stream(body),
-        )
-            .into_response(),
+        Ok(NativeOutcome::Stream(body)) => event_stream(body),
         Ok(NativeOutcome::Refused { status, body }) => (
             StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY),
             [(header::CONTENT_TYPE, "application/json")],

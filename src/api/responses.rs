@@ -9,7 +9,7 @@
 
 use axum::Router;
 use axum::extract::State;
-use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use opentelemetry::Context;
@@ -17,7 +17,7 @@ use opentelemetry::context::FutureExt as _;
 
 use crate::api::json::JsonBody;
 use crate::api::native::{render, service_fields};
-use crate::api::v1::{traced, with_rate_limit};
+use crate::api::v1::{event_stream, request_id, traced, with_rate_limit};
 use crate::app::AppState;
 use crate::auth::extract::InferenceKey;
 use crate::gateway::native::wire::Wire;
@@ -36,27 +36,16 @@ async fn create_response(
     body: JsonBody,
 ) -> Response {
     let handled = with_rate_limit(&state, &key, async {
-        let request_id = headers
-            .get("x-request-id")
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or_default();
         let service = service_fields(&headers)?;
-        let answer = responses::create_response(&state, &key, request_id, body.0, service).await?;
+        let answer =
+            responses::create_response(&state, &key, request_id(&headers), body.0, service).await?;
         let mut response = match answer.outcome {
             ResponsesOutcome::Complete(response) => axum::Json(response).into_response(),
             ResponsesOutcome::Held(review) => {
                 (StatusCode::ACCEPTED, axum::Json(review)).into_response()
             }
-            ResponsesOutcome::Stream(body) => (
-                [
-                    (header::CONTENT_TYPE, "text/event-stream"),
-                    (header::CACHE_CONTROL, "no-cache"),
-                    (HeaderName::from_static("x-accel-buffering"), "no"),
-                ],
-                // The server span ends with the stream.
-                axum::body::Body::from_stream(body.with_context(Context::current())),
-            )
-                .into_response(),
+            // The server span ends with the stream.
+            ResponsesOutcome::Stream(body) => event_stream(body.with_context(Context::current())),
             ResponsesOutcome::Forwarded(outcome) => render(Ok(outcome)),
         };
         if !answer.dropped_tools.is_empty()

@@ -85,13 +85,36 @@ pub(crate) async fn answer_chat(
     body: &[u8],
 ) -> Response {
     let handled = with_rate_limit(state, key, async {
-        let request_id = headers
-            .get("x-request-id")
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or_default();
-        chat(state, key, request_id, body).await
+        chat(state, key, request_id(headers), body).await
     });
     traced(state, key, headers, "chat", handled).await
+}
+
+/// The request's `x-request-id` (the request-id layer sets one), or "".
+pub(crate) fn request_id(headers: &HeaderMap) -> &str {
+    headers
+        .get("x-request-id")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+}
+
+/// A server-sent-events answer relaying `body`: event-stream type, no
+/// caching, no proxy buffering.
+pub(crate) fn event_stream<S>(body: S) -> Response
+where
+    S: futures::TryStream + Send + 'static,
+    S::Ok: Into<axum::body::Bytes>,
+    S::Error: Into<axum::BoxError>,
+{
+    (
+        [
+            (header::CONTENT_TYPE, "text/event-stream"),
+            (header::CACHE_CONTROL, "no-cache"),
+            (HeaderName::from_static("x-accel-buffering"), "no"),
+        ],
+        axum::body::Body::from_stream(body),
+    )
+        .into_response()
 }
 
 /// Runs an inference request's handling inside its server span (named
@@ -209,17 +232,9 @@ async fn chat(
                 (axum::Json(completion).into_response(), model)
             }
             Ok(ChatOutcome::Stream { body, model }) => (
-                (
-                    [
-                        (header::CONTENT_TYPE, "text/event-stream"),
-                        (header::CACHE_CONTROL, "no-cache"),
-                        (HeaderName::from_static("x-accel-buffering"), "no"),
-                    ],
-                    // The server span ends with the stream, and the
-                    // stream's charge records its usage on it.
-                    axum::body::Body::from_stream(body.with_context(Context::current())),
-                )
-                    .into_response(),
+                // The server span ends with the stream, and the stream's
+                // charge records its usage on it.
+                event_stream(body.with_context(Context::current())),
                 model,
             ),
             Err(error) => (error.into_response(), primary),

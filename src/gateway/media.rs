@@ -90,14 +90,8 @@ impl Route {
 }
 
 /// The service fields of a media request, taken out before forwarding
-/// (spec, "Chat completion request").
-#[derive(Debug, Clone, Default)]
-pub struct ServiceFields {
-    pub purpose: Option<String>,
-    pub user_consent_id: Option<String>,
-    pub end_user_id: Option<String>,
-    pub deployer_context: Option<Value>,
-}
+/// (spec, "Chat completion request"): the same as a native request's.
+pub use super::native::ServiceFields;
 
 /// A parsed media request.
 pub struct MediaRequest {

@@ -9,6 +9,7 @@ use base64::Engine;
 use serde_json::{Map, Value};
 
 use crate::error::{ApiError, Code};
+use crate::gateway::native::ServiceFields;
 
 /// Fields of ours, removed before forwarding (spec, "Chat completion request").
 pub const SERVICE_FIELDS: [&str; 6] = [
@@ -48,26 +49,32 @@ fn invalid(param: &str, message: impl Into<String>) -> ApiError {
     ApiError::invalid(param, message)
 }
 
-pub fn parse(bytes: &[u8]) -> Result<ChatRequest, ApiError> {
-    let value: Value = serde_json::from_slice(bytes)
-        .map_err(|e| ApiError::new(Code::InvalidRequest, format!("malformed JSON: {e}")))?;
-    let Value::Object(mut body) = value else {
-        return Err(ApiError::new(
+/// A JSON request body that must be an object.
+pub fn object(bytes: &[u8]) -> Result<Map<String, Value>, ApiError> {
+    match serde_json::from_slice(bytes) {
+        Ok(Value::Object(body)) => Ok(body),
+        Ok(_) => Err(ApiError::new(
             Code::InvalidRequest,
             "the body must be a JSON object",
-        ));
+        )),
+        Err(e) => Err(ApiError::new(
+            Code::InvalidRequest,
+            format!("malformed JSON: {e}"),
+        )),
+    }
+}
+
+/// Takes the service fields ([`SERVICE_FIELDS`]) out of a JSON body,
+/// checking their types.
+pub fn service_fields(body: &mut Map<String, Value>) -> Result<ServiceFields, ApiError> {
+    let mut text = |field: &str| match body.remove(field) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(_) => Err(invalid(field, format!("`{field}` must be a string"))),
     };
-    let optional_string =
-        |body: &mut Map<String, Value>, field: &str| -> Result<Option<String>, ApiError> {
-            match body.remove(field) {
-                None | Some(Value::Null) => Ok(None),
-                Some(Value::String(s)) => Ok(Some(s)),
-                Some(_) => Err(invalid(field, format!("`{field}` must be a string"))),
-            }
-        };
-    let purpose = optional_string(&mut body, "purpose")?;
-    let user_consent_id = optional_string(&mut body, "user_consent_id")?;
-    let end_user_id = optional_string(&mut body, "end_user_id")?;
+    let purpose = text("purpose")?;
+    let user_consent_id = text("user_consent_id")?;
+    let end_user_id = text("end_user_id")?;
     let deployer_context = match body.remove("deployer_context") {
         None | Some(Value::Null) => None,
         Some(v @ Value::Object(_)) => Some(v),
@@ -78,6 +85,22 @@ pub fn parse(bytes: &[u8]) -> Result<ChatRequest, ApiError> {
             ));
         }
     };
+    Ok(ServiceFields {
+        purpose,
+        user_consent_id,
+        end_user_id,
+        deployer_context,
+    })
+}
+
+pub fn parse(bytes: &[u8]) -> Result<ChatRequest, ApiError> {
+    let mut body = object(bytes)?;
+    let ServiceFields {
+        purpose,
+        user_consent_id,
+        end_user_id,
+        deployer_context,
+    } = service_fields(&mut body)?;
     let auto_truncate = match body.remove("auto_truncate") {
         None | Some(Value::Null) => false,
         Some(Value::Bool(b)) => b,

@@ -51,8 +51,9 @@ const MAX_ANSWER: usize = 64 * 1024 * 1024;
 /// The `anthropic-version` sent when the caller sent none.
 const DEFAULT_ANTHROPIC_VERSION: &str = crate::providers::anthropic::API_VERSION;
 
-/// The service fields of a native request, which its body has no room for:
-/// they come from `x-tollgate-*` headers.
+/// The compliance service fields of a request: a native request's come
+/// from `x-tollgate-*` headers (its body has no room for them), a JSON
+/// body's from the body ([`crate::gateway::request::service_fields`]).
 #[derive(Debug, Default, Clone)]
 pub struct ServiceFields {
     pub purpose: Option<String>,

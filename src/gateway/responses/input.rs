@@ -15,6 +15,7 @@
 use serde_json::{Map, Value, json};
 
 use crate::error::ApiError;
+use crate::gateway::native::ServiceFields;
 use crate::gateway::request::{ChatRequest, SERVICE_FIELDS};
 
 /// At most this many input items in one request.
@@ -113,36 +114,13 @@ impl ResponsesRequest {
 
 /// Parses and validates a Responses request body.
 pub fn parse(bytes: &[u8]) -> Result<ResponsesRequest, ApiError> {
-    let value: Value = serde_json::from_slice(bytes).map_err(|e| {
-        ApiError::new(
-            crate::error::Code::InvalidRequest,
-            format!("malformed JSON: {e}"),
-        )
-    })?;
-    let Value::Object(mut body) = value else {
-        return Err(ApiError::new(
-            crate::error::Code::InvalidRequest,
-            "the body must be a JSON object",
-        ));
-    };
-    let text = |body: &mut Map<String, Value>, field: &str| match body.remove(field) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s)),
-        Some(_) => Err(invalid(field, format!("`{field}` must be a string"))),
-    };
-    let purpose = text(&mut body, "purpose")?;
-    let user_consent_id = text(&mut body, "user_consent_id")?;
-    let end_user_id = text(&mut body, "end_user_id")?;
-    let deployer_context = match body.remove("deployer_context") {
-        None | Some(Value::Null) => None,
-        Some(v @ Value::Object(_)) => Some(v),
-        Some(_) => {
-            return Err(invalid(
-                "deployer_context",
-                "`deployer_context` must be an object",
-            ));
-        }
-    };
+    let mut body = crate::gateway::request::object(bytes)?;
+    let ServiceFields {
+        purpose,
+        user_consent_id,
+        end_user_id,
+        deployer_context,
+    } = crate::gateway::request::service_fields(&mut body)?;
     debug_assert!(SERVICE_FIELDS.contains(&"deployer_context"));
     let from_models = body.contains_key("models");
     let chain = chain(&mut body)?;
