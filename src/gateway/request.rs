@@ -93,6 +93,27 @@ pub fn service_fields(body: &mut Map<String, Value>) -> Result<ServiceFields, Ap
     })
 }
 
+/// The names of a `models` fallback chain: 1 to `MAX_CHAIN` non-empty
+/// strings, trimmed.
+pub fn model_list(list: &[Value]) -> Result<Vec<String>, ApiError> {
+    if list.is_empty() || list.len() > MAX_CHAIN {
+        return Err(invalid(
+            "models",
+            format!("`models` must list 1 to {MAX_CHAIN} model names"),
+        ));
+    }
+    list.iter()
+        .enumerate()
+        .map(|(i, m)| match m.as_str().map(str::trim) {
+            Some(name) if !name.is_empty() => Ok(name.to_owned()),
+            _ => Err(invalid(
+                &format!("models[{i}]"),
+                "each model must be a non-empty string",
+            )),
+        })
+        .collect()
+}
+
 pub fn parse(bytes: &[u8]) -> Result<ChatRequest, ApiError> {
     let mut body = object(bytes)?;
     let ServiceFields {
@@ -113,24 +134,7 @@ pub fn parse(bytes: &[u8]) -> Result<ChatRequest, ApiError> {
     };
     let models = body.remove("models");
     let chain = match (&models, body.get("model")) {
-        (Some(Value::Array(list)), _) => {
-            if list.is_empty() || list.len() > MAX_CHAIN {
-                return Err(invalid(
-                    "models",
-                    format!("`models` must list 1 to {MAX_CHAIN} model names"),
-                ));
-            }
-            list.iter()
-                .enumerate()
-                .map(|(i, m)| match m.as_str().map(str::trim) {
-                    Some(name) if !name.is_empty() => Ok(name.to_owned()),
-                    _ => Err(invalid(
-                        &format!("models[{i}]"),
-                        "each model must be a non-empty string",
-                    )),
-                })
-                .collect::<Result<Vec<_>, _>>()?
-        }
+        (Some(Value::Array(list)), _) => model_list(list)?,
         (Some(_), _) => {
             return Err(invalid(
                 "models",

@@ -310,13 +310,7 @@ struct Translation {
 
 impl Translation {
     fn chunk(&self, delta: Value, finish: Value) -> Value {
-        json!({
-            "id": self.id,
-            "object": "chat.completion.chunk",
-            "created": self.created,
-            "model": self.model,
-            "choices": [{ "index": 0, "delta": delta, "finish_reason": finish }],
-        })
+        chat_shape::chunk(&self.id, self.created, &self.model, 0, delta, finish)
     }
 
     /// Turns one Anthropic event into OpenAI chunks (in `pending`).

@@ -69,3 +69,21 @@ pub fn completion(id: String, model: &str, choices: Value, prompt: u64, completi
         "usage": { "prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion },
     })
 }
+
+/// One `chat.completion.chunk` of a translated stream, of one choice.
+pub fn chunk(
+    id: &str,
+    created: i64,
+    model: &str,
+    index: u64,
+    delta: Value,
+    finish: Value,
+) -> Value {
+    json!({
+        "id": id,
+        "object": "chat.completion.chunk",
+        "created": created,
+        "model": model,
+        "choices": [{ "index": index, "delta": delta, "finish_reason": finish }],
+    })
+}

@@ -388,13 +388,14 @@ struct Translation {
 
 impl Translation {
     fn chunk(&self, index: u64, delta: Value, finish: Value) -> Value {
-        json!({
-            "id": "chatcmpl-gemini",
-            "object": "chat.completion.chunk",
-            "created": self.created,
-            "model": self.model,
-            "choices": [{ "index": index, "delta": delta, "finish_reason": finish }],
-        })
+        chat_shape::chunk(
+            "chatcmpl-gemini",
+            self.created,
+            &self.model,
+            index,
+            delta,
+            finish,
+        )
     }
 
     fn handle(&mut self, event: Value, out: &mut VecDeque<Result<Value, UpstreamError>>) {

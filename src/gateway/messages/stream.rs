@@ -18,7 +18,7 @@ use bytes::Bytes;
 use futures::StreamExt;
 use serde_json::{Value, json};
 
-use super::translate::{message_id, stop_reason, usage};
+use super::translate::{EXTENSIONS, message_id, stop_reason, usage};
 use crate::gateway::stream::SseBody;
 
 fn event(name: &str, data: &Value) -> String {
@@ -157,13 +157,7 @@ impl Translator {
         }
         if let Some(chat_usage) = chunk.get("usage").filter(|u| u.is_object()) {
             self.usage = usage(chat_usage);
-            for extension in [
-                "billing",
-                "risk_classification",
-                "explainability",
-                "truncation",
-                "pii_redaction",
-            ] {
+            for extension in EXTENSIONS {
                 if let Some(value) = chunk.get(extension) {
                     self.extensions.push((extension.to_owned(), value.clone()));
                 }

@@ -615,6 +615,16 @@ pub fn message_id(completion_id: &Value) -> String {
     }
 }
 
+/// The gateway's extensions a completion carries that a message (whole,
+/// or the end of a stream) carries over.
+pub(super) const EXTENSIONS: [&str; 5] = [
+    "billing",
+    "risk_classification",
+    "explainability",
+    "truncation",
+    "pii_redaction",
+];
+
 /// A chat completion as a Messages answer; `model` is the caller's name.
 /// The gateway's extensions (`billing`, `risk_classification`...) ride
 /// along as extra fields.
@@ -644,13 +654,7 @@ pub fn to_message(completion: &Value, model: &str) -> Value {
         "stop_sequence": null,
         "usage": usage(&completion["usage"]),
     });
-    for extension in [
-        "billing",
-        "risk_classification",
-        "explainability",
-        "truncation",
-        "pii_redaction",
-    ] {
+    for extension in EXTENSIONS {
         if let Some(value) = completion.get(extension) {
             answer[extension] = value.clone();
         }

@@ -20,7 +20,6 @@ use crate::gateway::request::{ChatRequest, SERVICE_FIELDS};
 
 /// At most this many input items in one request.
 pub const MAX_ITEMS: usize = 2048;
-const MAX_CHAIN: usize = 16;
 
 /// A parsed Responses request.
 #[derive(Debug, Clone)]
@@ -245,24 +244,7 @@ pub fn parse(bytes: &[u8]) -> Result<ResponsesRequest, ApiError> {
 
 fn chain(body: &mut Map<String, Value>) -> Result<Vec<String>, ApiError> {
     match (body.remove("models"), body.get("model")) {
-        (Some(Value::Array(list)), _) => {
-            if list.is_empty() || list.len() > MAX_CHAIN {
-                return Err(invalid(
-                    "models",
-                    format!("`models` must list 1 to {MAX_CHAIN} model names"),
-                ));
-            }
-            list.iter()
-                .enumerate()
-                .map(|(i, m)| match m.as_str().map(str::trim) {
-                    Some(name) if !name.is_empty() => Ok(name.to_owned()),
-                    _ => Err(invalid(
-                        &format!("models[{i}]"),
-                        "each model must be a non-empty string",
-                    )),
-                })
-                .collect()
-        }
+        (Some(Value::Array(list)), _) => crate::gateway::request::model_list(&list),
         (Some(_), _) => Err(invalid(
             "models",
             "`models` must be an array of model names",
