@@ -268,13 +268,7 @@ pub fn from_message(message: &Value, model: &str) -> Result<Value, UpstreamError
     let calls: Vec<Value> = blocks
         .iter()
         .filter(|b| b["type"] == "tool_use")
-        .map(|b| {
-            json!({
-                "id": b["id"],
-                "type": "function",
-                "function": { "name": b["name"], "arguments": b["input"].to_string() },
-            })
-        })
+        .map(|b| chat_shape::tool_call(&b["id"], &b["name"], &b["input"]))
         .collect();
     let reply = chat_shape::assistant_message(text, calls);
     let usage = &message["usage"];
@@ -286,11 +280,10 @@ pub fn from_message(message: &Value, model: &str) -> Result<Value, UpstreamError
         || "chatcmpl-anthropic".to_owned(),
         |id| format!("chatcmpl-{id}"),
     );
-    let choices = json!([{
-        "index": 0,
-        "message": reply,
-        "finish_reason": finish_reason(message["stop_reason"].as_str().unwrap_or("end_turn")),
-    }]);
+    let choices = chat_shape::one_choice(
+        reply,
+        finish_reason(message["stop_reason"].as_str().unwrap_or("end_turn")),
+    );
     Ok(chat_shape::completion(
         id, model, choices, prompt, completion,
     ))
@@ -332,10 +325,7 @@ impl Translation {
                 if block["type"] == "tool_use" {
                     let call = self.tools.len() as u64;
                     self.tools.insert(index, call);
-                    let delta = json!({ "tool_calls": [{
-                        "index": call, "id": block["id"], "type": "function",
-                        "function": { "name": block["name"], "arguments": "" },
-                    }] });
+                    let delta = chat_shape::tool_call_start(call, &block["id"], &block["name"]);
                     out.push_back(Ok(self.chunk(delta, Value::Null)));
                 } else if let Some(text) = block["text"].as_str().filter(|t| !t.is_empty()) {
                     let chunk = self.chunk(json!({ "content": text }), Value::Null);

@@ -58,6 +58,21 @@ pub fn assistant_message(text: String, calls: Vec<Value>) -> Value {
     message
 }
 
+/// An OpenAI `tool_calls` entry for a tool call the upstream made with
+/// `input` (a JSON value, sent on as its text).
+pub fn tool_call(id: &Value, name: &Value, input: &Value) -> Value {
+    json!({
+        "id": id,
+        "type": "function",
+        "function": { "name": name, "arguments": input.to_string() },
+    })
+}
+
+/// The `choices` of an answer of one choice.
+pub fn one_choice(message: Value, finish_reason: &str) -> Value {
+    json!([{ "index": 0, "message": message, "finish_reason": finish_reason }])
+}
+
 /// An OpenAI `chat.completion` with these choices and token counts.
 pub fn completion(id: String, model: &str, choices: Value, prompt: u64, completion: u64) -> Value {
     json!({
@@ -86,4 +101,13 @@ pub fn chunk(
         "model": model,
         "choices": [{ "index": index, "delta": delta, "finish_reason": finish }],
     })
+}
+
+/// The stream delta that opens tool call `call` (its arguments follow in
+/// later deltas).
+pub fn tool_call_start(call: u64, id: &Value, name: &Value) -> Value {
+    json!({ "tool_calls": [{
+        "index": call, "id": id, "type": "function",
+        "function": { "name": name, "arguments": "" },
+    }] })
 }

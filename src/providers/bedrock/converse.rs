@@ -283,21 +283,14 @@ pub fn from_converse(answer: &Value, model: &str) -> Result<Value, UpstreamError
     let calls: Vec<Value> = blocks
         .iter()
         .filter_map(|b| b.get("toolUse"))
-        .map(|t| {
-            json!({
-                "id": t["toolUseId"],
-                "type": "function",
-                "function": { "name": t["name"], "arguments": t["input"].to_string() },
-            })
-        })
+        .map(|t| chat_shape::tool_call(&t["toolUseId"], &t["name"], &t["input"]))
         .collect();
     let reply = chat_shape::assistant_message(text, calls);
     let (prompt, completion) = tokens(&answer["usage"]);
-    let choices = json!([{
-        "index": 0,
-        "message": reply,
-        "finish_reason": finish_reason(answer["stopReason"].as_str().unwrap_or("end_turn")),
-    }]);
+    let choices = chat_shape::one_choice(
+        reply,
+        finish_reason(answer["stopReason"].as_str().unwrap_or("end_turn")),
+    );
     Ok(chat_shape::completion(
         format!("chatcmpl-bedrock-{}", ulid::Ulid::generate()),
         model,
@@ -340,10 +333,8 @@ impl sse::Translate for Translation {
                 if tool.is_object() {
                     let call = self.tools.len() as u64;
                     self.tools.insert(index, call);
-                    let delta = json!({ "tool_calls": [{
-                        "index": call, "id": tool["toolUseId"], "type": "function",
-                        "function": { "name": tool["name"], "arguments": "" },
-                    }] });
+                    let delta =
+                        chat_shape::tool_call_start(call, &tool["toolUseId"], &tool["name"]);
                     out.push_back(Ok(self.chunk(delta, Value::Null)));
                 }
             }
