@@ -379,7 +379,20 @@ describe('pages (keys, users, models, stats and playground endpoints)', () => {
     assert.equal(await again.getByLabel(/^Requests per minute/).inputValue(), '100');
     assert.equal(await again.getByLabel(/^Tokens per minute/).inputValue(), '50000');
     await again.getByLabel(/^Requests per minute/).fill('');
+    // The row shows no rpm, so nothing on screen says the save is done:
+    // wait for the PATCH and the table's rebuild from the API (the models
+    // and the tenant's allow-list; nothing else reads them meanwhile, the
+    // first save's rebuild was waited for above) before opening the form
+    // from the rebuilt row.
+    const path = (r, method, test) => r.request().method() === method && test(new URL(r.url()).pathname);
+    const rebuilt = Promise.all([
+      page.waitForResponse((r) => path(r, 'PATCH', (p) => p === '/api/v1/models/mock-omni')),
+      page.waitForResponse((r) => path(r, 'GET', (p) => p === '/api/v1/models')),
+      page.waitForResponse((r) => path(r, 'GET', (p) => /^\/api\/v1\/tenants\/[^/]+\/models$/.test(p))),
+    ]);
     await again.getByRole('button', { name: 'Save' }).click();
+    await rebuilt;
+    await again.waitFor({ state: 'hidden' });
     await omni.getByRole('button', { name: 'Edit' }).click();
     const cleared = page.getByRole('dialog', { name: 'Edit mock-omni' });
     assert.equal(await cleared.getByLabel(/^Requests per minute/).inputValue(), '');
