@@ -96,17 +96,7 @@ pub async fn serve(
     request: EmbeddingRequest,
 ) -> Result<Value, ApiError> {
     let started = Instant::now();
-    let model = state
-        .catalogue
-        .get_for(&key.tenant_id, &request.model)
-        .ok_or_else(|| {
-            let mut error = ApiError::new(
-                Code::ModelNotFound,
-                format!("`{}` is not in the catalogue", request.model),
-            );
-            error.param = Some("model".into());
-            error
-        })?;
+    let model = super::catalogued(state, key, &request.model)?;
     super::kind_fits(&model, true, PATH)?;
     if let Some(refusal) = (0..model.deployments.len())
         .map(|i| unfit(&request.inputs, &model.on(i)))

@@ -134,17 +134,7 @@ pub async fn serve(
     mut request: MediaRequest,
 ) -> Result<MediaAnswer, ApiError> {
     let started = Instant::now();
-    let model = state
-        .catalogue
-        .get_for(&key.tenant_id, &request.model)
-        .ok_or_else(|| {
-            let mut error = ApiError::new(
-                Code::ModelNotFound,
-                format!("`{}` is not in the catalogue", request.model),
-            );
-            error.param = Some("model".into());
-            error
-        })?;
+    let model = super::catalogued(state, key, &request.model)?;
     super::kind_fits(&model, false, request.route.path())?;
     able(request.route, &model)?;
     // Some deployment can take it; else the first one's refusal.

@@ -406,6 +406,26 @@ pub async fn chat_on(
 /// An embedding model serves `/v1/embeddings` only, and only an embedding
 /// model serves it: 400 `wrong_model_kind` naming `model` otherwise, before
 /// anything is charged, counted or classified.
+/// The single model a request names, as the calling key's tenant sees it;
+/// 404 `model_not_found` on `model` otherwise.
+pub(crate) fn catalogued(
+    state: &AppState,
+    key: &ApiKey,
+    model: &str,
+) -> Result<Arc<Model>, ApiError> {
+    state
+        .catalogue
+        .get_for(&key.tenant_id, model)
+        .ok_or_else(|| {
+            let mut error = ApiError::new(
+                Code::ModelNotFound,
+                format!("`{model}` is not in the catalogue"),
+            );
+            error.param = Some("model".into());
+            error
+        })
+}
+
 pub(crate) fn kind_fits(model: &Model, embeddings: bool, path: &str) -> Result<(), ApiError> {
     if model.is_embedding() == embeddings {
         return Ok(());
