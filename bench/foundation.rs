@@ -11,12 +11,12 @@ use std::time::Instant;
 
 use axum::http::{HeaderMap, HeaderValue};
 use serde_json::json;
-use tollgate::auth::extract::presented_key;
+use tollgate::api::extract::presented_key;
 use tollgate::auth::keys::{KeySettings, Keys, Latitude};
+use tollgate::base::time::now_ms;
 use tollgate::store::Store;
 use tollgate::store::tables::META;
 use tollgate::tenants::{self, Tier};
-use tollgate::time_util::now_ms;
 
 fn percentile(sorted: &[u64], p: f64) -> u64 {
     sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]

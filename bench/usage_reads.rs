@@ -11,10 +11,10 @@
 
 use std::time::Instant;
 
+use tollgate::base::time::now_ms;
 use tollgate::billing::usage::{self, Scope};
 use tollgate::billing::{Endpoint, USAGE_TABLE, UsageRecord, rollups};
 use tollgate::store::Store;
-use tollgate::time_util::now_ms;
 
 const DAY_MS: i64 = 86_400_000;
 const BATCH: u64 = 20_000;

@@ -22,11 +22,12 @@ use tower_http::sensitive_headers::SetSensitiveRequestHeadersLayer;
 use tower_http::trace::TraceLayer;
 
 use crate::admin;
-use crate::auth::extract::authenticate;
+use crate::api::error::render_in_dialect;
+use crate::api::extract::authenticate;
 use crate::auth::keys::Keys;
+use crate::base::error::{ApiError, Code};
 use crate::catalogue::overlay::LiveCatalogue;
 use crate::config::Config;
-use crate::error::{ApiError, Code, render_in_dialect};
 use crate::store::Store;
 
 /// Bodies above this size are refused with 413 (spec, "Limits").
@@ -115,7 +116,7 @@ impl AppState {
             tracing::error!(error = %e, "reading the stored catalogue entries failed; serving the configuration's only");
             LiveCatalogue::from_config(&config)
         });
-        let ledger = crate::billing::ledger::Ledger::load(&store, crate::time_util::now_ms())
+        let ledger = crate::billing::ledger::Ledger::load(&store, crate::base::time::now_ms())
             .unwrap_or_else(|e| {
                 // Each key and wallet is then read on its first request.
                 tracing::error!(error = %e, "loading the ledger failed; reading it as requests come");
@@ -144,14 +145,14 @@ impl AppState {
             traces,
             events,
             store,
-            started_at: crate::time_util::now_ms() / 1000,
+            started_at: crate::base::time::now_ms() / 1000,
         }
     }
 }
 
 pub fn router(state: AppState) -> Router {
     crate::api::routes()
-        .merge(crate::ui::routes())
+        .merge(crate::api::ui::routes())
         .fallback(|| async { ApiError::not_found("no such route") })
         .method_not_allowed_fallback(|| async {
             ApiError::new(Code::MethodNotAllowed, "this route does not accept that method")
@@ -159,7 +160,7 @@ pub fn router(state: AppState) -> Router {
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(middleware::from_fn_with_state(
             state.config.body_read_timeout,
-            crate::serve::body_deadline,
+            crate::api::serve::body_deadline,
         ))
         .layer(middleware::from_fn_with_state(state.clone(), authenticate))
         .layer(middleware::from_fn(refuse_oversized))
@@ -244,7 +245,8 @@ impl Server {
         let app = router(state.clone());
         let grace = state.config.shutdown_grace;
         let stop = shutdown.clone();
-        let serving = crate::serve::serve(listener, app, state.config.header_read_timeout, stop);
+        let serving =
+            crate::api::serve::serve(listener, app, state.config.header_read_timeout, stop);
         let mut serving = std::pin::pin!(serving);
         tokio::select! {
             result = &mut serving => result?,

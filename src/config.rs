@@ -21,9 +21,8 @@ use serde::Deserialize;
 use toml::Spanned;
 use url::Url;
 
-use crate::catalogue::{
-    Capability, Pricing, ProviderKind, Strategy, credits_to_micros, upstream_name,
-};
+use crate::base::money::credits_to_micros;
+use crate::catalogue::{Capability, Pricing, ProviderKind, Strategy, upstream_name};
 use crate::compliance::Classifier;
 
 /// The embedded demo configuration: the built-in mock provider and demo

@@ -22,7 +22,7 @@ use prometheus_client::registry::Registry;
 use subtle::ConstantTimeEq;
 
 use crate::app::AppState;
-use crate::error::{ApiError, Code};
+use crate::base::error::{ApiError, Code};
 
 /// The content type `promtool` and Prometheus read (exposition 0.0.4).
 pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
@@ -509,7 +509,7 @@ impl Metrics {
     /// reserved, holds open), read before rendering.
     pub fn reservations(&self, reserved_micros: u64, holds: u64) {
         self.credits_reserved
-            .set(crate::catalogue::micros_to_credits(reserved_micros));
+            .set(crate::base::money::micros_to_credits(reserved_micros));
         self.reservations_open.set(holds as i64);
     }
 
@@ -609,7 +609,7 @@ pub async fn scrape(State(state): State<AppState>, request: Request) -> Response
             .headers()
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
-            .and_then(crate::auth::extract::bearer_token)
+            .and_then(crate::api::extract::bearer_token)
             .unwrap_or("");
         let matches: bool = presented.as_bytes().ct_eq(token.expose().as_bytes()).into();
         if !matches {

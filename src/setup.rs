@@ -9,12 +9,12 @@ use redb::ReadableTable;
 
 use crate::auth::accounts::{self, Account, Role};
 use crate::auth::keys::{self, ApiKey, ResetInterval};
-use crate::auth::new_id;
+use crate::base::ids::new_id;
+use crate::base::time::now_ms;
 use crate::config::{Config, ConfigSource};
 use crate::store::tables::{META, META_INITIALIZED};
 use crate::store::{Store, StoreError};
 use crate::tenants::{self, DEFAULT_TENANT, Tenant, Tier};
-use crate::time_util::now_ms;
 
 /// What the first start created; the secrets are shown once, here.
 pub struct FirstStart {

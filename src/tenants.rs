@@ -4,12 +4,13 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::auth::{new_id, random_token};
-use crate::catalogue::micros_to_credits;
+use crate::auth::random_token;
+use crate::base::ids::new_id;
+use crate::base::money::micros_to_credits;
+use crate::base::time::{format_rfc3339, now_ms};
 use crate::compliance::pii;
 use crate::store::tables::{self, TENANT_NAMES, TENANTS};
 use crate::store::{Reader, Store, StoreError, Table};
-use crate::time_util::{format_rfc3339, now_ms};
 
 pub const TENANT_TABLE: Table<Tenant> = Table::new(TENANTS);
 
@@ -168,7 +169,7 @@ impl Tenant {
         let urls: Vec<String> = self
             .webhook_urls
             .iter()
-            .map(|u| crate::redact::url(u))
+            .map(|u| crate::base::redact::url(u))
             .collect();
         json!({
             "id": self.id,
@@ -184,7 +185,7 @@ impl Tenant {
 
 fn validate_name(name: &str) -> Result<String, StoreError> {
     let name = name.trim();
-    if name.is_empty() || name.len() > 100 || crate::names::has_hidden(name) {
+    if name.is_empty() || name.len() > 100 || crate::base::names::has_hidden(name) {
         return Err(StoreError::Invalid(
             "a tenant name must be 1 to 100 printable characters (no control, zero-width or bidirectional characters)".into(),
         ));
@@ -274,7 +275,7 @@ pub async fn set_webhook_urls(
                 "a webhook URL is at most 2048 characters".into(),
             ));
         }
-        let url = crate::net_guard::check_url(url, allow_private)
+        let url = crate::base::net_guard::check_url(url, allow_private)
             .map_err(StoreError::Invalid)?
             .to_string();
         if !checked.contains(&url) {

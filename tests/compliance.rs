@@ -165,7 +165,7 @@ async fn audit(server: &TestServer, token: &str) -> Vec<Value> {
 }
 
 fn ms(text: &Value) -> i64 {
-    tollgate::time_util::parse_rfc3339(text.as_str().expect("a time")).expect("RFC 3339")
+    tollgate::base::time::parse_rfc3339(text.as_str().expect("a time")).expect("RFC 3339")
 }
 
 fn ids(list: &Value, field: &str) -> Vec<String> {

@@ -5,11 +5,11 @@
 use std::sync::Arc;
 
 use tollgate::auth::keys::{KeySettings, KeyState, Keys, Latitude, ResetInterval};
+use tollgate::base::error::Code;
+use tollgate::base::time::now_ms;
 use tollgate::billing::{self, Endpoint, UsageRecord, usage};
-use tollgate::error::Code;
 use tollgate::store::Store;
 use tollgate::tenants::{self, Tier};
-use tollgate::time_util::now_ms;
 
 const DAY: i64 = 86_400_000;
 

@@ -133,7 +133,7 @@ async fn charge_history(
     let keys = keys.to_vec();
     with_store(server, async move |store| {
         let handle = tollgate::auth::keys::Keys::new(store.clone());
-        let now = tollgate::time_util::now_ms();
+        let now = tollgate::base::time::now_ms();
         let mut totals = (0, 0, 0, 0);
         let mut n = 0;
         for day in (0..=days).rev() {
@@ -227,7 +227,7 @@ fn groups(report: &Value) -> std::collections::BTreeMap<String, (u64, u64, u64, 
 }
 
 fn rfc3339(ms: i64) -> String {
-    tollgate::time_util::format_rfc3339(ms)
+    tollgate::base::time::format_rfc3339(ms)
 }
 
 async fn get(server: &TestServer, token: &str, path: &str) -> Value {
@@ -259,7 +259,7 @@ async fn rollup_totals_equal_the_sum_of_raw_records_across_keys_models_endpoints
     charge_history(&server, &keys, 20, 6).await;
     server.launch().unwrap();
     let token = common::login(&server).await;
-    let now = tollgate::time_util::now_ms();
+    let now = tollgate::base::time::now_ms();
 
     // Whole days, and periods that start or end inside a day.
     for (from, to) in [
@@ -355,7 +355,7 @@ async fn after_retention_pruned_raw_records_the_usage_apis_answer_the_same_total
     server.terminate();
     let keys = key_ids(&server);
     let charged = charge_history(&server, &keys, 60, 4).await;
-    let now = tollgate::time_util::now_ms();
+    let now = tollgate::base::time::now_ms();
     let (from, to) = (rfc3339(now - 90 * DAY_MS), rfc3339(now + DAY_MS));
     // Read by the CLI on the stopped server (no sweep has run).
     let before = server.cli_json(&["usage", "--from", &from, "--to", &to]);
@@ -422,7 +422,7 @@ async fn after_retention_pruned_raw_records_the_usage_apis_answer_the_same_total
 /// the server's first start), through the library's chain.
 async fn old_audit_entries(data_dir: &std::path::Path, n: usize, days: i64) {
     let store = tollgate::store::Store::open(data_dir).unwrap();
-    let at = tollgate::time_util::now_ms() - days * DAY_MS;
+    let at = tollgate::base::time::now_ms() - days * DAY_MS;
     store
         .write(move |txn| {
             for i in 0..n {

@@ -22,10 +22,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tollgate::auth::keys::{self, ApiKey, KeySettings, Keys, Latitude, ResetInterval};
+use tollgate::base::time::now_ms;
 use tollgate::billing::{Endpoint, USAGE_TABLE, UsageRecord};
 use tollgate::config::{self, Overrides};
 use tollgate::store::Store;
-use tollgate::time_util::now_ms;
 
 use super::procs::Server;
 
@@ -138,7 +138,7 @@ pub async fn prepare(dir: &Path, mock: SocketAddr, hook: &str, seed: Seed) -> Pr
 fn bench_key(tenant: &str, i: usize) -> (ApiKey, String) {
     let issued = keys::generate_value();
     let key = ApiKey {
-        id: tollgate::auth::new_id("key"),
+        id: tollgate::base::ids::new_id("key"),
         tenant_id: tenant.to_owned(),
         owner_account_id: None,
         name: format!("bench-{i}"),

@@ -10,7 +10,7 @@
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use libfuzzer_sys::fuzz_target;
-use tollgate::net_guard::{Embedded, check_url, is_public, private_literal};
+use tollgate::base::net_guard::{Embedded, check_url, is_public, private_literal};
 
 /// A public IPv4 address (a Teredo server of the RFC 4380 example).
 const TEREDO_SERVER: Ipv4Addr = Ipv4Addr::new(65, 54, 227, 120);

@@ -16,11 +16,11 @@ use serde_json::{Value, json};
 use crate::auth::accounts::{self, Role};
 use crate::auth::keys::{IssuedKey, KeySettings, KeyUpdate, Keys, Latitude};
 use crate::auth::throttle::SignInThrottle;
-use crate::catalogue::credits_to_micros;
+use crate::base::money::credits_to_micros;
+use crate::base::time::now_ms;
 use crate::compliance::audit;
 use crate::store::{Store, StoreError};
 use crate::tenants::{self, Tier};
-use crate::time_util::now_ms;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
@@ -276,7 +276,7 @@ async fn run(ctx: &Context, command: Command) -> Result<Value, StoreError> {
             use crate::billing::usage;
             let parse = |t: Option<String>, default: i64| {
                 t.map_or(Ok(default), |t| {
-                    crate::time_util::parse_rfc3339(&t).map_err(StoreError::Invalid)
+                    crate::base::time::parse_rfc3339(&t).map_err(StoreError::Invalid)
                 })
             };
             let tenant_id = tenant

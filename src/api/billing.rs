@@ -12,18 +12,18 @@ use axum::routing::{get, post};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use crate::api::extract::{Require, Signed, perm};
 use crate::api::json::{Json, Query};
 use crate::app::AppState;
 use crate::auth::accounts::{Permission, Role};
-use crate::auth::extract::{Require, Signed, perm};
 use crate::auth::keys::ApiKey;
 use crate::auth::sessions::CurrentAccount;
+use crate::base::error::{ApiError, Code};
+use crate::base::money::credits_to_micros;
+use crate::base::time::{now_ms, parse_rfc3339};
 use crate::billing::{self, Endpoint, usage};
-use crate::catalogue::credits_to_micros;
-use crate::error::{ApiError, Code};
 use crate::store::StoreError;
 use crate::tenants;
-use crate::time_util::{now_ms, parse_rfc3339};
 
 const DAY_MS: i64 = 86_400_000;
 

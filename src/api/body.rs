@@ -7,7 +7,7 @@ use axum::extract::{FromRequest, Request};
 use axum::http::StatusCode;
 use bytes::Bytes;
 
-use crate::error::{ApiError, Code};
+use crate::base::error::{ApiError, Code};
 
 pub struct Body(pub Bytes);
 

@@ -17,17 +17,17 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::api::billing::{store_error, tenant_scope};
+use crate::api::extract::{Require, Signed, perm};
 use crate::api::json::{Json, Query};
 use crate::app::AppState;
 use crate::auth::accounts::{Account, Role};
-use crate::auth::extract::{Require, Signed, perm};
 use crate::auth::sessions::CurrentAccount;
+use crate::base::error::ApiError;
+use crate::base::time::{format_rfc3339, now_ms, parse_rfc3339};
 use crate::compliance::{
     audit, consents, conversations, erasure, incidents, pii, registry, reviews,
 };
-use crate::error::ApiError;
 use crate::tenants::{self, CompliancePolicy, MIN_HIGH_RISK_RETENTION_DAYS, ReviewMode};
-use crate::time_util::{format_rfc3339, now_ms, parse_rfc3339};
 
 pub fn routes() -> Router<AppState> {
     Router::new()
@@ -512,7 +512,7 @@ fn decision_body(headers: &HeaderMap, bytes: &[u8]) -> Result<DecisionBody, ApiE
     }
     serde_json::from_slice(bytes).map_err(|e| {
         ApiError::new(
-            crate::error::Code::InvalidRequest,
+            crate::base::error::Code::InvalidRequest,
             format!("malformed decision body: {e}"),
         )
     })

@@ -11,14 +11,14 @@ use axum::{Extension, Router};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use crate::api::extract::Signed;
 use crate::api::json::Json;
 use crate::app::AppState;
 use crate::auth::accounts::Permission;
-use crate::auth::extract::Signed;
 use crate::auth::sessions;
-use crate::error::{ApiError, Code};
+use crate::base::error::{ApiError, Code};
+use crate::base::time::format_rfc3339;
 use crate::tenants;
-use crate::time_util::format_rfc3339;
 
 pub fn routes() -> Router<AppState> {
     Router::new()
@@ -86,7 +86,7 @@ async fn me(
     // The dashboard shows the wallet to the roles that see billing.
     if account.role.can(Permission::ViewBilling) {
         view["tenant"]["walletBalance"] = tenant.view()["walletBalance"].clone();
-        view["tenant"]["walletReserved"] = json!(crate::catalogue::micros_to_credits(
+        view["tenant"]["walletReserved"] = json!(crate::base::money::micros_to_credits(
             state.ledger.wallet_reserved(&tenant.id)
         ));
     }

@@ -12,12 +12,12 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use serde_json::Value;
 
+use crate::api::extract::InferenceKey;
 use crate::api::json::JsonBody;
 use crate::api::media::{no_chain, object, service_fields_json};
 use crate::api::v1::{request_id, traced, with_rate_limit};
 use crate::app::AppState;
-use crate::auth::extract::InferenceKey;
-use crate::error::ApiError;
+use crate::base::error::ApiError;
 use crate::gateway::embeddings::{self, EmbeddingRequest, Inputs, OPERATION};
 use crate::metrics::ModelLabel;
 use crate::traces;

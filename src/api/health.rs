@@ -6,7 +6,7 @@ use axum::routing::get;
 use serde_json::{Value, json};
 
 use crate::app::AppState;
-use crate::error::{ApiError, Code};
+use crate::base::error::{ApiError, Code};
 
 pub fn routes() -> Router<AppState> {
     Router::new()

@@ -22,7 +22,7 @@ use serde::de::DeserializeOwned;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, de::Error as _};
 
-use crate::error::{ApiError, Code};
+use crate::base::error::{ApiError, Code};
 
 /// A typed JSON body: a [`JsonBody`], then deserialized.
 pub struct Json<T>(pub T);

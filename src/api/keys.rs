@@ -18,17 +18,17 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::api::billing::{key_visible, store_error, tenant_scope, visible_key};
+use crate::api::extract::Signed;
 use crate::api::json::{Json, Query, nullable};
 use crate::app::AppState;
 use crate::auth::accounts::{self, Account, Permission};
-use crate::auth::extract::Signed;
 use crate::auth::keys::{
     IssuedKey, KeySettings, KeyState, KeyUpdate, Latitude, Patch, ResetInterval,
 };
 use crate::auth::sessions::CurrentAccount;
-use crate::catalogue::credits_to_micros;
-use crate::error::{ApiError, Code};
-use crate::time_util::{now_ms, parse_rfc3339};
+use crate::base::error::{ApiError, Code};
+use crate::base::money::credits_to_micros;
+use crate::base::time::{now_ms, parse_rfc3339};
 
 pub fn routes() -> Router<AppState> {
     Router::new()
@@ -106,7 +106,7 @@ fn instant(field: &str, text: &str) -> Result<i64, ApiError> {
 pub(crate) fn key_view(state: &AppState, key: &crate::auth::keys::ApiKey, now: i64) -> Value {
     let mut view = key.view(now);
     let (_, reserved) = state.ledger.key_spend(key, now);
-    view["creditsReserved"] = json!(crate::catalogue::micros_to_credits(reserved));
+    view["creditsReserved"] = json!(crate::base::money::micros_to_credits(reserved));
     view
 }
 

@@ -17,12 +17,12 @@ use bytes::Bytes;
 use serde_json::{Map, Value, json};
 
 use crate::api::body::Body;
+use crate::api::extract::InferenceKey;
 use crate::api::json::JsonBody;
 use crate::api::v1::{request_id, traced, with_rate_limit};
 use crate::app::AppState;
-use crate::auth::extract::InferenceKey;
 use crate::auth::keys::ApiKey;
-use crate::error::{ApiError, Code};
+use crate::base::error::{ApiError, Code};
 use crate::gateway::form::{self, FormPart};
 use crate::gateway::media::{self, MediaAnswer, MediaRequest, Route, ServiceFields};
 use crate::metrics::ModelLabel;

@@ -17,13 +17,13 @@ use opentelemetry::context::FutureExt as _;
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::api::extract::InferenceKey;
 use crate::api::json::JsonBody;
 use crate::api::native::{run, service_fields};
 use crate::api::v1::{event_stream, request_id, traced, with_rate_limit};
 use crate::app::AppState;
-use crate::auth::extract::InferenceKey;
 use crate::auth::keys::ApiKey;
-use crate::error::{ApiError, Code};
+use crate::base::error::{ApiError, Code};
 use crate::gateway::messages::{self, Counted, MessagesOutcome};
 use crate::gateway::native::wire::Wire;
 use crate::gateway::native::{NativeCall, ServiceFields};

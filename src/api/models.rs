@@ -16,13 +16,13 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::api::billing::store_error;
+use crate::api::extract::{Require, perm};
 use crate::api::json::{Json, nullable};
 use crate::app::AppState;
-use crate::auth::extract::{Require, perm};
+use crate::base::error::ApiError;
 use crate::catalogue::overlay::{Entry, ModelChange, PRICING_REFUSED, PricingInput};
 use crate::catalogue::{Capability, Strategy};
 use crate::config::{DeploymentConfig, ModelConfig, ModelRouting};
-use crate::error::ApiError;
 
 pub fn routes() -> Router<AppState> {
     Router::new()

@@ -20,13 +20,13 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use serde_json::Value;
 
+use crate::api::extract::InferenceKey;
 use crate::api::json::JsonBody;
 use crate::api::v1::{event_stream, request_id, traced, with_rate_limit};
 use crate::app::AppState;
-use crate::auth::extract::InferenceKey;
 use crate::auth::keys::ApiKey;
-use crate::catalogue::micros_to_credits;
-use crate::error::{ApiError, Code};
+use crate::base::error::{ApiError, Code};
+use crate::base::money::micros_to_credits;
 use crate::gateway::native::wire::Wire;
 use crate::gateway::native::{self, NativeCall, NativeOutcome, ServiceFields};
 use crate::metrics::ModelLabel;

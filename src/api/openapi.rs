@@ -11,8 +11,8 @@ use axum::http::header;
 use axum::response::IntoResponse;
 use axum::routing::get;
 
+use crate::api::extract::Signed;
 use crate::app::AppState;
-use crate::auth::extract::Signed;
 
 pub const DOCUMENT: &str = include_str!("../../assets/openapi.json");
 

@@ -23,14 +23,14 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 
 use crate::api::billing::store_error;
+use crate::api::extract::{Require, perm, record_entry, refusal};
 use crate::api::json::JsonBody;
 use crate::app::AppState;
 use crate::auth::accounts::Account;
-use crate::auth::extract::{Require, perm, record_entry, refusal};
 // The playground key has default settings, chosen here, not by the caller.
 use crate::auth::keys::{ApiKey, KeySettings, KeyState, Latitude};
-use crate::error::{ApiError, Code};
-use crate::time_util::now_ms;
+use crate::base::error::{ApiError, Code};
+use crate::base::time::now_ms;
 
 /// The name of every account's playground key.
 pub const PLAYGROUND_KEY_NAME: &str = "playground";

@@ -15,11 +15,11 @@ use axum::routing::post;
 use opentelemetry::Context;
 use opentelemetry::context::FutureExt as _;
 
+use crate::api::extract::InferenceKey;
 use crate::api::json::JsonBody;
 use crate::api::native::{render, service_fields};
 use crate::api::v1::{event_stream, request_id, traced, with_rate_limit};
 use crate::app::AppState;
-use crate::auth::extract::InferenceKey;
 use crate::gateway::native::wire::Wire;
 use crate::gateway::responses::{self, ResponsesOutcome};
 use crate::metrics::ModelLabel;

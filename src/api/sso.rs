@@ -19,9 +19,9 @@ use crate::api::json::Json;
 use crate::app::AppState;
 use crate::auth::accounts::ACCOUNT_TABLE;
 use crate::auth::sessions;
-use crate::error::{ApiError, Code};
+use crate::base::error::{ApiError, Code};
+use crate::base::time::format_rfc3339;
 use crate::sso::{BINDING_COOKIE, Callback, Refusal};
-use crate::time_util::format_rfc3339;
 
 pub fn routes() -> Router<AppState> {
     Router::new()

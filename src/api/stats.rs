@@ -27,15 +27,15 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::api::billing::{endpoint_filter, store_error, tenant_scope};
+use crate::api::extract::Signed;
 use crate::api::json::Query;
 use crate::app::AppState;
 use crate::auth::accounts::Permission;
-use crate::auth::extract::Signed;
 use crate::auth::keys::ResetInterval;
+use crate::base::error::{ApiError, Code};
+use crate::base::money::micros_to_credits;
+use crate::base::time::{format_rfc3339, now_ms};
 use crate::billing::{Endpoint, rollups, usage};
-use crate::catalogue::micros_to_credits;
-use crate::error::{ApiError, Code};
-use crate::time_util::{format_rfc3339, now_ms};
 
 const DAY_MS: i64 = 86_400_000;
 /// Entries of `topModels` and `topKeys`.

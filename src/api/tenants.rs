@@ -14,10 +14,10 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::api::billing::{store_error, tenant_scope};
+use crate::api::extract::{Require, perm};
 use crate::api::json::{Json, nullable};
 use crate::app::AppState;
-use crate::auth::extract::{Require, perm};
-use crate::error::{ApiError, Code};
+use crate::base::error::{ApiError, Code};
 use crate::tenants::{self, Tier};
 
 /// The most models one allow-list may name.
@@ -66,7 +66,7 @@ struct NewTenantBody {
 /// reserved at admission, from the ledger.
 pub(crate) fn tenant_view(state: &AppState, tenant: &tenants::Tenant) -> Value {
     let mut view = tenant.view();
-    view["walletReserved"] = json!(crate::catalogue::micros_to_credits(
+    view["walletReserved"] = json!(crate::base::money::micros_to_credits(
         state.ledger.wallet_reserved(&tenant.id)
     ));
     view

@@ -18,12 +18,12 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::api::billing::{store_error, tenant_scope};
+use crate::api::extract::{Require, perm};
 use crate::api::json::{Json, Query};
 use crate::app::AppState;
 use crate::auth::accounts::{self, Account, Permission, Role};
-use crate::auth::extract::{Require, perm};
 use crate::auth::sessions;
-use crate::error::{ApiError, Code};
+use crate::base::error::{ApiError, Code};
 
 pub fn routes() -> Router<AppState> {
     Router::new()

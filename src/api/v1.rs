@@ -9,16 +9,16 @@ use axum::routing::{get, post};
 
 use crate::api::json::JsonBody;
 use crate::auth::keys::ApiKey;
+use crate::base::error::{ApiError, Code};
+use crate::base::time::now_ms;
 use crate::billing::limits::RateDecision;
 use crate::compliance::reviews;
-use crate::error::{ApiError, Code};
 use crate::gateway::{self, ChatOutcome, request};
 use crate::metrics::ModelLabel;
-use crate::time_util::now_ms;
 use serde_json::{Value, json};
 
+use crate::api::extract::InferenceKey;
 use crate::app::AppState;
-use crate::auth::extract::InferenceKey;
 use crate::traces;
 use opentelemetry::context::FutureExt as _;
 use opentelemetry::{Context, KeyValue};

@@ -10,10 +10,10 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::api::billing::{store_error, tenant_scope};
+use crate::api::extract::{Require, perm};
 use crate::api::json::{Json, Query};
 use crate::app::AppState;
-use crate::auth::extract::{Require, perm};
-use crate::error::ApiError;
+use crate::base::error::ApiError;
 use crate::tenants;
 
 pub fn routes() -> Router<AppState> {

@@ -7,11 +7,12 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::{new_id, random_token};
+use super::random_token;
+use crate::base::ids::new_id;
+use crate::base::time::{format_rfc3339, now_ms};
 use crate::store::tables::{self, ACCOUNT_EMAILS, ACCOUNTS};
 use crate::store::{Reader, Store, StoreError, Table};
 use crate::tenants;
-use crate::time_util::{format_rfc3339, now_ms};
 
 pub const ACCOUNT_TABLE: Table<Account> = Table::new(ACCOUNTS);
 
@@ -242,7 +243,7 @@ pub fn normalize_email(email: &str) -> Result<String, String> {
     let valid = email.len() <= 254
         && !email
             .chars()
-            .any(|c| c.is_whitespace() || crate::names::is_hidden(c))
+            .any(|c| c.is_whitespace() || crate::base::names::is_hidden(c))
         && email.split_once('@').is_some_and(|(local, domain)| {
             !local.is_empty()
                 && !domain.contains('@')

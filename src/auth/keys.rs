@@ -21,13 +21,14 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use time::{Date, Duration, OffsetDateTime, Time};
 
-use super::{new_id, random_token, sha256};
-use crate::catalogue::micros_to_credits;
-use crate::error::{ApiError, Code};
+use super::{random_token, sha256};
+use crate::base::error::{ApiError, Code};
+use crate::base::ids::new_id;
+use crate::base::money::micros_to_credits;
+use crate::base::time::{format_rfc3339, now_ms};
 use crate::store::tables::{self, API_KEYS, KEY_DIGESTS, KEY_ROTATIONS};
 use crate::store::{Reader, Store, StoreError, Table};
 use crate::tenants;
-use crate::time_util::{format_rfc3339, now_ms};
 
 pub const KEY_PREFIX: &str = "kp_live_";
 /// Random bytes in a key (spec, "Limits").
@@ -381,10 +382,10 @@ impl Latitude {
 }
 
 /// A key name, trimmed: 1 to 100 characters, none of them hidden
-/// ([`crate::names::is_hidden`]).
+/// ([`crate::base::names::is_hidden`]).
 pub fn validate_key_name(name: &str) -> Result<String, StoreError> {
     let name = name.trim();
-    if name.is_empty() || name.len() > 100 || crate::names::has_hidden(name) {
+    if name.is_empty() || name.len() > 100 || crate::base::names::has_hidden(name) {
         return Err(StoreError::Invalid(
             "a key name must be 1 to 100 printable characters (no control, zero-width or bidirectional characters)".into(),
         ));
@@ -846,7 +847,7 @@ pub fn get_in(tx: &impl Reader, id: &str) -> Result<Option<ApiKey>, StoreError> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::time_util::parse_rfc3339;
+    use crate::base::time::parse_rfc3339;
 
     #[test]
     fn key_values_have_the_spec_format() {

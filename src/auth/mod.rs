@@ -6,7 +6,6 @@
 //! digest is enough), a password as an argon2id hash.
 
 pub mod accounts;
-pub mod extract;
 pub mod keys;
 pub mod refusals;
 pub mod sessions;
@@ -26,9 +25,4 @@ pub fn random_token(len: usize) -> String {
 
 pub fn sha256(data: &[u8]) -> [u8; 32] {
     Sha256::digest(data).into()
-}
-
-/// A new record id: a prefix naming the kind, then a ULID (sortable by time).
-pub fn new_id(prefix: &str) -> String {
-    format!("{prefix}_{}", ulid::Ulid::generate())
 }

@@ -14,11 +14,11 @@ use std::time::Instant;
 use super::accounts::{self, ACCOUNT_TABLE, Account, Permission, Role};
 use super::throttle::SignInThrottle;
 use super::{random_token, sha256};
+use crate::base::error::{ApiError, Code};
+use crate::base::time::now_ms;
 use crate::compliance::audit::{self, Draft};
-use crate::error::{ApiError, Code};
 use crate::store::tables::SESSIONS;
 use crate::store::{Store, StoreError, Table};
-use crate::time_util::now_ms;
 
 pub const SESSION_TABLE: Table<Session> = Table::new(SESSIONS);
 pub const TOKEN_PREFIX: &str = "tgs_";

@@ -229,7 +229,7 @@ impl Ledger {
                     },
                 );
             }
-            let today = &crate::time_util::format_rfc3339(now)[..10];
+            let today = &crate::base::time::format_rfc3339(now)[..10];
             for (row, count) in tx.scan_raw(DAY_COUNTS)? {
                 let Ok(row) = String::from_utf8(row) else {
                     continue;

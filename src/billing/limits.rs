@@ -386,7 +386,7 @@ pub fn ms_to_midnight(now: i64) -> i64 {
 
 /// The store row of a per-day counter: `scope/YYYY-MM-DD/counter` (UTC).
 pub fn day_row(scope: &str, counter: &str, now: i64) -> String {
-    let day = crate::time_util::format_rfc3339(now);
+    let day = crate::base::time::format_rfc3339(now);
     format!("{scope}/{}/{counter}", &day[..10])
 }
 

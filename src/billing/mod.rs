@@ -30,11 +30,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::auth::keys::{ApiKey, KEY_TABLE, Keys};
-use crate::catalogue::micros_to_credits;
+use crate::base::money::micros_to_credits;
+use crate::base::time::format_rfc3339;
 use crate::store::tables::{self, EVENTS, KEY_ROTATIONS, Table, USAGE, WALLET_ENTRIES};
 use crate::store::{Store, StoreError};
 use crate::tenants::{TENANT_TABLE, Tenant};
-use crate::time_util::format_rfc3339;
 
 pub const USAGE_TABLE: Table<UsageRecord> = Table::new(USAGE);
 pub const EVENT_TABLE: Table<StoredEvent> = Table::new(EVENTS);
@@ -327,13 +327,13 @@ pub fn apply(
 fn overflow(what: String) -> StoreError {
     StoreError::Invalid(format!(
         "refused: {what} would overflow the ledger (at most {} micro-credits)",
-        crate::catalogue::MAX_CHARGE
+        crate::base::money::MAX_CHARGE
     ))
 }
 
 /// The key's consumption once `cost` is added.
 fn consume(key: &ApiKey, cost: u64) -> Result<u64, StoreError> {
-    crate::catalogue::add_charges(key.credits_consumed, cost).ok_or_else(|| {
+    crate::base::money::add_charges(key.credits_consumed, cost).ok_or_else(|| {
         overflow(format!(
             "adding {cost} micro-credits to key `{}` (consumed {})",
             key.id, key.credits_consumed
@@ -410,7 +410,7 @@ pub async fn top_up(
                 .checked_add(amount)
                 .ok_or_else(|| StoreError::Invalid("the wallet would overflow".into()))?;
             TENANT_TABLE.put(txn, tenant.id.as_bytes(), &tenant)?;
-            let at = crate::time_util::now_ms();
+            let at = crate::base::time::now_ms();
             let entry = WalletEntry {
                 tenant_id: tenant.id.clone(),
                 amount,
@@ -419,7 +419,7 @@ pub async fn top_up(
                 at,
             };
             let mut row = at.to_be_bytes().to_vec();
-            row.extend_from_slice(crate::auth::new_id("top").as_bytes());
+            row.extend_from_slice(crate::base::ids::new_id("top").as_bytes());
             WALLET_TABLE.put(txn, &row, &entry)?;
             Ok((tenant, seq))
         })

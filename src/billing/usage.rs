@@ -12,10 +12,10 @@ use serde_json::{Value, json};
 pub use super::Endpoint;
 use super::rollups::{self, Rollup, Row};
 use super::{StoredEvent, UsageRecord, WalletEntry};
-use crate::catalogue::micros_to_credits;
+use crate::base::money::micros_to_credits;
+use crate::base::time::{format_rfc3339, now_ms};
 use crate::store::tables::{Def, EVENTS, USAGE, WALLET_ENTRIES};
 use crate::store::{Store, StoreError, codec};
-use crate::time_util::{format_rfc3339, now_ms};
 
 /// Which records a query covers.
 #[derive(Debug, Clone, Default)]

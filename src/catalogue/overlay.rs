@@ -16,11 +16,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::access::ModelAccess;
-use super::{Capability, Catalogue, Model, Pricing, Strategy, credits_to_micros, upstream_name};
+use super::{Capability, Catalogue, Model, Pricing, Strategy, upstream_name};
+use crate::base::money::credits_to_micros;
+use crate::base::time::now_ms;
 use crate::config::{Config, DeploymentConfig, ModelConfig, ModelRouting, ProviderConfig};
 use crate::store::tables::MODEL_OVERRIDES;
 use crate::store::{Store, StoreError, Table};
-use crate::time_util::now_ms;
 
 pub const OVERRIDE_TABLE: Table<Row> = Table::new(MODEL_OVERRIDES);
 

@@ -19,12 +19,13 @@ use crate::admin::{self, Command as Admin, socket};
 use crate::app::{AppState, Server, shutdown_signal};
 use crate::auth::accounts::Role;
 use crate::auth::keys::{KeySettings, KeyUpdate, Patch, ResetInterval};
-use crate::catalogue::{Catalogue, credits_to_micros};
+use crate::base::money::credits_to_micros;
+use crate::base::time::parse_rfc3339;
+use crate::catalogue::Catalogue;
 use crate::config::{self, Config, LogFormat, Overrides};
 use crate::setup;
 use crate::store::{Store, StoreError, backup};
 use crate::tenants::{DEFAULT_TENANT, Tier};
-use crate::time_util::parse_rfc3339;
 
 /// Tollgate: a single-binary AI inference gateway.
 #[derive(Debug, Parser)]

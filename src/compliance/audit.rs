@@ -21,9 +21,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::auth::sha256;
+use crate::base::time::{format_rfc3339, now_ms};
 use crate::store::tables::{AUDIT, META};
 use crate::store::{Reader, StoreError, Table, codec};
-use crate::time_util::{format_rfc3339, now_ms};
 
 pub const AUDIT_TABLE: Table<Entry> = Table::new(AUDIT);
 const META_AUDIT_HEAD: &[u8] = b"audit_head";

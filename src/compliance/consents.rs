@@ -7,10 +7,10 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::auth::new_id;
+use crate::base::ids::new_id;
+use crate::base::time::{format_rfc3339, now_ms};
 use crate::store::tables::CONSENTS;
 use crate::store::{Reader, Store, StoreError, Table};
-use crate::time_util::{format_rfc3339, now_ms};
 
 pub const CONSENT_TABLE: Table<Consent> = Table::new(CONSENTS);
 

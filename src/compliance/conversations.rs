@@ -9,10 +9,10 @@ use redb::{ReadTransaction, WriteTransaction};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::catalogue::micros_to_credits;
+use crate::base::money::micros_to_credits;
+use crate::base::time::format_rfc3339;
 use crate::store::tables::{CONVERSATION_EXPIRY, CONVERSATIONS};
 use crate::store::{Store, StoreError, Table, codec};
-use crate::time_util::format_rfc3339;
 
 pub const CONVERSATION_TABLE: Table<Conversation> = Table::new(CONVERSATIONS);
 pub const DAY_MS: i64 = 86_400_000;

@@ -19,10 +19,10 @@ use super::audit::{self, Draft, pseudonym};
 use super::consents::CONSENT_TABLE;
 use super::conversations;
 use super::reviews::REVIEW_TABLE;
+use crate::base::time::{format_rfc3339, now_ms};
 use crate::billing::UsageRecord;
 use crate::store::tables::USAGE;
 use crate::store::{Reader, Store, StoreError, Table};
-use crate::time_util::{format_rfc3339, now_ms};
 
 const USAGE_TABLE: Table<UsageRecord> = Table::new(USAGE);
 

@@ -19,13 +19,13 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use crate::auth::new_id;
+use crate::base::ids::new_id;
+use crate::base::time::{format_rfc3339, now_ms};
 use crate::compliance::audit::{self, Draft};
 use crate::compliance::{Classifier, Level};
 use crate::events::{Event, Events};
 use crate::store::tables::INCIDENTS;
 use crate::store::{Reader, Store, StoreError, Table};
-use crate::time_util::{format_rfc3339, now_ms};
 
 pub const INCIDENT_TABLE: Table<Incident> = Table::new(INCIDENTS);
 const DAY_MS: i64 = 86_400_000;

@@ -45,7 +45,7 @@ pub fn start_sweeper(
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             tick.tick().await;
-            let now = crate::time_util::now_ms();
+            let now = crate::base::time::now_ms();
             match conversations::prune(&store, now).await {
                 Ok(0) => {}
                 Ok(n) => tracing::info!(

@@ -10,9 +10,9 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use crate::base::time::{format_rfc3339, now_ms};
 use crate::store::tables::REVIEWS;
 use crate::store::{Reader, Store, StoreError, Table};
-use crate::time_util::{format_rfc3339, now_ms};
 
 pub const REVIEW_TABLE: Table<Review> = Table::new(REVIEWS);
 /// The longest note a reviewer may leave.

@@ -8,7 +8,7 @@
 //! once. Each delivery is one POST with a 5 second timeout and is never
 //! retried. Redirects are not followed, and tenant URLs connect only to
 //! public addresses (never through a proxy) unless the operator allows
-//! private ones (see [`crate::net_guard`]). Logs name a URL's origin only:
+//! private ones (see [`crate::base::net_guard`]). Logs name a URL's origin only:
 //! the path and query of a webhook URL often carry a token.
 
 use std::collections::{HashMap, VecDeque};
@@ -22,12 +22,12 @@ use tokio::sync::{Semaphore, mpsc};
 use url::Url;
 
 use super::{Audience, Event, signature};
+use crate::base::net_guard;
+use crate::base::time::{format_rfc3339, now_ms};
 use crate::config::Config;
 use crate::metrics::Metrics;
-use crate::net_guard;
 use crate::store::Store;
 use crate::tenants::{self, TENANT_TABLE};
-use crate::time_util::{format_rfc3339, now_ms};
 
 /// The spec's timeout for each delivery to each URL.
 pub const DELIVERY_TIMEOUT: Duration = Duration::from_secs(5);

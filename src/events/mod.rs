@@ -9,10 +9,10 @@ pub mod dispatch;
 
 use serde_json::{Value, json};
 
+use crate::base::money::micros_to_credits;
+use crate::base::time::{format_rfc3339, now_ms};
 use crate::billing::{StoredEvent, UsageRecord};
-use crate::catalogue::micros_to_credits;
 use crate::gateway::Attempt;
-use crate::time_util::{format_rfc3339, now_ms};
 
 pub use dispatch::{Delivery, Events};
 

@@ -29,12 +29,12 @@ use super::walk::{Call, Walk, hold_key_tokens};
 use super::{Compliance, Extensions, Served, tokens};
 use crate::app::AppState;
 use crate::auth::keys::ApiKey;
+use crate::base::error::{ApiError, Code};
+use crate::base::time::now_ms;
 use crate::billing::{Endpoint, limits};
 use crate::catalogue::{Model, ProviderKind};
-use crate::error::{ApiError, Code};
 use crate::providers::{Providers, UpstreamError};
 use crate::tenants::ReviewMode;
-use crate::time_util::now_ms;
 
 pub const PATH: &str = "/v1/embeddings";
 /// The `gen_ai.operation.name` of its spans (the GenAI conventions' name).

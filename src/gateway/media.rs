@@ -32,10 +32,11 @@ use super::walk::{Call, Walk};
 use super::{Attempt, Compliance, Extensions, Served};
 use crate::app::AppState;
 use crate::auth::keys::ApiKey;
+use crate::base::error::{ApiError, Code};
+use crate::base::money::{charge_for, credits_to_micros};
 use crate::billing::{Charged, Endpoint};
-use crate::catalogue::{Capability, Model, Pricing, ProviderKind, charge_for, credits_to_micros};
+use crate::catalogue::{Capability, Model, Pricing, ProviderKind};
 use crate::compliance::Classification;
-use crate::error::{ApiError, Code};
 use crate::events::Event;
 use crate::providers::media::{ByteStream, MediaCall, MediaReply};
 use crate::providers::{Providers, UpstreamError, gemini_image};
@@ -712,8 +713,8 @@ fn estimated_cost(request: &MediaRequest, model: &Model) -> u64 {
             return super::estimated_cost(model, prompt, super::expected_output(None, model));
         }
     };
-    cost.unwrap_or(crate::catalogue::MAX_CHARGE)
-        .min(crate::catalogue::MAX_CHARGE)
+    cost.unwrap_or(crate::base::money::MAX_CHARGE)
+        .min(crate::base::money::MAX_CHARGE)
 }
 
 /// `ms` of a price per `per_ms` milliseconds, to the nearest micro-credit.
@@ -786,11 +787,11 @@ async fn hold(
 
 /// The extensions of an answer that is not JSON, as response headers.
 fn billing_headers(charged: &Charged, risk: &Classification) -> Vec<(&'static str, String)> {
-    let credits = |micros: i64| crate::catalogue::micros_to_credits(micros).to_string();
+    let credits = |micros: i64| crate::base::money::micros_to_credits(micros).to_string();
     let mut headers = vec![
         (
             "x-tollgate-cost",
-            crate::catalogue::micros_to_credits(charged.cost).to_string(),
+            crate::base::money::micros_to_credits(charged.cost).to_string(),
         ),
         ("x-tollgate-balance-after", credits(charged.balance_after)),
         ("x-tollgate-risk-level", risk.level.as_str().to_owned()),
@@ -828,7 +829,7 @@ mod tests {
     #[test]
     fn an_overflowing_media_price_is_refused_not_saturated() {
         let dear = Pricing::PerImage {
-            per_image: crate::catalogue::MAX_CHARGE,
+            per_image: crate::base::money::MAX_CHARGE,
         };
         assert_eq!(image_cost(&dear, &json!({}), 2), (None, "catalogue"));
         // An upstream's report is checked the same way.
@@ -837,7 +838,7 @@ mod tests {
         assert_eq!(image_cost(&cheap, &reported, 2).0, None);
         assert_eq!(proportional(u64::MAX, u64::MAX, 1000), None);
         let per_char = Pricing::PerCharacter {
-            per_million_characters: crate::catalogue::MAX_CHARGE,
+            per_million_characters: crate::base::money::MAX_CHARGE,
         };
         assert_eq!(speech_cost(&per_char, &"x".repeat(2_000_000)), None);
     }

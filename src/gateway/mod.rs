@@ -33,15 +33,17 @@ use serde_json::{Value, json};
 
 use crate::app::AppState;
 use crate::auth::keys::{ApiKey, Keys};
+use crate::base::error::{ApiError, Code};
+use crate::base::money::micros_to_credits;
+use crate::base::time::now_ms;
 use crate::billing::ledger::{self, Claim, CreditHold, Refusal};
 use crate::billing::{self, Charged, Endpoint, UsageRecord, limits};
-use crate::catalogue::{Model, Pricing, micros_to_credits};
+use crate::catalogue::{Model, Pricing};
 use crate::compliance::audit;
 use crate::compliance::conversations::{self, Conversation};
 use crate::compliance::incidents::Sampler;
 use crate::compliance::reviews::{self, Review};
 use crate::compliance::{Classification, Level, consents, pii, registry};
-use crate::error::{ApiError, Code};
 use crate::events::{Event, Events};
 use crate::metrics::{Metrics, StreamGuard};
 use crate::providers::{ChunkStream, Failure, Reply, UpstreamError};
@@ -49,7 +51,6 @@ use crate::routing;
 use crate::store::Store;
 use crate::tenants;
 use crate::tenants::{CompliancePolicy, ReviewMode, Tier};
-use crate::time_util::now_ms;
 use crate::traces;
 use charge_record::{AuditFacts, ChargeRecord, HeldFacts};
 use opentelemetry::KeyValue;
@@ -510,7 +511,7 @@ pub(crate) fn admit(state: &AppState, key: &ApiKey, estimate: u64) -> Result<Adm
 /// ([`expected_output`]). A price too large to record reserves the most a
 /// charge can be.
 pub(crate) fn estimated_cost(model: &Model, prompt_tokens: u64, output_tokens: u64) -> u64 {
-    cost(&model.pricing, prompt_tokens, output_tokens).unwrap_or(crate::catalogue::MAX_CHARGE)
+    cost(&model.pricing, prompt_tokens, output_tokens).unwrap_or(crate::base::money::MAX_CHARGE)
 }
 
 /// The output a request is expected to produce: what it allows itself
@@ -1071,7 +1072,7 @@ impl Extensions {
         if let Some(cost) = priced {
             record.cost = cost;
         }
-        let review_id = crate::auth::new_id("rev");
+        let review_id = crate::base::ids::new_id("rev");
         self.apply_uncharged(&mut answer);
         let hold = Hold {
             review_id: review_id.clone(),
@@ -1328,7 +1329,7 @@ pub fn cost(pricing: &Pricing, prompt_tokens: u64, completion_tokens: u64) -> Op
                 / 1_000_000;
             u64::try_from(total)
                 .ok()
-                .filter(|c| *c <= crate::catalogue::MAX_CHARGE)
+                .filter(|c| *c <= crate::base::money::MAX_CHARGE)
         }
         Pricing::PerRequest { per_request } => Some(per_request),
         // Units of other modalities do not apply to a chat completion.
@@ -1498,13 +1499,13 @@ mod tests {
         };
         assert_eq!(cost(&pricing, 10, 5), Some(20));
         let dear = Pricing::PerToken {
-            input_per_million: crate::catalogue::MAX_CHARGE,
-            output_per_million: crate::catalogue::MAX_CHARGE,
+            input_per_million: crate::base::money::MAX_CHARGE,
+            output_per_million: crate::base::money::MAX_CHARGE,
             cached_input_per_million: None,
         };
         assert_eq!(
             cost(&dear, 1_000_000, 0),
-            Some(crate::catalogue::MAX_CHARGE)
+            Some(crate::base::money::MAX_CHARGE)
         );
         assert_eq!(cost(&dear, 1_000_000, 1), None);
         assert_eq!(cost(&dear, u64::MAX, u64::MAX), None);

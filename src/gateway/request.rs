@@ -8,7 +8,7 @@
 use base64::Engine;
 use serde_json::{Map, Value};
 
-use crate::error::{ApiError, Code};
+use crate::base::error::{ApiError, Code};
 use crate::gateway::native::ServiceFields;
 
 /// Fields of ours, removed before forwarding (spec, "Chat completion request").

@@ -14,15 +14,15 @@ use super::attempt::AttemptSpan;
 use super::{Attempt, first_chunk, tokens};
 use crate::app::AppState;
 use crate::auth::keys::ApiKey;
+use crate::base::error::{ApiError, Code};
+use crate::base::time::now_ms;
 use crate::billing::limits;
 use crate::catalogue::Model;
 use crate::compliance::registry;
-use crate::error::{ApiError, Code};
 use crate::events::Event;
 use crate::gateway::request::ChatRequest;
 use crate::providers::{Failure, Providers, Reply, UpstreamError};
 use crate::routing;
-use crate::time_util::now_ms;
 
 /// One model's deployments walked for one request: each that can take it
 /// in the router's order, each retried on a retryable failure within the

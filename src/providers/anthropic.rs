@@ -25,8 +25,8 @@ use serde_json::{Map, Value, json};
 use super::{
     ChunkStream, Failure, Reply, UpstreamError, chat_shape, content_text, http, sse, usage_chunk,
 };
+use crate::base::time::now_ms;
 use crate::catalogue::Model;
-use crate::time_util::now_ms;
 
 pub const API_VERSION: &str = "2023-06-01";
 /// `max_tokens` when neither the caller nor the catalogue gives one.

@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use crate::time_util::now_ms;
+use crate::base::time::now_ms;
 
 /// Appends `blocks` as a `role` turn, merged into the last turn when that
 /// has the same role (the translated APIs want roles to alternate);

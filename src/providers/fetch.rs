@@ -14,7 +14,7 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 
 use super::{Failure, UpstreamError};
-use crate::net_guard;
+use crate::base::net_guard;
 
 /// The image types Gemini reads.
 const IMAGE_TYPES: &[&str] = &[

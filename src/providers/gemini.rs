@@ -26,8 +26,8 @@ use super::fetch::ImageFetcher;
 use super::{
     ChunkStream, Failure, Reply, UpstreamError, chat_shape, content_text, http, sse, usage_chunk,
 };
+use crate::base::time::now_ms;
 use crate::catalogue::Model;
-use crate::time_util::now_ms;
 
 pub async fn chat(
     http_client: &reqwest::Client,

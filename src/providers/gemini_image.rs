@@ -19,8 +19,8 @@
 use serde_json::{Map, Value, json};
 
 use super::{Failure, UpstreamError, http};
+use crate::base::time::now_ms;
 use crate::catalogue::Model;
-use crate::time_util::now_ms;
 
 /// The aspect ratios Gemini image models take.
 pub const ASPECT_RATIOS: [&str; 10] = [

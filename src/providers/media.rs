@@ -191,7 +191,7 @@ async fn mock(upstream: &str, call: MediaCall) -> Result<MediaReply, UpstreamErr
             format!("mock error {status}"),
         ));
     }
-    let created = crate::time_util::now_ms() / 1000;
+    let created = crate::base::time::now_ms() / 1000;
     match call {
         MediaCall::Generate(body) => {
             let n = body["n"].as_u64().unwrap_or(1);

@@ -142,7 +142,7 @@ pub async fn chat(upstream: &str, body: Value, stream: bool) -> Result<Reply, Up
         "total_tokens": prompt_tokens + completion_tokens,
     });
     let id = format!("chatcmpl-mock-{}", ulid::Ulid::generate());
-    let created = crate::time_util::now_ms() / 1000;
+    let created = crate::base::time::now_ms() / 1000;
     if !stream {
         if cut_after.is_some() {
             return Err(UpstreamError::new(Failure::Garbage, "mock cut the body"));

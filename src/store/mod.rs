@@ -183,7 +183,7 @@ impl Store {
 
     /// A durable write of a probe value: the readiness check.
     pub async fn probe_writable(&self) -> Result<(), StoreError> {
-        let now = crate::time_util::now_ms();
+        let now = crate::base::time::now_ms();
         self.write(move |txn| {
             txn.open_table(tables::META)?
                 .insert(tables::META_READY_PROBE, now.to_be_bytes().as_slice())?;

@@ -31,9 +31,9 @@ use super::request::ChatRequest;
 use super::{ChatOutcome, chat_on};
 use crate::app::AppState;
 use crate::auth::keys::ApiKey;
+use crate::base::error::{ApiError, Code};
 use crate::billing::Endpoint;
 use crate::catalogue::{Model, ProviderKind};
-use crate::error::{ApiError, Code};
 use crate::providers::http::{endpoint, without_url};
 
 /// Whether `model` is served by the native passthrough: it has a

@@ -12,7 +12,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::error::ApiError;
+use crate::base::error::ApiError;
 
 /// Top-level fields that have no chat counterpart and are dropped.
 const DROPPED_FIELDS: [&str; 9] = [

@@ -18,10 +18,10 @@
 
 use serde_json::{Value, json};
 
+use crate::base::error::ApiError;
 use crate::billing::Endpoint;
 use crate::catalogue::ProviderKind;
 use crate::config::{ProviderConfig, ResponsesMode};
-use crate::error::ApiError;
 use crate::providers::vertex::Publisher;
 
 /// The native API a request speaks.

@@ -14,7 +14,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::error::ApiError;
+use crate::base::error::ApiError;
 use crate::gateway::native::ServiceFields;
 use crate::gateway::request::{ChatRequest, SERVICE_FIELDS};
 

@@ -34,11 +34,11 @@ use super::stream::SseBody;
 use super::{ChatOutcome, chat_on};
 use crate::app::AppState;
 use crate::auth::keys::ApiKey;
+use crate::base::error::{ApiError, Code};
+use crate::base::time::now_ms;
 use crate::billing::Endpoint;
 use crate::compliance::conversations::DAY_MS;
-use crate::error::{ApiError, Code};
 use crate::store::Store;
-use crate::time_util::now_ms;
 use output::Frame;
 use stored::StoredResponse;
 
@@ -134,7 +134,7 @@ pub async fn create_response(
             .cloned(),
     );
     let frame = Frame {
-        id: crate::auth::new_id("resp"),
+        id: crate::base::ids::new_id("resp"),
         created_at: now / 1000,
         model: request.chain[0].clone(),
         previous_response_id: request.previous_response_id.clone(),

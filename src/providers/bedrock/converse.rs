@@ -25,7 +25,7 @@ use super::super::anthropic::parse_data_uri;
 use super::super::{
     ChunkStream, Failure, UpstreamError, chat_shape, content_text, sse, usage_chunk,
 };
-use crate::time_util::now_ms;
+use crate::base::time::now_ms;
 
 /// The image formats Converse reads, by MIME type.
 fn image_format(mime: &str) -> Option<&'static str> {

@@ -25,9 +25,9 @@ use serde::Serialize;
 use serde_json::Value;
 use url::Url;
 
+use crate::base::time::now_ms;
 use crate::config::Secret;
 use crate::providers::{Failure, UpstreamError, http};
-use crate::time_util::now_ms;
 
 /// The scope every Vertex AI call needs.
 pub const SCOPE: &str = "https://www.googleapis.com/auth/cloud-platform";

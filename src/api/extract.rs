@@ -17,14 +17,14 @@ use axum::http::request::Parts;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-use super::accounts::Permission;
-use super::keys::ApiKey;
-use super::refusals;
-use super::sessions::{self, CurrentAccount};
 use crate::app::AppState;
+use crate::auth::accounts::Permission;
+use crate::auth::keys::ApiKey;
+use crate::auth::refusals;
+use crate::auth::sessions::{self, CurrentAccount};
+use crate::base::error::{ApiError, Code};
+use crate::base::time::now_ms;
 use crate::compliance::audit::{self, Draft};
-use crate::error::{ApiError, Code};
-use crate::time_util::now_ms;
 
 /// Routes anyone may call: probes, sign-in, and the single sign-on
 /// round trip (which signs in: it cannot need a session).
@@ -42,7 +42,7 @@ const PUBLIC: &[&str] = &[
 /// Listed routes, and the dashboard's page and files (its data comes from
 /// `/api/v1`, which needs a session).
 pub fn is_public(path: &str) -> bool {
-    PUBLIC.contains(&path) || crate::ui::is_ui_path(path)
+    PUBLIC.contains(&path) || crate::api::ui::is_ui_path(path)
 }
 
 fn is_inference(path: &str) -> bool {
@@ -68,7 +68,7 @@ pub fn presented_key(headers: &HeaderMap) -> Option<&str> {
 /// clients may. Only on those routes; the query is never logged (the trace
 /// span holds the path alone) nor forwarded upstream.
 pub fn query_key(uri: &axum::http::Uri) -> Option<String> {
-    if crate::error::Dialect::for_path(uri.path()) != crate::error::Dialect::Google {
+    if crate::api::error::Dialect::for_path(uri.path()) != crate::api::error::Dialect::Google {
         return None;
     }
     url::form_urlencoded::parse(uri.query()?.as_bytes())
@@ -251,7 +251,7 @@ async fn audited_act(
             .map(|mut v| {
                 redact(&mut v, &account.tenant_id);
                 // Webhook URLs may carry their receiver's token.
-                crate::redact::urls_in(&mut v);
+                crate::base::redact::urls_in(&mut v);
                 redact_pii(state, &account.tenant_id, &mut v);
                 v
             })

@@ -22,7 +22,7 @@ use axum::routing::get;
 use rust_embed::RustEmbed;
 
 use crate::app::AppState;
-use crate::error::ApiError;
+use crate::base::error::ApiError;
 
 #[derive(RustEmbed)]
 #[folder = "ui/"]

@@ -24,7 +24,7 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
 
-use crate::error::{ApiError, Code};
+use crate::base::error::{ApiError, Code};
 
 /// Serves `app` on `listener` until `stop` is cancelled, then waits for
 /// the open connections to finish their requests.
