@@ -106,7 +106,7 @@ fn main() {
     for i in 0..rounds {
         let v = &values[i % values.len()];
         let start = Instant::now();
-        std::hint::black_box(tollgate::auth::sha256(v.as_bytes()));
+        std::hint::black_box(tollgate::base::ids::sha256(v.as_bytes()));
         digest.push(start.elapsed().as_nanos() as u64);
     }
     let (warm_p50, warm_p99) = summarize(warm);

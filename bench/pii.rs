@@ -10,7 +10,7 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use tollgate::compliance::pii::{Mode, Session, detect};
+use tollgate::pii::{Mode, Session, detect};
 
 /// Median nanoseconds of `f` over `runs` calls.
 fn median(runs: usize, mut f: impl FnMut()) -> u64 {

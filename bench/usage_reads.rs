@@ -13,7 +13,8 @@ use std::time::Instant;
 
 use tollgate::base::time::now_ms;
 use tollgate::billing::usage::{self, Scope};
-use tollgate::billing::{Endpoint, USAGE_TABLE, UsageRecord, rollups};
+use tollgate::billing::{USAGE_TABLE, UsageRecord, rollups};
+use tollgate::catalogue::Endpoint;
 use tollgate::store::Store;
 
 const DAY_MS: i64 = 86_400_000;

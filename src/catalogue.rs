@@ -8,8 +8,11 @@
 //! that every `match` over them is exhaustive.
 
 pub mod access;
+pub mod endpoint;
 pub mod overlay;
 pub mod upstream_name;
+
+pub use endpoint::Endpoint;
 
 use std::collections::HashMap;
 use std::sync::Arc;

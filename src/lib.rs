@@ -7,6 +7,7 @@
 pub mod admin;
 pub mod api;
 pub mod app;
+pub mod audit;
 pub mod auth;
 pub mod base;
 pub mod billing;
@@ -17,6 +18,8 @@ pub mod config;
 pub mod events;
 pub mod gateway;
 pub mod metrics;
+pub mod migrations;
+pub mod pii;
 pub mod providers;
 pub mod routing;
 pub mod setup;

@@ -489,7 +489,7 @@ impl Metrics {
         counts: &std::collections::BTreeMap<String, u64>,
     ) {
         for (label, n) in counts {
-            let kind = crate::compliance::pii::Kind::ALL
+            let kind = crate::pii::Kind::ALL
                 .iter()
                 .map(|k| k.label())
                 .find(|l| l == label)

@@ -4,11 +4,11 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::auth::random_token;
 use crate::base::ids::new_id;
+use crate::base::ids::random_token;
 use crate::base::money::micros_to_credits;
 use crate::base::time::{format_rfc3339, now_ms};
-use crate::compliance::pii;
+use crate::pii;
 use crate::store::tables::{self, TENANT_NAMES, TENANTS};
 use crate::store::{Reader, Store, StoreError, Table};
 
@@ -358,43 +358,6 @@ pub fn set_operator(txn: &redb::WriteTransaction, tenant_id: &str) -> Result<(),
     txn.open_table(tables::META)?
         .insert(tables::META_OPERATOR_TENANT, tenant_id.as_bytes())?;
     Ok(())
-}
-
-/// Schema 3 to 4: the operator tenant is recorded. Before it, the owner of
-/// any tenant reached every tenant; now only the operator does, and the
-/// operator is the tenant of the first owner account (the one made at
-/// first start), else the tenant named `default`, else the oldest tenant.
-pub fn migrate_v3_to_v4(txn: &redb::WriteTransaction) -> Result<(), StoreError> {
-    use crate::auth::accounts::{ACCOUNT_TABLE, Role};
-    if operator_id(txn)?.is_some() {
-        return Ok(());
-    }
-    let first_owner = ACCOUNT_TABLE
-        .all(txn)?
-        .into_iter()
-        .filter(|a| a.role == Role::Owner)
-        .min_by(|a, b| (a.created_at, &a.id).cmp(&(b.created_at, &b.id)));
-    let tenants = TENANT_TABLE.all(txn)?;
-    let operator = first_owner
-        .map(|a| a.tenant_id)
-        .filter(|id| tenants.iter().any(|t| &t.id == id))
-        .or_else(|| {
-            tenants
-                .iter()
-                .find(|t| t.name == DEFAULT_TENANT)
-                .map(|t| t.id.clone())
-        })
-        .or_else(|| {
-            tenants
-                .iter()
-                .min_by(|a, b| (a.created_at, &a.id).cmp(&(b.created_at, &b.id)))
-                .map(|t| t.id.clone())
-        });
-    match operator {
-        Some(id) => set_operator(txn, &id),
-        // An empty store: the first start records it.
-        None => Ok(()),
-    }
 }
 
 /// Schema 1 to 2: tenants gain `webhooks_updated_at` (set to their

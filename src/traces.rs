@@ -320,7 +320,7 @@ impl Export {
         let failure = match request.send().await {
             Ok(response) if response.status().is_success() => None,
             Ok(response) => Some(format!("HTTP {}", response.status().as_u16())),
-            Err(e) => Some(crate::providers::http::without_url(&e)),
+            Err(e) => Some(crate::base::redact::without_url(&e)),
         };
         match failure {
             None => {

@@ -657,7 +657,7 @@ async fn a_streamed_request_under_review_gets_a_202_json_answer() {
 /// Rewrites one audit entry in the stopped server's file.
 fn forge_outcome(server: &TestServer, seq: u64) {
     use redb::ReadableTable;
-    use tollgate::compliance::audit::Entry;
+    use tollgate::audit::Entry;
     use tollgate::store::codec;
     let db = redb::Database::open(server.data_dir().join("tollgate.redb")).unwrap();
     let txn = db.begin_write().unwrap();

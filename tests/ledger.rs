@@ -7,7 +7,8 @@ use std::sync::Arc;
 use tollgate::auth::keys::{KeySettings, KeyState, Keys, Latitude, ResetInterval};
 use tollgate::base::error::Code;
 use tollgate::base::time::now_ms;
-use tollgate::billing::{self, Endpoint, UsageRecord, usage};
+use tollgate::billing::{self, UsageRecord, usage};
+use tollgate::catalogue::Endpoint;
 use tollgate::store::Store;
 use tollgate::tenants::{self, Tier};
 

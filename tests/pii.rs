@@ -327,7 +327,7 @@ fn the_labelled_set_meets_precision_and_recall() {
             .map(|p| p["value"].as_str().unwrap())
             .collect();
         let entry = per_lang.entry(lang).or_default();
-        for span in tollgate::compliance::pii::detect::scan(text) {
+        for span in tollgate::pii::detect::scan(text) {
             let found = &text[span.start..span.end];
             match labelled.iter().position(|v| *v == found) {
                 Some(i) => {

@@ -117,7 +117,7 @@ fn record(
         streamed: false,
         estimated: false,
         at,
-        endpoint: tollgate::billing::Endpoint::parse(endpoint).unwrap(),
+        endpoint: tollgate::catalogue::Endpoint::parse(endpoint).unwrap(),
     }
 }
 
@@ -426,13 +426,13 @@ async fn old_audit_entries(data_dir: &std::path::Path, n: usize, days: i64) {
     store
         .write(move |txn| {
             for i in 0..n {
-                let draft = tollgate::compliance::audit::Draft::new(
+                let draft = tollgate::audit::Draft::new(
                     "",
                     "system".into(),
                     "registry.update",
                     &format!("old-{i}"),
                 );
-                tollgate::compliance::audit::append_at(txn, &draft, at + i as i64)?;
+                tollgate::audit::append_at(txn, &draft, at + i as i64)?;
             }
             Ok(())
         })
@@ -442,18 +442,14 @@ async fn old_audit_entries(data_dir: &std::path::Path, n: usize, days: i64) {
 }
 
 /// Rewrites the stored audit entry `seq` with `f` (a tampering).
-fn tamper(
-    data_dir: &std::path::Path,
-    seq: u64,
-    f: impl FnOnce(&mut tollgate::compliance::audit::Entry),
-) {
+fn tamper(data_dir: &std::path::Path, seq: u64, f: impl FnOnce(&mut tollgate::audit::Entry)) {
     use tollgate::store::codec;
     let db = redb::Database::open(data_dir.join("tollgate.redb")).unwrap();
     let txn = db.begin_write().unwrap();
     {
         let mut table = txn.open_table(tollgate::store::tables::AUDIT).unwrap();
         let key = seq.to_be_bytes();
-        let mut entry: tollgate::compliance::audit::Entry = codec::decode(
+        let mut entry: tollgate::audit::Entry = codec::decode(
             redb::ReadableTable::get(&table, key.as_slice())
                 .unwrap()
                 .unwrap()

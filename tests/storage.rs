@@ -199,7 +199,7 @@ fn restore_refuses_a_live_server_a_non_empty_target_and_a_newer_schema() {
 }
 
 fn digest(path: &std::path::Path) -> [u8; 32] {
-    tollgate::auth::sha256(&std::fs::read(path).unwrap())
+    tollgate::base::ids::sha256(&std::fs::read(path).unwrap())
 }
 
 fn set_schema_version(path: &std::path::Path, version: u32) {

@@ -23,7 +23,8 @@ use std::time::{Duration, Instant};
 
 use tollgate::auth::keys::{self, ApiKey, KeySettings, Keys, Latitude, ResetInterval};
 use tollgate::base::time::now_ms;
-use tollgate::billing::{Endpoint, USAGE_TABLE, UsageRecord};
+use tollgate::billing::{USAGE_TABLE, UsageRecord};
+use tollgate::catalogue::Endpoint;
 use tollgate::config::{self, Overrides};
 use tollgate::store::Store;
 

@@ -13,12 +13,12 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use crate::audit;
 use crate::auth::accounts::{self, Role};
 use crate::auth::keys::{IssuedKey, KeySettings, KeyUpdate, Keys, Latitude};
 use crate::auth::throttle::SignInThrottle;
 use crate::base::money::credits_to_micros;
 use crate::base::time::now_ms;
-use crate::compliance::audit;
 use crate::store::{Store, StoreError};
 use crate::tenants::{self, Tier};
 

@@ -21,7 +21,8 @@ use crate::auth::sessions::CurrentAccount;
 use crate::base::error::{ApiError, Code};
 use crate::base::money::credits_to_micros;
 use crate::base::time::{now_ms, parse_rfc3339};
-use crate::billing::{self, Endpoint, usage};
+use crate::billing::{self, usage};
+use crate::catalogue::Endpoint;
 use crate::store::StoreError;
 use crate::tenants;
 

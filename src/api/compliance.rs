@@ -24,10 +24,9 @@ use crate::auth::accounts::{Account, Role};
 use crate::auth::sessions::CurrentAccount;
 use crate::base::error::ApiError;
 use crate::base::time::{format_rfc3339, now_ms, parse_rfc3339};
-use crate::compliance::{
-    audit, consents, conversations, erasure, incidents, pii, registry, reviews,
-};
+use crate::compliance::{consents, conversations, erasure, incidents, registry, reviews};
 use crate::tenants::{self, CompliancePolicy, MIN_HIGH_RISK_RETENTION_DAYS, ReviewMode};
+use crate::{audit, pii};
 
 pub fn routes() -> Router<AppState> {
     Router::new()
@@ -154,7 +153,7 @@ struct PolicyPatch {
     review_mode: Option<String>,
     review_ttl_seconds: Option<u32>,
     judge_enabled: Option<bool>,
-    #[serde(default, deserialize_with = "crate::api::json::nullable")]
+    #[serde(default, deserialize_with = "crate::base::json::nullable")]
     judge_model: Option<Option<String>>,
     log_bodies: Option<bool>,
     retention_days: Option<u32>,

@@ -18,13 +18,13 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use crate::app::AppState;
+use crate::audit::{self, Draft};
 use crate::auth::accounts::Permission;
 use crate::auth::keys::ApiKey;
 use crate::auth::refusals;
 use crate::auth::sessions::{self, CurrentAccount};
 use crate::base::error::{ApiError, Code};
 use crate::base::time::now_ms;
-use crate::compliance::audit::{self, Draft};
 
 /// Routes anyone may call: probes, sign-in, and the single sign-on
 /// round trip (which signs in: it cannot need a session).
@@ -296,9 +296,8 @@ fn redact_pii(state: &AppState, tenant_id: &str, body: &mut serde_json::Value) {
         // No such tenant: the default policy's redaction applies.
         Err(_) => crate::tenants::CompliancePolicy::default(),
     };
-    if policy.pii_redaction != crate::compliance::pii::Mode::Off {
-        crate::compliance::pii::Session::new(policy.pii_redaction, &policy.pii_patterns)
-            .redact_json(body);
+    if policy.pii_redaction != crate::pii::Mode::Off {
+        crate::pii::Session::new(policy.pii_redaction, &policy.pii_patterns).redact_json(body);
     }
 }
 

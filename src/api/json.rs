@@ -19,10 +19,11 @@ use axum::extract::{FromRequest, Request};
 use axum::http::{HeaderMap, StatusCode, header};
 use bytes::Bytes;
 use serde::de::DeserializeOwned;
+use serde::de::Error as _;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
-use serde::{Deserialize, de::Error as _};
 
 use crate::base::error::{ApiError, Code};
+pub use crate::base::json::nullable;
 
 /// A typed JSON body: a [`JsonBody`], then deserialized.
 pub struct Json<T>(pub T);
@@ -244,17 +245,6 @@ impl<T: DeserializeOwned, S: Send + Sync> axum::extract::FromRequestParts<S> for
             )),
         }
     }
-}
-
-/// For `Option<Option<T>>` fields: absent is `None` (keep), `null` is
-/// `Some(None)` (clear), a value is `Some(Some(v))` (set). Use with
-/// `#[serde(default, deserialize_with = "...")]`.
-pub fn nullable<'de, T, D>(deserializer: D) -> Result<Option<Option<T>>, D::Error>
-where
-    T: serde::Deserialize<'de>,
-    D: serde::Deserializer<'de>,
-{
-    Option::<T>::deserialize(deserializer).map(Some)
 }
 
 fn reject(rejection: JsonRejection) -> ApiError {

@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 
 use crate::api::billing::{key_visible, store_error, tenant_scope, visible_key};
 use crate::api::extract::Signed;
-use crate::api::json::{Json, Query, nullable};
+use crate::api::json::{Json, Query};
 use crate::app::AppState;
 use crate::auth::accounts::{self, Account, Permission};
 use crate::auth::keys::{
@@ -27,6 +27,7 @@ use crate::auth::keys::{
 };
 use crate::auth::sessions::CurrentAccount;
 use crate::base::error::{ApiError, Code};
+use crate::base::json::nullable;
 use crate::base::money::credits_to_micros;
 use crate::base::time::{now_ms, parse_rfc3339};
 

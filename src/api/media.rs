@@ -23,9 +23,9 @@ use crate::api::v1::{request_id, traced, with_rate_limit};
 use crate::app::AppState;
 use crate::auth::keys::ApiKey;
 use crate::base::error::{ApiError, Code};
-use crate::gateway::form::{self, FormPart};
 use crate::gateway::media::{self, MediaAnswer, MediaRequest, Route, ServiceFields};
 use crate::metrics::ModelLabel;
+use crate::providers::form::{self, FormPart};
 use crate::providers::media::MediaCall;
 use crate::traces;
 

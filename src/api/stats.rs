@@ -35,7 +35,8 @@ use crate::auth::keys::ResetInterval;
 use crate::base::error::{ApiError, Code};
 use crate::base::money::micros_to_credits;
 use crate::base::time::{format_rfc3339, now_ms};
-use crate::billing::{Endpoint, rollups, usage};
+use crate::billing::usage;
+use crate::catalogue::Endpoint;
 
 const DAY_MS: i64 = 86_400_000;
 /// Entries of `topModels` and `topKeys`.
@@ -169,7 +170,9 @@ async fn stats(
         slot.credits += sum.cost;
     }
 
-    for refused in rollups::error_rows(&state.store, from, to).map_err(store_error)? {
+    for refused in
+        crate::audit::refusals::error_rows(&state.store, from, to).map_err(store_error)?
+    {
         // As the audit log's tenant filter: entries of no tenant count in
         // every tenant's view.
         let counted = tenant_id

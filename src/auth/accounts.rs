@@ -7,8 +7,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::random_token;
 use crate::base::ids::new_id;
+use crate::base::ids::random_token;
 use crate::base::time::{format_rfc3339, now_ms};
 use crate::store::tables::{self, ACCOUNT_EMAILS, ACCOUNTS};
 use crate::store::{Reader, Store, StoreError, Table};

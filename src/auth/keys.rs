@@ -21,9 +21,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use time::{Date, Duration, OffsetDateTime, Time};
 
-use super::{random_token, sha256};
 use crate::base::error::{ApiError, Code};
 use crate::base::ids::new_id;
+use crate::base::ids::{random_token, sha256};
 use crate::base::money::micros_to_credits;
 use crate::base::time::{format_rfc3339, now_ms};
 use crate::store::tables::{self, API_KEYS, KEY_DIGESTS, KEY_ROTATIONS};

@@ -13,10 +13,10 @@ use std::time::Instant;
 
 use super::accounts::{self, ACCOUNT_TABLE, Account, Permission, Role};
 use super::throttle::SignInThrottle;
-use super::{random_token, sha256};
+use crate::audit::{self, Draft};
 use crate::base::error::{ApiError, Code};
+use crate::base::ids::{random_token, sha256};
 use crate::base::time::now_ms;
-use crate::compliance::audit::{self, Draft};
 use crate::store::tables::SESSIONS;
 use crate::store::{Store, StoreError, Table};
 

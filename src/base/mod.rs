@@ -4,6 +4,7 @@
 
 pub mod error;
 pub mod ids;
+pub mod json;
 pub mod money;
 pub mod names;
 pub mod net_guard;

@@ -77,3 +77,12 @@ mod tests {
         assert_eq!(body["urls"][0], "https://h.example/?token=***");
     }
 }
+
+/// reqwest errors print the URL; a `?key=` must never reach a message.
+pub fn without_url(e: &reqwest::Error) -> String {
+    let mut e = e.to_string();
+    if let Some(i) = e.find(" for url") {
+        e.truncate(i);
+    }
+    e
+}

@@ -18,8 +18,9 @@ use redb::ReadableTable;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{Endpoint, USAGE_TABLE, UsageRecord};
-use crate::compliance::audit::AUDIT_TABLE;
+use super::{USAGE_TABLE, UsageRecord};
+use crate::audit::AUDIT_TABLE;
+use crate::catalogue::Endpoint;
 use crate::store::tables::USAGE;
 use crate::store::{StoreError, codec};
 

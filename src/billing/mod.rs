@@ -16,7 +16,6 @@
 //! admission reads ([`ledger`]); the request's reservation is released
 //! after that.
 
-pub mod endpoint;
 pub mod ledger;
 pub mod limits;
 pub mod migrate;
@@ -24,14 +23,13 @@ pub mod retention;
 pub mod rollups;
 pub mod usage;
 
-pub use endpoint::Endpoint;
-
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::auth::keys::{ApiKey, KEY_TABLE, Keys};
 use crate::base::money::micros_to_credits;
 use crate::base::time::format_rfc3339;
+use crate::catalogue::Endpoint;
 use crate::store::tables::{self, EVENTS, KEY_ROTATIONS, Table, USAGE, WALLET_ENTRIES};
 use crate::store::{Store, StoreError};
 use crate::tenants::{TENANT_TABLE, Tenant};

@@ -6,8 +6,8 @@
 //! boundaries: a day's raw records go all at once, and its rollup then
 //! stands for it in every read. Rollups are never pruned.
 
+use crate::audit;
 use crate::billing::rollups::{self, DAY_MS};
-use crate::compliance::audit;
 use crate::store::{Store, StoreError};
 
 /// Rows deleted per transaction.

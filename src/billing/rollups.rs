@@ -4,7 +4,7 @@
 //!
 //! They are kept in the transaction that writes the usage record (the
 //! charge, [`super::apply`]) or the refusal's audit entry
-//! ([`crate::compliance::audit::append`]), so they always equal the sum of
+//! ([`crate::audit::append`]), so they always equal the sum of
 //! what was recorded. The usage and stats APIs, the dashboard's Overview
 //! and `tollgate usage` read them instead of scanning raw records: a
 //! period costs one range scan over its days' rollups, whatever the number
@@ -15,13 +15,15 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Endpoint, UsageRecord};
+use super::UsageRecord;
+use crate::audit::refusals::add_error;
+use crate::catalogue::Endpoint;
+use crate::store::day_key::{day_index, split_key};
 use crate::store::tables::{ERROR_ROLLUPS, META, USAGE, USAGE_ROLLUPS};
 use crate::store::{Reader, Store, StoreError, Table, codec};
 
-pub const DAY_MS: i64 = 86_400_000;
+pub use crate::store::day_key::DAY_MS;
 pub const ROLLUP_TABLE: Table<Rollup> = Table::new(USAGE_ROLLUPS);
-pub const ERROR_TABLE: Table<u64> = Table::new(ERROR_ROLLUPS);
 /// Unix ms (big-endian i64): raw usage records before it were pruned.
 pub const META_USAGE_PRUNED_BEFORE: &[u8] = b"usage_pruned_before";
 
@@ -71,22 +73,6 @@ pub struct Row {
     pub sum: Rollup,
 }
 
-/// Refused inference requests of one day, tenant, actor and endpoint.
-#[derive(Debug, Clone)]
-pub struct ErrorRow {
-    pub day: i64,
-    /// Empty for a refusal that belongs to no tenant (an unknown key).
-    pub tenant_id: String,
-    /// The audit entry's actor: `key:<id>`, or what authenticated.
-    pub actor: String,
-    pub endpoint: Option<Endpoint>,
-    pub count: u64,
-}
-
-fn day_index(at: i64) -> u32 {
-    u32::try_from(at.max(0).div_euclid(DAY_MS)).unwrap_or(u32::MAX)
-}
-
 /// `day + tenant \0 key \0 model \0 endpoint`: rows of a day sort together.
 fn usage_key(r: &UsageRecord) -> Vec<u8> {
     let mut key = day_index(r.at).to_be_bytes().to_vec();
@@ -98,43 +84,12 @@ fn usage_key(r: &UsageRecord) -> Vec<u8> {
     key
 }
 
-fn split_key(key: &[u8]) -> Result<(i64, Vec<&str>), StoreError> {
-    let bad = || StoreError::Corrupt("a rollup key is malformed".into());
-    let (day, rest) = key.split_first_chunk::<4>().ok_or_else(bad)?;
-    let parts = std::str::from_utf8(rest)
-        .map_err(|_| bad())?
-        .split('\0')
-        .collect();
-    Ok((i64::from(u32::from_be_bytes(*day)) * DAY_MS, parts))
-}
-
 /// Adds a usage record to its rollup, in the record's own transaction.
 pub fn add(txn: &redb::WriteTransaction, record: &UsageRecord) -> Result<(), StoreError> {
     let key = usage_key(record);
     let mut sum = ROLLUP_TABLE.get(txn, &key)?.unwrap_or_default();
     sum.add(record);
     ROLLUP_TABLE.put(txn, &key, &sum)
-}
-
-/// Counts a refused inference request (its `inference.refused` audit
-/// entry), in the entry's own transaction.
-pub fn add_error(
-    txn: &redb::WriteTransaction,
-    at: i64,
-    tenant_id: &str,
-    actor: &str,
-    path: &str,
-) -> Result<(), StoreError> {
-    let mut key = day_index(at).to_be_bytes().to_vec();
-    for part in [tenant_id, actor] {
-        key.extend_from_slice(part.as_bytes());
-        key.push(0);
-    }
-    if let Some(endpoint) = Endpoint::of_path(path) {
-        key.extend_from_slice(endpoint.as_str().as_bytes());
-    }
-    let count = ERROR_TABLE.get(txn, &key)?.unwrap_or(0);
-    ERROR_TABLE.put(txn, &key, &(count + 1))
 }
 
 /// Raw records before this time were pruned (0: none were).
@@ -235,36 +190,6 @@ fn raw_rows(tx: &redb::ReadTransaction, from: i64, to: i64) -> Result<Vec<Row>, 
     Ok(out)
 }
 
-/// Refusal counts of the whole days `[from, to)` (day starts, Unix ms).
-pub fn error_rows(store: &Store, from: i64, to: i64) -> Result<Vec<ErrorRow>, StoreError> {
-    store.read(|tx| {
-        let table = match tx.open_table(ERROR_ROLLUPS) {
-            Ok(table) => table,
-            Err(redb::TableError::TableDoesNotExist(_)) => return Ok(Vec::new()),
-            Err(e) => return Err(e.into()),
-        };
-        let (lo, hi) = (day_index(from).to_be_bytes(), day_index(to).to_be_bytes());
-        let mut out = Vec::new();
-        for row in redb::ReadableTable::range(&table, lo.as_slice()..hi.as_slice())? {
-            let (key, value) = row?;
-            let (day, parts) = split_key(key.value())?;
-            let [tenant, actor, endpoint] = parts[..] else {
-                return Err(StoreError::Corrupt(
-                    "an error rollup key is malformed".into(),
-                ));
-            };
-            out.push(ErrorRow {
-                day,
-                tenant_id: tenant.to_owned(),
-                actor: actor.to_owned(),
-                endpoint: Endpoint::parse(endpoint).ok(),
-                count: codec::decode(value.value())?,
-            });
-        }
-        Ok(out)
-    })
-}
-
 /// Deletes up to `batch` raw usage records older than `before` in one
 /// transaction and records that records before it are gone (the reads
 /// then take those days from their rollups). Returns the number deleted:
@@ -310,8 +235,8 @@ pub fn migrate_v7_to_v8(txn: &redb::WriteTransaction) -> Result<(), StoreError> 
         ROLLUP_TABLE.put(txn, key, sum)?;
     }
     txn.open_table(ERROR_ROLLUPS)?;
-    for entry in crate::compliance::audit::AUDIT_TABLE.all(txn)? {
-        if entry.action == crate::compliance::audit::REFUSED {
+    for entry in crate::audit::AUDIT_TABLE.all(txn)? {
+        if entry.action == crate::audit::REFUSED {
             add_error(txn, entry.at, &entry.tenant_id, &entry.actor, &entry.target)?;
         }
     }

@@ -9,11 +9,11 @@ use std::collections::BTreeMap;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-pub use super::Endpoint;
 use super::rollups::{self, Rollup, Row};
 use super::{StoredEvent, UsageRecord, WalletEntry};
 use crate::base::money::micros_to_credits;
 use crate::base::time::{format_rfc3339, now_ms};
+pub use crate::catalogue::Endpoint;
 use crate::store::tables::{Def, EVENTS, USAGE, WALLET_ENTRIES};
 use crate::store::{Store, StoreError, codec};
 

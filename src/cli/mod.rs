@@ -539,7 +539,7 @@ pub async fn run(cli: Cli) -> Result<(), Failure> {
 /// `--endpoint`: one of the closed set (checked here, so a typo is a usage
 /// error before the server is asked).
 fn endpoint_name(text: &str) -> Result<String, String> {
-    crate::billing::Endpoint::parse(text).map(|e| e.as_str().to_owned())
+    crate::catalogue::Endpoint::parse(text).map(|e| e.as_str().to_owned())
 }
 
 fn parse_credits(text: &str) -> Result<f64, String> {
@@ -802,9 +802,18 @@ async fn run_admin(config: &Config, command: Admin) -> Result<Value, Failure> {
     Ok(result?)
 }
 
+/// The domain's part of opening a store: its migrations and the replay of
+/// journaled charges.
+fn upgrades() -> crate::store::Upgrades {
+    crate::store::Upgrades {
+        migrations: crate::migrations::ALL,
+        replay: Some(crate::gateway::charge_record::replay),
+    }
+}
+
 /// Opens the store to serve or initialize it (creating it if needed).
 fn open_store(data_dir: &Path) -> Result<Store, Failure> {
-    Store::open_with(data_dir, Some(crate::gateway::charge_record::replay)).map_err(|e| match e {
+    Store::open_with(data_dir, upgrades()).map_err(|e| match e {
         StoreError::Locked(_) => Failure::new(format!(
             "{e}: a tollgate server is already using {}",
             data_dir.display()
@@ -824,7 +833,7 @@ fn open_existing_store(data_dir: &Path) -> Result<Store, Failure> {
             data_dir.display()
         )));
     }
-    Store::open_with(data_dir, Some(crate::gateway::charge_record::replay)).map_err(|e| match e {
+    Store::open_with(data_dir, upgrades()).map_err(|e| match e {
         StoreError::Locked(_) => Failure::new(format!(
             "{e}; its admin socket {} does not answer, so it cannot be reached",
             data_dir.join(crate::store::SOCKET_FILE).display()

@@ -162,7 +162,7 @@ pub struct Classification {
     /// tool's own prompt), for an auditor.
     pub set_aside: Vec<SetAside>,
     /// The judge's review, when the tenant policy asked for one.
-    pub judge: Option<super::judge::Judgement>,
+    pub judge: Option<super::judgement::Judgement>,
 }
 
 impl Classification {

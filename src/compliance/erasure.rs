@@ -15,10 +15,10 @@ use std::collections::HashSet;
 
 use serde_json::{Value, json};
 
-use super::audit::{self, Draft, pseudonym};
 use super::consents::CONSENT_TABLE;
 use super::conversations;
 use super::reviews::REVIEW_TABLE;
+use crate::audit::{self, Draft, pseudonym};
 use crate::base::time::{format_rfc3339, now_ms};
 use crate::billing::UsageRecord;
 use crate::store::tables::USAGE;
@@ -133,7 +133,7 @@ pub async fn erase(
             }
             // The conversations kept for `previous_response_id`.
             let responses =
-                crate::gateway::responses::stored::erase_subject(txn, &tenant_id, &subject)?;
+                crate::compliance::stored_responses::erase_subject(txn, &tenant_id, &subject)?;
             for review in &reviews {
                 let mut erased = review.clone();
                 erased.request = "{}".into();

@@ -19,9 +19,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
+use crate::audit::{self, Draft};
 use crate::base::ids::new_id;
 use crate::base::time::{format_rfc3339, now_ms};
-use crate::compliance::audit::{self, Draft};
 use crate::compliance::{Classifier, Level};
 use crate::events::{Event, Events};
 use crate::store::tables::INCIDENTS;

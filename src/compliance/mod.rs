@@ -13,16 +13,15 @@
 //! and the monitoring sampler, the sub-processor [`registry`], [`consents`]
 //! and [`erasure`]. Their routes are in `api/compliance.rs`.
 
-pub mod audit;
 pub mod classifier;
 pub mod consents;
 pub mod conversations;
 pub mod erasure;
 pub mod incidents;
-pub mod judge;
-pub mod pii;
+pub mod judgement;
 pub mod registry;
 pub mod reviews;
+pub mod stored_responses;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -55,7 +54,7 @@ pub fn start_sweeper(
                 Err(StoreError::Closed) => return,
                 Err(e) => tracing::error!(error = %e, "pruning the conversation log failed"),
             }
-            match crate::gateway::responses::stored::prune(&store, now).await {
+            match crate::compliance::stored_responses::prune(&store, now).await {
                 Ok(0) => {}
                 Ok(n) => tracing::info!(
                     responses = n,

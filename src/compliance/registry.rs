@@ -81,7 +81,7 @@ pub struct Fields {
     pub purpose: Option<String>,
     pub location: Option<String>,
     pub data_categories: Option<Vec<String>>,
-    #[serde(default, deserialize_with = "crate::api::json::nullable")]
+    #[serde(default, deserialize_with = "crate::base::json::nullable")]
     pub dpa_url: Option<Option<String>>,
 }
 

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use crate::base::money::micros_to_credits;
 use crate::base::time::{format_rfc3339, now_ms};
 use crate::billing::{StoredEvent, UsageRecord};
-use crate::gateway::Attempt;
+use crate::routing::Attempt;
 
 pub use dispatch::{Delivery, Events};
 

@@ -12,8 +12,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::audit::{self, Draft};
 use crate::billing::{self, UsageRecord};
-use crate::compliance::audit::{self, Draft};
 use crate::compliance::conversations::{self, Conversation};
 use crate::compliance::reviews::{self, Review};
 use crate::store::{StoreError, codec};

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 
 use super::{Failure, Providers, UpstreamError, http};
 use crate::catalogue::{Model, ProviderKind};
-use crate::gateway::tokens;
+use crate::providers::tokens;
 
 /// The mock's vector length when the request names no `dimensions`.
 pub const MOCK_DIMENSIONS: usize = 64;

@@ -11,6 +11,8 @@ use url::Url;
 use super::{Failure, UpstreamError};
 use crate::config::ProviderConfig;
 
+pub use crate::base::redact::without_url;
+
 /// Upstream error bodies are read up to this size for their message.
 const MAX_ERROR_BODY: usize = 64 * 1024;
 /// A whole (non-streamed) answer above this size is refused.
@@ -180,15 +182,6 @@ async fn read_limited(
         }
     }
     String::from_utf8(body).map_err(|_| "the body is not UTF-8".into())
-}
-
-/// reqwest errors print the URL; a `?key=` must never reach a message.
-pub fn without_url(e: &reqwest::Error) -> String {
-    let mut e = e.to_string();
-    if let Some(i) = e.find(" for url") {
-        e.truncate(i);
-    }
-    e
 }
 
 /// The whole body of a successful answer, as text (a transcript in

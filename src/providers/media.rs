@@ -18,8 +18,8 @@ use serde_json::{Value, json};
 
 use super::{Failure, Providers, UpstreamError, http};
 use crate::catalogue::{Model, ProviderKind};
-use crate::gateway::audio;
-use crate::gateway::form::FormPart;
+use crate::providers::audio;
+use crate::providers::form::FormPart;
 
 /// Audio bytes as they arrive from the upstream.
 pub type ByteStream = Pin<Box<dyn Stream<Item = Result<Bytes, UpstreamError>> + Send>>;

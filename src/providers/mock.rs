@@ -16,7 +16,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::{Failure, Reply, UpstreamError};
-use crate::gateway::tokens;
+use crate::providers::tokens;
 
 /// A legacy completion (`POST /v1/completions`) in OpenAI's shape, as the
 /// bytes of the body (one JSON document) or of the stream (SSE events, then

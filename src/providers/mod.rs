@@ -7,12 +7,14 @@
 //! ([`UpstreamError::retryable`], DESIGN section 2).
 
 pub mod anthropic;
+pub mod audio;
 pub mod azure;
 pub mod bedrock;
 pub mod chat_shape;
 pub mod cloud;
 pub mod embeddings;
 pub mod fetch;
+pub mod form;
 pub mod gemini;
 pub mod gemini_image;
 pub mod http;
@@ -20,6 +22,7 @@ pub mod media;
 pub mod mock;
 pub mod openai;
 pub mod sse;
+pub mod tokens;
 pub mod vertex;
 
 use std::pin::Pin;

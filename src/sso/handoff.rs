@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use crate::auth::{random_token, sha256};
+use crate::base::ids::{random_token, sha256};
 
 /// How long the page has to redeem its one-time code.
 pub const HANDOFF_TTL: Duration = Duration::from_secs(60);

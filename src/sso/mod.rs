@@ -29,9 +29,9 @@ use serde_json::json;
 use self::config::SsoConfig;
 use self::provider::Provider;
 use self::token::{Expected, Failure};
+use crate::audit::{self, Draft};
 use crate::auth::accounts::{self, Account, Role};
-use crate::auth::{random_token, sha256};
-use crate::compliance::audit::{self, Draft};
+use crate::base::ids::{random_token, sha256};
 use crate::store::{Store, StoreError};
 
 /// How long a started sign-in may take at the provider.

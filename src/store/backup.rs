@@ -130,7 +130,10 @@ fn same_file(_: &std::fs::Metadata, _: &Path) -> bool {
 pub fn snapshot(db: &Database, out: &Path) -> Result<Summary, StoreError> {
     let read = db.begin_read()?;
     let schema_version = migrate::read_version(&read)?.unwrap_or(SCHEMA_VERSION);
-    let tmp = sibling(out, &format!("partial-{}", crate::auth::random_token(6)));
+    let tmp = sibling(
+        out,
+        &format!("partial-{}", crate::base::ids::random_token(6)),
+    );
     std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)

@@ -10,29 +10,14 @@ use redb::{Database, ReadableTable, WriteTransaction};
 use super::StoreError;
 use super::tables::{self, ALL, META, META_SCHEMA_VERSION, SCHEMA_VERSION};
 
-/// `MIGRATIONS[n]` upgrades a store from version `n + 1` to `n + 2`.
-type Migration = fn(&WriteTransaction) -> Result<(), StoreError>;
-const MIGRATIONS: &[Migration] = &[
-    // 1 -> 2: tenants gain the time their webhook settings last changed.
-    crate::tenants::migrate_v1_to_v2,
-    // 2 -> 3: the compliance policy gains review expiry, judge switch and
-    // high-risk retention.
-    crate::tenants::migrate_v2_to_v3,
-    // 3 -> 4: the operator tenant is recorded (the first owner's tenant).
-    crate::tenants::migrate_v3_to_v4,
-    // 4 -> 5: API keys gain a token-per-minute limit (none).
-    crate::auth::keys::migrate_v4_to_v5,
-    // 5 -> 6: the compliance policy gains PII redaction (`logs` by
-    // default) and the tenant's own PII patterns.
-    crate::tenants::migrate_pii_policy,
-    // 6 -> 7: usage records gain their endpoint (inferred from the audit
-    // entry's billed units, else `chat`).
-    crate::billing::migrate::migrate_v6_to_v7,
-    // 7 -> 8: usage and refusal rollups, built from the stored records.
-    crate::billing::rollups::migrate_v7_to_v8,
-];
+/// One migration: upgrades a store by one schema version, in the
+/// opening transaction. The list is the domain's (`crate::migrations`):
+/// the store only runs it.
+pub type Migration = fn(&WriteTransaction) -> Result<(), StoreError>;
 
-pub fn prepare(db: &Database) -> Result<(), StoreError> {
+/// Creates every table, then runs `migrations[n]` (schema `n + 1` to
+/// `n + 2`) from the file's version up to [`SCHEMA_VERSION`].
+pub fn prepare(db: &Database, migrations: &[Migration]) -> Result<(), StoreError> {
     let txn = db.begin_write()?;
     let found = read_version(&txn)?;
     if let Some(found) = found
@@ -49,9 +34,12 @@ pub fn prepare(db: &Database) -> Result<(), StoreError> {
     }
     let mut version = found.unwrap_or(SCHEMA_VERSION);
     while version < SCHEMA_VERSION {
-        let step = MIGRATIONS
-            .get(version as usize - 1)
-            .ok_or_else(|| StoreError::Corrupt(format!("no migration from schema {version}")))?;
+        let step = migrations.get(version as usize - 1).ok_or_else(|| {
+            StoreError::Database(format!(
+                "the store is at schema {version} and needs migrating: \
+                 open it with the tollgate binary (a server or any command)"
+            ))
+        })?;
         step(&txn)?;
         version += 1;
     }

@@ -11,9 +11,10 @@
 
 pub mod backup;
 pub mod codec;
+pub mod day_key;
 pub mod expiry;
 pub mod journal;
-mod migrate;
+pub mod migrate;
 pub mod tables;
 pub mod writer;
 
@@ -115,6 +116,16 @@ impl From<redb::DatabaseError> for StoreError {
 /// the caller that opens the store gives it).
 pub type Replay = fn(&WriteTransaction, &[u8]) -> Result<(), StoreError>;
 
+/// What the parts above the store give it when opening a file they wrote
+/// before: the migrations of older schemas (`crate::migrations::ALL`) and
+/// the replay of journaled charges. The default has neither: it opens a
+/// new store or one of today's schema with an empty journal.
+#[derive(Clone, Copy, Default)]
+pub struct Upgrades {
+    pub migrations: &'static [migrate::Migration],
+    pub replay: Option<Replay>,
+}
+
 pub struct Store {
     db: Arc<Database>,
     writer: writer::Writer,
@@ -126,15 +137,16 @@ impl Store {
     /// made private (0700), the schema checked and migrated. A file written by
     /// a newer build is refused before anything is written to it.
     ///
-    /// A journal left by a crash cannot be replayed without the domain's
-    /// [`Replay`]: this refuses it (see [`Store::open_with`]).
+    /// An older schema, or a journal left by a crash, cannot be brought up
+    /// to date without the domain's [`Upgrades`]: this refuses them (see
+    /// [`Store::open_with`]).
     pub fn open(data_dir: &Path) -> Result<Store, StoreError> {
-        Store::open_with(data_dir, None)
+        Store::open_with(data_dir, Upgrades::default())
     }
 
-    /// [`Store::open`], replaying the charges a crash left in the journal
-    /// above redb's watermark through `replay`.
-    pub fn open_with(data_dir: &Path, replay: Option<Replay>) -> Result<Store, StoreError> {
+    /// [`Store::open`], migrating an older schema and replaying the charges
+    /// a crash left in the journal above redb's watermark.
+    pub fn open_with(data_dir: &Path, upgrades: Upgrades) -> Result<Store, StoreError> {
         // A directory we create is private; an existing one is the
         // operator's and keeps its mode (the file itself is made 0600).
         if !data_dir.exists() {
@@ -147,9 +159,9 @@ impl Store {
         check_not_newer(&path)?;
         let db = open_database(&path)?;
         restrict_to_owner(&path, 0o600)?;
-        migrate::prepare(&db)?;
+        migrate::prepare(&db, upgrades.migrations)?;
         let journal_dir = data_dir.join(journal::JOURNAL_DIR);
-        let next_seq = recover(&db, &journal_dir, replay)?;
+        let next_seq = recover(&db, &journal_dir, upgrades.replay)?;
         let db = Arc::new(db);
         let writer = writer::Writer::start(db.clone(), &journal_dir, next_seq)?;
         Ok(Store { db, writer, path })

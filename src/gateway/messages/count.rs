@@ -13,7 +13,7 @@
 
 use serde_json::Value;
 
-use crate::gateway::tokens;
+use crate::providers::tokens;
 
 fn o200k(text: &str) -> u64 {
     tiktoken_rs::o200k_base_singleton().count_ordinary(text) as u64

@@ -32,9 +32,10 @@ use super::{ChatOutcome, chat_on};
 use crate::app::AppState;
 use crate::auth::keys::ApiKey;
 use crate::base::error::{ApiError, Code};
-use crate::billing::Endpoint;
+use crate::base::redact::without_url;
+use crate::catalogue::Endpoint;
 use crate::catalogue::{Model, ProviderKind};
-use crate::providers::http::{endpoint, without_url};
+use crate::providers::http::endpoint;
 
 /// Whether `model` is served by the native passthrough: it has a
 /// deployment that takes the Messages body (an Anthropic provider, or a

@@ -34,13 +34,14 @@ use super::{Attempt, Compliance, Extensions, Served, admit, gate, take_tier_caps
 use crate::app::AppState;
 use crate::auth::keys::ApiKey;
 use crate::base::error::{ApiError, Code};
+use crate::base::redact::without_url;
 use crate::billing::Charged;
 use crate::billing::limits;
 use crate::catalogue::overlay::TenantCatalogue;
 use crate::catalogue::{Capability, Model, ProviderKind};
 use crate::compliance::Level;
 use crate::events::Event;
-use crate::providers::http::{endpoint, without_url};
+use crate::providers::http::endpoint;
 use crate::providers::{Failure, UpstreamError, mock, vertex};
 use wire::{Meter, Wire};
 

@@ -21,7 +21,6 @@
 
 pub mod input;
 pub mod output;
-pub mod stored;
 
 use std::sync::Arc;
 
@@ -36,11 +35,11 @@ use crate::app::AppState;
 use crate::auth::keys::ApiKey;
 use crate::base::error::{ApiError, Code};
 use crate::base::time::now_ms;
-use crate::billing::Endpoint;
+use crate::catalogue::Endpoint;
 use crate::compliance::conversations::DAY_MS;
+use crate::compliance::stored_responses::StoredResponse;
 use crate::store::Store;
 use output::Frame;
-use stored::StoredResponse;
 
 /// What the caller gets.
 pub enum ResponsesOutcome {
@@ -91,7 +90,7 @@ pub async fn create_response(
         None => None,
         Some(id) => state
             .store
-            .read(|tx| stored::messages(tx, &key.tenant_id, id, now))
+            .read(|tx| crate::compliance::stored_responses::messages(tx, &key.tenant_id, id, now))
             .map_err(|e| ApiError::internal("reading a stored response", e))?,
     };
     if history.is_none() && forwarded(state, key, &request) {
@@ -263,7 +262,7 @@ impl Keeper {
             messages: Value::Array(conversation).to_string(),
         };
         let id = record.id.clone();
-        if let Err(e) = stored::insert(&self.store, record).await {
+        if let Err(e) = crate::compliance::stored_responses::insert(&self.store, record).await {
             tracing::error!(response = %id, error = %e, "storing a response for previous_response_id failed");
         }
     }

@@ -16,11 +16,13 @@
 //! digest stay in `meta` as the checkpoint the chain is verified from, so
 //! what is kept still proves itself (see docs/compliance-operations.md).
 
+pub mod refusals;
+
 use redb::{ReadTransaction, ReadableTable, WriteTransaction};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::auth::sha256;
+use crate::base::ids::sha256;
 use crate::base::time::{format_rfc3339, now_ms};
 use crate::store::tables::{AUDIT, META};
 use crate::store::{Reader, StoreError, Table, codec};
@@ -30,7 +32,7 @@ const META_AUDIT_HEAD: &[u8] = b"audit_head";
 /// The last pruned entry: sequence (big-endian u64) + digest (32 bytes).
 const META_AUDIT_CHECKPOINT: &[u8] = b"audit_checkpoint";
 /// The action of a refused inference request (counted by the stats'
-/// `errors`, see [`crate::billing::rollups`]).
+/// `errors`, see [`refusals`]).
 pub const REFUSED: &str = "inference.refused";
 /// Entries answered by one page of `GET /api/v1/audit` at most.
 pub const MAX_PAGE: usize = 500;
@@ -199,7 +201,7 @@ pub fn append_at(txn: &WriteTransaction, draft: &Draft, at: i64) -> Result<u64, 
     txn.open_table(META)?
         .insert(META_AUDIT_HEAD, head.as_slice())?;
     if entry.action == REFUSED {
-        crate::billing::rollups::add_error(
+        crate::audit::refusals::add_error(
             txn,
             entry.at,
             &entry.tenant_id,

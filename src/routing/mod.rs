@@ -11,6 +11,10 @@
 //! its outcome closes or reopens it. A restart forgets everything, which
 //! only gives failing deployments one more chance.
 
+pub mod attempt;
+
+pub use attempt::Attempt;
+
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
