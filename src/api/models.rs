@@ -22,7 +22,7 @@ use crate::app::AppState;
 use crate::base::error::ApiError;
 use crate::catalogue::overlay::{Entry, ModelChange, PRICING_REFUSED, PricingInput};
 use crate::catalogue::{Capability, Strategy};
-use crate::config::{DeploymentConfig, ModelConfig, ModelRouting};
+use crate::catalogue::settings::{DeploymentConfig, ModelConfig, ModelRouting};
 
 pub fn routes() -> Router<AppState> {
     Router::new()

@@ -13,7 +13,7 @@
 use url::Url;
 
 use super::{Failure, UpstreamError, http};
-use crate::config::ProviderConfig;
+use super::settings::ProviderConfig;
 
 /// A POST to the deployment's `path`, with the `api-key` header.
 pub fn post<'a>(

@@ -14,7 +14,7 @@ use toml::Spanned;
 use super::vertex::Vertex;
 use super::vertex::token::{Credentials, ServiceAccount, TokenSource};
 use crate::catalogue::ProviderKind;
-use crate::config::Secret;
+use crate::base::secret::Secret;
 
 /// What a cloud kind needs beyond a base URL and a key.
 #[derive(Debug, Clone, Default)]

@@ -9,7 +9,7 @@ use serde_json::Value;
 use url::Url;
 
 use super::{Failure, UpstreamError};
-use crate::config::ProviderConfig;
+use super::settings::ProviderConfig;
 
 /// Upstream error bodies are read up to this size for their message.
 const MAX_ERROR_BODY: usize = 64 * 1024;

@@ -19,6 +19,7 @@ pub mod http;
 pub mod media;
 pub mod mock;
 pub mod openai;
+pub mod settings;
 pub mod sse;
 pub mod vertex;
 

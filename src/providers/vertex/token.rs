@@ -26,7 +26,7 @@ use serde_json::Value;
 use url::Url;
 
 use crate::base::time::now_ms;
-use crate::config::Secret;
+use crate::base::secret::Secret;
 use crate::providers::{Failure, UpstreamError, http};
 
 /// The scope every Vertex AI call needs.
