@@ -150,18 +150,18 @@ pub(super) fn assemble(
         models: Vec::new(),
     };
     (config.risk_rules_dir, config.risk_rules) = risk_rules(raw.risk_rules_dir, at)?;
-    config.sso = raw
-        .sso
-        .map(|raw| {
-            crate::sso::config::validate(
-                raw,
-                &|span, key: String, message| at.bad(span, &key, message),
-                at.env,
-            )
-        })
+    let bad = |span, key: String, message| at.bad(span, &key, message);
+    config.sso = (raw.sso)
+        .map(|raw| crate::sso::config::validate(raw, &bad, at.env))
         .transpose()?;
     config.providers = providers::read(raw.providers, at)?;
     config.models = models::read(raw.models, &config.providers, at)?;
+    apply_flags(&mut config, overrides);
+    Ok(config)
+}
+
+/// The command line's flags: the top layer.
+fn apply_flags(config: &mut Config, overrides: &Overrides) {
     if let Some(v) = overrides.listen {
         config.listen = v;
     }
@@ -171,7 +171,6 @@ pub(super) fn assemble(
     if let Some(v) = overrides.log_format {
         config.log_format = v;
     }
-    Ok(config)
 }
 
 fn listen(file: Option<SocketAddr>, at: &At) -> Result<SocketAddr, ConfigError> {

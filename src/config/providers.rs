@@ -496,27 +496,7 @@ fn bedrock_settings(
             format!("`{name}` is not an AWS region name (like `eu-central-1`)"),
         ));
     }
-    let variable = |setting: &Setting,
-                    value: &Option<Spanned<String>>|
-     -> Result<(String, Option<Secret>), ConfigError> {
-        let n = value
-            .as_ref()
-            .map_or(setting.text_default(), |v| v.get_ref().as_str());
-        if !is_env_name(n) {
-            let span = value.as_ref().map_or(p.id.span(), Spanned::span);
-            return Err(at.bad(
-                span,
-                &key(setting.key),
-                format!("`{n}` is not an environment variable name"),
-            ));
-        }
-        let secret = at
-            .env(n)
-            .map(|v| v.trim().to_owned())
-            .filter(|v| !v.is_empty())
-            .map(Secret::new);
-        Ok((n.to_owned(), secret))
-    };
+    let variable = |setting, value| credential(p, setting, value, key, at);
     let (access_key_id_env, access_key_id) =
         variable(&AWS_ACCESS_KEY_ID_ENV, &p.aws_access_key_id_env)?;
     let (secret_access_key_env, secret_access_key) =
@@ -532,4 +512,32 @@ fn bedrock_settings(
         secret_access_key,
         session_token,
     }))
+}
+
+/// One AWS credential: the variable named (or its declared default) and
+/// its value, trimmed (absent when unset or empty).
+fn credential(
+    p: &RawProvider,
+    setting: &Setting,
+    value: &Option<Spanned<String>>,
+    key: &impl Fn(&str) -> String,
+    at: &At,
+) -> Result<(String, Option<Secret>), ConfigError> {
+    let n = value
+        .as_ref()
+        .map_or(setting.text_default(), |v| v.get_ref().as_str());
+    if !is_env_name(n) {
+        let span = value.as_ref().map_or(p.id.span(), Spanned::span);
+        return Err(at.bad(
+            span,
+            &key(setting.key),
+            format!("`{n}` is not an environment variable name"),
+        ));
+    }
+    let secret = at
+        .env(n)
+        .map(|v| v.trim().to_owned())
+        .filter(|v| !v.is_empty())
+        .map(Secret::new);
+    Ok((n.to_owned(), secret))
 }

@@ -365,3 +365,25 @@ fn unknown_tollgate_env_vars_are_refused() {
     let err = load_text(GOOD, &[("TOLLGATE_DEFAULT_RATE_LIMIT", "0")]).unwrap_err();
     assert_eq!(err.origin, "environment TOLLGATE_DEFAULT_RATE_LIMIT");
 }
+
+#[test]
+fn a_number_out_of_its_declared_range_is_refused_with_that_range() {
+    let err = load_text("judge_timeout_ms = 50\n", &[]).unwrap_err();
+    assert_eq!(err.key, "judge_timeout_ms");
+    assert!(err.origin.ends_with(":1"), "{err}");
+    assert_eq!(err.message, "50 is out of range: must be 100 to 60000");
+    let err = load_text("", &[("TOLLGATE_SESSION_TTL_HOURS", "0")]).unwrap_err();
+    assert_eq!(err.origin, "environment TOLLGATE_SESSION_TTL_HOURS");
+    assert_eq!(
+        err.message,
+        "`0` is not a whole number of hours (1 or more)"
+    );
+    let err = load_text("audit_retention_days = 30\n", &[]).unwrap_err();
+    assert_eq!(
+        err.message,
+        "30 is out of range: must be 183 to 36500: audit entries are kept at least six months (EU AI Act Articles 19 and 26(6))"
+    );
+    let config = load_text("", &[("TOLLGATE_FREE_MULTIMODAL_PER_DAY", "0")]).unwrap();
+    assert_eq!(config.free_multimodal_per_day, 0);
+    assert_eq!(config.judge_timeout_ms, 5_000);
+}
