@@ -85,7 +85,8 @@ impl AppState {
             .writer_stats()
             .commit_observer
             .set(Box::new(move |elapsed| observer.store_commit(elapsed)));
-        let events = crate::events::Events::start(&config.webhooks(), store.clone(), metrics.clone());
+        let events =
+            crate::events::Events::start(&config.webhooks(), store.clone(), metrics.clone());
         let traces = crate::traces::Traces::start(&config.traces(), metrics.clone());
         let connect_timeout = config
             .providers

@@ -21,8 +21,8 @@ use crate::api::json::{Json, nullable};
 use crate::app::AppState;
 use crate::base::error::ApiError;
 use crate::catalogue::overlay::{Entry, ModelChange, PRICING_REFUSED, PricingInput};
-use crate::catalogue::{Capability, Strategy};
 use crate::catalogue::settings::{DeploymentConfig, ModelConfig, ModelRouting};
+use crate::catalogue::{Capability, Strategy};
 
 pub fn routes() -> Router<AppState> {
     Router::new()

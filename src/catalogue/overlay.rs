@@ -16,10 +16,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::access::ModelAccess;
+use super::settings::{DeploymentConfig, ModelConfig, ModelRouting};
 use super::{Capability, Catalogue, Model, Pricing, Strategy, upstream_name};
 use crate::base::money::credits_to_micros;
 use crate::base::time::now_ms;
-use super::settings::{DeploymentConfig, ModelConfig, ModelRouting};
 use crate::providers::settings::ProviderConfig;
 use crate::store::tables::MODEL_OVERRIDES;
 use crate::store::{Store, StoreError, Table};

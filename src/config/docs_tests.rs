@@ -30,7 +30,9 @@ fn table(settings: &[Setting], with_env: bool) -> String {
 
 /// The table that follows `heading` in the doc, header to last row.
 fn doc_table<'a>(doc: &'a str, heading: &str) -> (usize, &'a str) {
-    let from = doc.find(heading).unwrap_or_else(|| panic!("no `{heading}`"));
+    let from = doc
+        .find(heading)
+        .unwrap_or_else(|| panic!("no `{heading}`"));
     let start = from + doc[from..].find("\n| Key |").expect("a table") + 1;
     let len: usize = doc[start..]
         .split_inclusive('\n')
@@ -73,7 +75,10 @@ fn docs_configuration_md_holds_the_declared_settings() {
         }
     }
     let from = doc.find("### Environment variables").unwrap();
-    let line_start = from + doc[from..].find("| `TOLLGATE_LISTEN`").expect("the overrides row");
+    let line_start = from
+        + doc[from..]
+            .find("| `TOLLGATE_LISTEN`")
+            .expect("the overrides row");
     let line_end = line_start + doc[line_start..].find('\n').unwrap();
     if doc[line_start..line_end] != env_row() {
         stale.push(format!("the overrides row: expected\n{}", env_row()));

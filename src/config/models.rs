@@ -125,12 +125,7 @@ const MAX_OUTPUT_TOKENS: Setting = Setting::new(
     Default::None,
     "Optional cap on completion tokens.",
 );
-const PRICING: Setting = Setting::new(
-    "pricing",
-    Shape("inline table"),
-    Required,
-    "See below.",
-);
+const PRICING: Setting = Setting::new("pricing", Shape("inline table"), Required, "See below.");
 
 /// Every key of a `[[models]]` table, in the docs' order.
 pub const MODEL_KEYS: &[Setting] = &[

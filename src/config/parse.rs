@@ -122,8 +122,7 @@ pub(super) fn assemble(
             .flag(raw.webhook_allow_private_targets, at)?,
         webhook_queue_capacity: decl::WEBHOOK_QUEUE_CAPACITY
             .whole(raw.webhook_queue_capacity, at)? as usize,
-        webhook_concurrency: decl::WEBHOOK_CONCURRENCY.whole(raw.webhook_concurrency, at)?
-            as usize,
+        webhook_concurrency: decl::WEBHOOK_CONCURRENCY.whole(raw.webhook_concurrency, at)? as usize,
         image_fetch_allow_private_targets: decl::IMAGE_FETCH_ALLOW_PRIVATE_TARGETS
             .flag(raw.image_fetch_allow_private_targets, at)?,
         metrics_token: metrics_token(raw.metrics_token, at)?,
@@ -131,8 +130,7 @@ pub(super) fn assemble(
         otlp_headers: otlp_headers(raw.otlp_headers, at)?,
         otlp_sample_ratio: decl::OTLP_SAMPLE_RATIO.number(raw.otlp_sample_ratio, at)?,
         judge_timeout_ms: decl::JUDGE_TIMEOUT_MS.whole(raw.judge_timeout_ms, at)?,
-        incident_sample_share: decl::INCIDENT_SAMPLE_SHARE
-            .number(raw.incident_sample_share, at)?,
+        incident_sample_share: decl::INCIDENT_SAMPLE_SHARE.number(raw.incident_sample_share, at)?,
         incident_window_seconds: decl::INCIDENT_WINDOW_SECONDS
             .whole(raw.incident_window_seconds, at)?,
         incident_refusal_burst: decl::INCIDENT_REFUSAL_BURST
@@ -188,12 +186,9 @@ fn listen(file: Option<SocketAddr>, at: &At) -> Result<SocketAddr, ConfigError> 
 fn log_format(file: Option<LogFormat>, at: &At) -> Result<LogFormat, ConfigError> {
     match at.env("TOLLGATE_LOG_FORMAT") {
         Some(v) => v.parse().map_err(|m| env_error("TOLLGATE_LOG_FORMAT", m)),
-        None => Ok(file.unwrap_or_else(|| {
-            decl::LOG_FORMAT
-                .text_default()
-                .parse()
-                .expect("declared")
-        })),
+        None => {
+            Ok(file.unwrap_or_else(|| decl::LOG_FORMAT.text_default().parse().expect("declared")))
+        }
     }
 }
 
@@ -267,9 +262,9 @@ fn metrics_token(file: Option<Spanned<String>>, at: &At) -> Result<Option<Secret
 
 fn otlp_endpoint(file: Option<Spanned<String>>, at: &At) -> Result<Option<Url>, ConfigError> {
     let mut endpoint = match file {
-        Some(v) => Some(
-            parse_http_url(v.get_ref()).map_err(|m| at.bad(v.span(), "otlp_endpoint", m))?,
-        ),
+        Some(v) => {
+            Some(parse_http_url(v.get_ref()).map_err(|m| at.bad(v.span(), "otlp_endpoint", m))?)
+        }
         None => None,
     };
     if let Some(v) = at.env("TOLLGATE_OTLP_ENDPOINT") {

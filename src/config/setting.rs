@@ -136,7 +136,12 @@ impl Setting {
     /// Checks a whole number from the file (read signed, so `-5` is told
     /// its range rather than that it is not a `u64`). `key` is the full
     /// key (`providers[0].max_retries`).
-    pub fn check_whole(&self, value: &Spanned<i64>, key: &str, at: &At) -> Result<u64, ConfigError> {
+    pub fn check_whole(
+        &self,
+        value: &Spanned<i64>,
+        key: &str,
+        at: &At,
+    ) -> Result<u64, ConfigError> {
         let (min, max, _) = self.whole_range();
         let n = *value.get_ref();
         match u64::try_from(n) {
@@ -193,11 +198,9 @@ impl Setting {
             panic!("`{}` is not declared a number", self.key);
         };
         match file {
-            Some(v) if !(min..=max).contains(v.get_ref()) => Err(at.bad(
-                v.span(),
-                self.key,
-                format!("must be {min} to {max}"),
-            )),
+            Some(v) if !(min..=max).contains(v.get_ref()) => {
+                Err(at.bad(v.span(), self.key, format!("must be {min} to {max}")))
+            }
             Some(v) => Ok(v.into_inner()),
             None => Ok(self.number_default()),
         }

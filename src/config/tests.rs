@@ -166,9 +166,8 @@ fn the_responses_mode_is_passthrough_by_default_and_translate_for_openai_only() 
     let err = load_text(&translate.replace("\"translate\"", "\"sometimes\""), &[]).unwrap_err();
     assert_eq!(err.key, "providers[0].responses");
     assert!(err.message.contains("passthrough"), "{err}");
-    let mock = format!(
-        "{GOOD}[[providers]]\nid = \"m\"\nkind = \"mock\"\nresponses = \"translate\"\n"
-    );
+    let mock =
+        format!("{GOOD}[[providers]]\nid = \"m\"\nkind = \"mock\"\nresponses = \"translate\"\n");
     let err = load_text(&mock, &[]).unwrap_err();
     assert_eq!(err.key, "providers[1].responses");
     assert!(err.message.contains("`openai` only"), "{err}");

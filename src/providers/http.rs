@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use url::Url;
 
-use super::{Failure, UpstreamError};
 use super::settings::ProviderConfig;
+use super::{Failure, UpstreamError};
 
 /// Upstream error bodies are read up to this size for their message.
 const MAX_ERROR_BODY: usize = 64 * 1024;

@@ -34,8 +34,8 @@ use url::Url;
 
 use super::fetch::ImageFetcher;
 use super::{ChunkStream, Failure, Reply, UpstreamError, http};
-use crate::catalogue::Model;
 use crate::base::secret::Secret;
+use crate::catalogue::Model;
 use crate::providers::settings::BedrockSettings;
 
 /// `https://bedrock-runtime.{region}.amazonaws.com`, the default base URL.
