@@ -85,8 +85,9 @@ impl AppState {
             .writer_stats()
             .commit_observer
             .set(Box::new(move |elapsed| observer.store_commit(elapsed)));
-        let events = crate::events::Events::start(&config, store.clone(), metrics.clone());
-        let traces = crate::traces::Traces::start(&config, metrics.clone());
+        let events =
+            crate::events::Events::start(&config.webhooks(), store.clone(), metrics.clone());
+        let traces = crate::traces::Traces::start(&config.traces(), metrics.clone());
         let connect_timeout = config
             .providers
             .iter()
@@ -112,10 +113,11 @@ impl AppState {
                 audit_days: config.audit_retention_days,
             },
         );
-        let catalogue = LiveCatalogue::load(&config, &store).unwrap_or_else(|e| {
-            tracing::error!(error = %e, "reading the stored catalogue entries failed; serving the configuration's only");
-            LiveCatalogue::from_config(&config)
-        });
+        let catalogue = LiveCatalogue::load(&config.providers, &config.models, &store)
+            .unwrap_or_else(|e| {
+                tracing::error!(error = %e, "reading the stored catalogue entries failed; serving the configuration's only");
+                LiveCatalogue::configured(&config.providers, &config.models)
+            });
         let ledger = crate::billing::ledger::Ledger::load(&store, crate::base::time::now_ms())
             .unwrap_or_else(|e| {
                 // Each key and wallet is then read on its first request.

@@ -10,6 +10,7 @@
 pub mod access;
 pub mod endpoint;
 pub mod overlay;
+pub mod settings;
 pub mod upstream_name;
 
 pub use endpoint::Endpoint;
@@ -21,7 +22,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::base::money::{MAX_CHARGE, add_charges, charge_for, micros_to_credits};
-use crate::config::{Config, ModelConfig, ProviderConfig};
+use crate::providers::settings::ProviderConfig;
+use settings::ModelConfig;
 
 /// The wire format a provider speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -309,12 +311,6 @@ pub struct Catalogue {
 }
 
 impl Catalogue {
-    /// Builds the catalogue; the configuration was validated, so every
-    /// model's provider exists.
-    pub fn from_config(config: &Config) -> Catalogue {
-        Catalogue::from_definitions(&config.providers, &config.models)
-    }
-
     /// Builds a catalogue of `models`, in order; a model whose provider is
     /// not among `providers` is left out.
     pub fn from_definitions<'a>(

@@ -36,7 +36,7 @@ use prost::Message;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{Config, Secret};
+use crate::base::secret::Secret;
 use crate::metrics::Metrics;
 
 /// Finished spans waiting for export; beyond this they are dropped.
@@ -73,11 +73,22 @@ struct Export {
     metrics: Arc<Metrics>,
 }
 
+/// Where and how much to export (`otlp_*`, docs/configuration.md).
+#[derive(Debug, Clone, Default)]
+pub struct TraceSettings {
+    /// The collector's base URL; `None`: no traces.
+    pub endpoint: Option<url::Url>,
+    /// Headers sent with every export (a vendor's API key); never logged.
+    pub headers: Vec<(String, Secret)>,
+    /// Share of new traces recorded (0 to 1).
+    pub sample_ratio: f64,
+}
+
 impl Traces {
     /// Starts the exporter task on the current runtime when
     /// `otlp_endpoint` is set.
-    pub fn start(config: &Config, metrics: Arc<Metrics>) -> Traces {
-        let Some(endpoint) = &config.otlp_endpoint else {
+    pub fn start(settings: &TraceSettings, metrics: Arc<Metrics>) -> Traces {
+        let Some(endpoint) = &settings.endpoint else {
             return Traces::default();
         };
         let resource = Resource::builder_empty()
@@ -87,7 +98,7 @@ impl Traces {
         let (sender, receiver) = mpsc::channel(QUEUE);
         let provider = SdkTracerProvider::builder()
             .with_sampler(Sampler::ParentBased(Box::new(Sampler::TraceIdRatioBased(
-                config.otlp_sample_ratio,
+                settings.sample_ratio,
             ))))
             .with_span_processor(Queue {
                 sender,
@@ -103,8 +114,8 @@ impl Traces {
             .unwrap_or_default();
         let export = Export {
             url: format!("{}/v1/traces", endpoint.as_str().trim_end_matches('/')),
-            headers: config
-                .otlp_headers
+            headers: settings
+                .headers
                 .iter()
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect(),

@@ -22,8 +22,8 @@ use crate::app::AppState;
 use crate::base::error::ApiError;
 use crate::base::json::nullable;
 use crate::catalogue::overlay::{Entry, ModelChange, PRICING_REFUSED, PricingInput};
+use crate::catalogue::settings::{DeploymentConfig, ModelConfig, ModelRouting};
 use crate::catalogue::{Capability, Strategy};
-use crate::config::{DeploymentConfig, ModelConfig, ModelRouting};
 
 pub fn routes() -> Router<AppState> {
     Router::new()

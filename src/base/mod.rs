@@ -1,7 +1,9 @@
 //! The bottom layer: what every other part uses and which uses nothing of
 //! Tollgate's own. Ids, money, time, the network guard, the error-code
-//! table, and the checks on names and URLs shown to people.
+//! table, the checks on names and URLs shown to people, the secret that
+//! never prints and the configuration's refusal.
 
+pub mod config_error;
 pub mod error;
 pub mod ids;
 pub mod json;
@@ -9,4 +11,5 @@ pub mod money;
 pub mod names;
 pub mod net_guard;
 pub mod redact;
+pub mod secret;
 pub mod time;

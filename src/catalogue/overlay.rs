@@ -16,10 +16,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::access::ModelAccess;
+use super::settings::{DeploymentConfig, ModelConfig, ModelRouting};
 use super::{Capability, Catalogue, Model, Pricing, Strategy, upstream_name};
 use crate::base::money::credits_to_micros;
 use crate::base::time::now_ms;
-use crate::config::{Config, DeploymentConfig, ModelConfig, ModelRouting, ProviderConfig};
+use crate::providers::settings::ProviderConfig;
 use crate::store::tables::MODEL_OVERRIDES;
 use crate::store::{Store, StoreError, Table};
 
@@ -477,11 +478,11 @@ pub struct LiveCatalogue {
 
 impl LiveCatalogue {
     /// The configuration's catalogue, with nothing stored over it.
-    pub fn from_config(config: &Config) -> LiveCatalogue {
+    pub fn configured(providers: &[ProviderConfig], models: &[ModelConfig]) -> LiveCatalogue {
         let catalogue = LiveCatalogue {
             access: Arc::default(),
-            providers: config.providers.clone(),
-            configured: config.models.clone(),
+            providers: providers.to_vec(),
+            configured: models.to_vec(),
             current: RwLock::default(),
             edits: tokio::sync::Mutex::new(()),
         };
@@ -490,8 +491,12 @@ impl LiveCatalogue {
     }
 
     /// The configuration's catalogue with the stored rows merged over it.
-    pub fn load(config: &Config, store: &Store) -> Result<LiveCatalogue, StoreError> {
-        let mut catalogue = LiveCatalogue::from_config(config);
+    pub fn load(
+        providers: &[ProviderConfig],
+        models: &[ModelConfig],
+        store: &Store,
+    ) -> Result<LiveCatalogue, StoreError> {
+        let mut catalogue = LiveCatalogue::configured(providers, models);
         catalogue.reload(store)?;
         catalogue.access = Arc::new(ModelAccess::load(store)?);
         Ok(catalogue)
@@ -729,7 +734,7 @@ impl LiveCatalogue {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{Overrides, load};
+    use crate::config::{Config, Overrides, load};
 
     fn demo_config() -> Config {
         load(None, &|_| None, &[], &Overrides::default()).expect("the embedded configuration")
@@ -768,7 +773,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path()).unwrap();
         let config = demo_config();
-        let live = LiveCatalogue::load(&config, &store).unwrap();
+        let live = LiveCatalogue::load(&config.providers, &config.models, &store).unwrap();
         let configured: Vec<String> = config.models.iter().map(|m| m.id.clone()).collect();
         assert_eq!(served_ids(&live), configured);
         // What is served after the edits below: the configuration's
@@ -804,7 +809,7 @@ mod tests {
         );
 
         // A new process: the same merge from the stored rows.
-        let again = LiveCatalogue::load(&config, &store).unwrap();
+        let again = LiveCatalogue::load(&config.providers, &config.models, &store).unwrap();
         let ids = |l: &LiveCatalogue| -> Vec<(String, bool, &'static str)> {
             l.snapshot()
                 .entries
@@ -868,7 +873,7 @@ mod tests {
             .await
             .unwrap();
 
-        let live = LiveCatalogue::load(&config, &store).unwrap();
+        let live = LiveCatalogue::load(&config.providers, &config.models, &store).unwrap();
         assert!(live.get("sneaky").is_none(), "served a refused name");
         let listed = live.snapshot().entry("sneaky").cloned().unwrap();
         assert!(!listed.enabled);

@@ -471,7 +471,10 @@ pub async fn run(cli: Cli) -> Result<(), Failure> {
         }
         Command::Models(ModelsCommand::List { json }) => {
             let config = config::load_from_process(cli.config.as_deref(), &overrides(None))?;
-            output::models(&Catalogue::from_config(&config), *json);
+            output::models(
+                &Catalogue::from_definitions(&config.providers, &config.models),
+                *json,
+            );
             Ok(())
         }
         Command::Restore { from, force } => {

@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::base::time::{format_rfc3339, now_ms};
-use crate::config::ProviderConfig;
+use crate::providers::settings::ProviderConfig;
 use crate::store::tables::{META, SUB_PROCESSOR_HISTORY, SUB_PROCESSORS};
 use crate::store::{Reader, Store, StoreError, Table};
 

@@ -24,7 +24,6 @@ use url::Url;
 use super::{Audience, Event, signature};
 use crate::base::net_guard;
 use crate::base::time::{format_rfc3339, now_ms};
-use crate::config::Config;
 use crate::metrics::Metrics;
 use crate::store::Store;
 use crate::tenants::{self, TENANT_TABLE};
@@ -76,10 +75,25 @@ pub struct Target {
     pub tenant_id: Option<String>,
 }
 
+/// The operator's webhook settings (`webhook_*` and `WEBHOOK_URLS`,
+/// docs/configuration.md).
+#[derive(Debug, Clone)]
+pub struct WebhookSettings {
+    /// Operator-level URLs: every event, unsigned.
+    pub operator_urls: Vec<Url>,
+    /// Lets tenants register URLs on private, loopback and link-local
+    /// addresses.
+    pub allow_private_targets: bool,
+    /// Events waiting for delivery; when full, new events are dropped.
+    pub queue_capacity: usize,
+    /// Deliveries in flight at once.
+    pub concurrency: usize,
+}
+
 impl Events {
     /// Starts the dispatcher on the current runtime.
-    pub fn start(config: &Config, store: Arc<Store>, metrics: Arc<Metrics>) -> Events {
-        let (queue, events) = mpsc::channel(config.webhook_queue_capacity);
+    pub fn start(settings: &WebhookSettings, store: Arc<Store>, metrics: Arc<Metrics>) -> Events {
+        let (queue, events) = mpsc::channel(settings.queue_capacity);
         let any_tenant_urls = store
             .read(|tx| TENANT_TABLE.all(tx))
             .map(|all| all.iter().any(|t| !t.webhook_urls.is_empty()))
@@ -88,17 +102,17 @@ impl Events {
             inner: Arc::new(Inner {
                 queue,
                 metrics,
-                wanted: AtomicBool::new(!config.webhook_urls.is_empty() || any_tenant_urls),
+                wanted: AtomicBool::new(!settings.operator_urls.is_empty() || any_tenant_urls),
                 recent: Mutex::default(),
             }),
         };
         let dispatcher = Dispatcher {
             store,
-            operator_urls: config.webhook_urls.clone(),
-            allow_private: config.webhook_allow_private_targets,
-            tenant_client: tenant_client(config.webhook_allow_private_targets),
+            operator_urls: settings.operator_urls.clone(),
+            allow_private: settings.allow_private_targets,
+            tenant_client: tenant_client(settings.allow_private_targets),
             operator_client: operator_client(),
-            slots: Arc::new(Semaphore::new(config.webhook_concurrency)),
+            slots: Arc::new(Semaphore::new(settings.concurrency)),
             events: handle.clone(),
         };
         tokio::spawn(dispatcher.run(events));

@@ -14,7 +14,7 @@ use crate::base::time::{format_rfc3339, now_ms};
 use crate::billing::{StoredEvent, UsageRecord};
 use crate::routing::Attempt;
 
-pub use dispatch::{Delivery, Events};
+pub use dispatch::{Delivery, Events, WebhookSettings};
 
 /// The eight event names of the spec.
 pub const REQUEST_COMPLETED: &str = "request.completed";

@@ -13,8 +13,8 @@ use toml::Spanned;
 
 use super::vertex::Vertex;
 use super::vertex::token::{Credentials, ServiceAccount, TokenSource};
+use crate::base::secret::Secret;
 use crate::catalogue::ProviderKind;
-use crate::config::Secret;
 
 /// What a cloud kind needs beyond a base URL and a key.
 #[derive(Debug, Clone, Default)]

@@ -21,6 +21,7 @@ pub mod http;
 pub mod media;
 pub mod mock;
 pub mod openai;
+pub mod settings;
 pub mod sse;
 pub mod tokens;
 pub mod vertex;

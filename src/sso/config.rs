@@ -11,7 +11,8 @@ use toml::Spanned;
 use url::Url;
 
 use crate::auth::accounts::Role;
-use crate::config::{ConfigError, Secret};
+use crate::base::config_error::ConfigError;
+use crate::base::secret::Secret;
 
 /// The path the provider sends the browser back to.
 pub const CALLBACK_PATH: &str = "/api/v1/auth/oidc/callback";

@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 use crate::base::error::ApiError;
 use crate::catalogue::Endpoint;
 use crate::catalogue::ProviderKind;
-use crate::config::{ProviderConfig, ResponsesMode};
+use crate::providers::settings::{ProviderConfig, ResponsesMode};
 use crate::providers::vertex::Publisher;
 
 /// The native API a request speaks.

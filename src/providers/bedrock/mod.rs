@@ -34,8 +34,9 @@ use url::Url;
 
 use super::fetch::ImageFetcher;
 use super::{ChunkStream, Failure, Reply, UpstreamError, http};
+use crate::base::secret::Secret;
 use crate::catalogue::Model;
-use crate::config::{BedrockSettings, Secret};
+use crate::providers::settings::BedrockSettings;
 
 /// `https://bedrock-runtime.{region}.amazonaws.com`, the default base URL.
 pub fn default_base_url(region: &str) -> Url {

@@ -21,7 +21,7 @@ use url::Url;
 use super::fetch::ImageFetcher;
 use super::{Failure, Reply, UpstreamError, anthropic, gemini, http, sse};
 use crate::catalogue::Model;
-use crate::config::ProviderConfig;
+use crate::providers::settings::ProviderConfig;
 use token::TokenSource;
 
 /// The `anthropic_version` Vertex takes in an Anthropic body.

@@ -25,8 +25,8 @@ use serde::Serialize;
 use serde_json::Value;
 use url::Url;
 
+use crate::base::secret::Secret;
 use crate::base::time::now_ms;
-use crate::config::Secret;
 use crate::providers::{Failure, UpstreamError, http};
 
 /// The scope every Vertex AI call needs.
