@@ -1,8 +1,10 @@
 //! The bottom layer: what every other part uses and which uses nothing of
 //! Tollgate's own. Ids, money, time, the network guard, the error-code
-//! table, and the checks on names and URLs shown to people.
+//! table, the closed set of event kinds, and the checks on names and URLs
+//! shown to people.
 
 pub mod error;
+pub mod event_kind;
 pub mod ids;
 pub mod money;
 pub mod names;

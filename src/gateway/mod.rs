@@ -1300,7 +1300,7 @@ impl AfterCharge {
         }
         if completed {
             self.events
-                .publish_with(crate::events::REQUEST_COMPLETED, || {
+                .publish_with(crate::events::EventKind::RequestCompleted, || {
                     Event::request_completed(record)
                 });
         }
