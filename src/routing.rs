@@ -11,10 +11,13 @@
 //! its outcome closes or reopens it. A restart forgets everything, which
 //! only gives failing deployments one more chance.
 
+pub mod attempt_record;
+
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+pub use attempt_record::{Attempt, AttemptStatus};
 use crate::catalogue::{Model, Strategy};
 use crate::config::{CooldownPolicy, RetryPolicy};
 

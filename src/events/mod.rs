@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use crate::base::money::micros_to_credits;
 use crate::base::time::{format_rfc3339, now_ms};
 use crate::billing::{StoredEvent, UsageRecord};
-use crate::gateway::Attempt;
+use crate::routing::Attempt;
 
 pub use dispatch::{Delivery, Events};
 
@@ -196,7 +196,7 @@ fn attempts_view(attempts: &[Attempt]) -> Vec<Value> {
                 "model": a.model,
                 "provider": a.provider,
                 "deployment": a.deployment,
-                "status": a.status,
+                "status": a.status.label(),
                 "latencyMs": a.latency_ms,
                 "retries": a.retries,
             })

@@ -28,7 +28,6 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use futures::StreamExt;
-use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::app::AppState;
@@ -59,22 +58,9 @@ use opentelemetry::trace::{SpanKind, TraceContextExt as _};
 use request::ChatRequest;
 use walk::{ChatCall, Walk, Walked, completion_allowance, reserve_key_tokens};
 
-/// One try of one deployment of one model of the chain (its retries
-/// included: `status` is the last one's).
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct Attempt {
-    pub model: String,
-    pub provider: String,
-    /// `provider/upstream`; empty when no deployment was tried.
-    pub deployment: String,
-    pub status: String,
-    #[serde(rename = "latencyMs")]
-    pub latency_ms: u64,
-    /// Retries of this deployment before it was given up.
-    pub retries: u32,
-    #[serde(skip)]
-    pub message: String,
-}
+/// One try of one deployment (or a model skipped), with its closed status:
+/// defined with the routing it records (`src/routing/attempt_record.rs`).
+pub use crate::routing::{Attempt, AttemptStatus};
 
 /// What the caller gets.
 pub enum ChatOutcome {
@@ -276,12 +262,11 @@ pub async fn chat_on(
     let mut limited: Option<ApiError> = None;
     for name in &request.chain {
         let Some(model) = state.catalogue.get_for(&key.tenant_id, name) else {
-            attempts.push(Attempt {
-                model: name.clone(),
-                status: "unknown_model".into(),
-                message: format!("`{name}` is not in the catalogue"),
-                ..Attempt::default()
-            });
+            attempts.push(Attempt::of_model(
+                name,
+                AttemptStatus::UnknownModel,
+                format!("`{name}` is not in the catalogue"),
+            ));
             continue;
         };
         known += 1;
@@ -297,12 +282,11 @@ pub async fn chat_on(
         ) {
             Ok(reservation) => reservation,
             Err(refusal) => {
-                attempts.push(Attempt {
-                    model: name.clone(),
-                    status: "model_rate_limited".into(),
-                    message: refusal.message.clone(),
-                    ..Attempt::default()
-                });
+                attempts.push(Attempt::of_model(
+                    name,
+                    AttemptStatus::ModelRateLimited,
+                    refusal.message.clone(),
+                ));
                 let mut error = ApiError::new(Code::ModelRateLimitExceeded, refusal.message);
                 error.retry_after = Some(refusal.retry_after_seconds as u64);
                 limited.get_or_insert(error);
@@ -380,7 +364,7 @@ pub async fn chat_on(
     if let Some(error) = limited
         && attempts
             .iter()
-            .all(|a| a.status == "model_rate_limited" || a.status == "unknown_model")
+            .all(|a| a.status.before_routing())
     {
         // Nothing failed upstream: every model was at its own limit.
         return Err(error);
@@ -1285,7 +1269,7 @@ impl AfterCharge {
                 model: record.model.clone(),
                 provider: record.provider.clone(),
                 deployment: self.deployment,
-                status: "ok".into(),
+                status: AttemptStatus::Ok,
                 latency_ms: record.latency_ms,
                 retries: self.retries,
                 message: String::new(),
