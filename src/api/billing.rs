@@ -22,7 +22,6 @@ use crate::base::error::{ApiError, Code};
 use crate::base::money::credits_to_micros;
 use crate::base::time::{now_ms, parse_rfc3339};
 use crate::billing::{self, Endpoint, usage};
-use crate::store::StoreError;
 use crate::tenants;
 
 const DAY_MS: i64 = 86_400_000;
@@ -36,16 +35,9 @@ pub fn routes() -> Router<AppState> {
         .route("/api/v1/billing/history", get(history))
 }
 
-/// Storage refusals in the HTTP error shape.
-pub fn store_error(e: StoreError) -> ApiError {
-    match e {
-        StoreError::NotFound(m) => ApiError::not_found(m),
-        StoreError::Conflict(m) => ApiError::new(Code::Conflict, m),
-        StoreError::Invalid(m) => ApiError::new(Code::InvalidRequest, m),
-        StoreError::Forbidden(m) => ApiError::new(Code::Forbidden, m),
-        other => ApiError::internal("storage", other),
-    }
-}
+/// Storage refusals in the HTTP error shape (`impl From<StoreError> for
+/// ApiError` in `src/api/error.rs`), for `.map_err`.
+pub use crate::api::error::store_error;
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]

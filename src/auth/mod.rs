@@ -6,10 +6,13 @@
 //! digest is enough), a password as an argon2id hash.
 
 pub mod accounts;
+pub mod error;
 pub mod keys;
 pub mod refusals;
 pub mod sessions;
 pub mod throttle;
+
+pub use error::AuthError;
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
