@@ -148,7 +148,7 @@ fn usage_scope(
 /// The `endpoint` query parameter: one of the closed set, else 400.
 pub(crate) fn endpoint_filter(asked: Option<&str>) -> Result<Option<Endpoint>, ApiError> {
     asked
-        .map(|name| Endpoint::parse(name).map_err(|m| ApiError::invalid("endpoint", m)))
+        .map(|name| Endpoint::parse(name).map_err(|e| ApiError::invalid("endpoint", e.to_string())))
         .transpose()
 }
 
