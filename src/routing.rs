@@ -17,9 +17,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-pub use attempt_record::{Attempt, AttemptStatus};
 use crate::catalogue::{Model, Strategy};
 use crate::config::{CooldownPolicy, RetryPolicy};
+pub use attempt_record::{Attempt, AttemptStatus};
 
 /// Weight of the newest sample in the time-to-first-byte average.
 const EWMA_ALPHA: f64 = 0.3;

@@ -283,7 +283,11 @@ mod tests {
             let google = Dialect::Google.render(&error);
             assert_eq!(google["error"]["code"], status.as_u16());
             assert_eq!(google["error"]["details"][0]["reason"], name);
-            assert!(google["error"]["status"].as_str().is_some_and(|s| !s.is_empty()));
+            assert!(
+                google["error"]["status"]
+                    .as_str()
+                    .is_some_and(|s| !s.is_empty())
+            );
             // The body a handler returns is the OpenAI one, with the status.
             let response = error.clone().into_response();
             assert_eq!(response.status(), status);
@@ -305,13 +309,19 @@ mod tests {
         assert_eq!(status(Code::KeyExpired), StatusCode::FORBIDDEN);
         assert_eq!(status(Code::BudgetExceeded), StatusCode::PAYMENT_REQUIRED);
         assert_eq!(status(Code::PayloadTooLarge), StatusCode::PAYLOAD_TOO_LARGE);
-        assert_eq!(status(Code::RateLimitExceeded), StatusCode::TOO_MANY_REQUESTS);
+        assert_eq!(
+            status(Code::RateLimitExceeded),
+            StatusCode::TOO_MANY_REQUESTS
+        );
     }
 
     #[test]
     fn domain_errors_keep_their_code_and_message() {
         let taken = ApiError::from(StoreError::Conflict("the email is taken".into()));
-        assert_eq!((taken.code, taken.message.as_str()), (Code::Conflict, "the email is taken"));
+        assert_eq!(
+            (taken.code, taken.message.as_str()),
+            (Code::Conflict, "the email is taken")
+        );
         let missing = ApiError::from(StoreError::NotFound("no key".into()));
         assert_eq!(missing.code, Code::NotFound);
         let broken = ApiError::from(StoreError::Database("disk on fire".into()));

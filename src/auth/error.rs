@@ -75,9 +75,9 @@ impl fmt::Display for AuthError {
         match self {
             AuthError::UnknownKey => f.write_str("the API key is not valid"),
             AuthError::RevokedKey => f.write_str("the API key has been revoked; create a new key"),
-            AuthError::ExpiredKey => f.write_str(
-                "the API key has expired and cannot be re-enabled; create a new key",
-            ),
+            AuthError::ExpiredKey => {
+                f.write_str("the API key has expired and cannot be re-enabled; create a new key")
+            }
             AuthError::KeyOverBudget => {
                 f.write_str("the API key has reached its credit limit for this cycle")
             }

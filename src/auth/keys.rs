@@ -21,8 +21,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use time::{Date, Duration, OffsetDateTime, Time};
 
-use super::{random_token, sha256};
 use super::error::AuthError;
+use super::{random_token, sha256};
 use crate::base::ids::new_id;
 use crate::base::money::micros_to_credits;
 use crate::base::time::{format_rfc3339, now_ms};

@@ -12,9 +12,9 @@ use std::net::IpAddr;
 use std::time::Instant;
 
 use super::accounts::{self, ACCOUNT_TABLE, Account, Permission, Role};
+use super::error::AuthError;
 use super::throttle::SignInThrottle;
 use super::{random_token, sha256};
-use super::error::AuthError;
 use crate::base::error::Code;
 use crate::base::time::now_ms;
 use crate::compliance::audit::{self, Draft};

@@ -362,9 +362,7 @@ pub async fn chat_on(
         }
     }
     if let Some(error) = limited
-        && attempts
-            .iter()
-            .all(|a| a.status.before_routing())
+        && attempts.iter().all(|a| a.status.before_routing())
     {
         // Nothing failed upstream: every model was at its own limit.
         return Err(error);

@@ -30,7 +30,10 @@ use futures::StreamExt;
 use serde_json::{Map, Value};
 
 use super::request::ChatRequest;
-use super::{Attempt, AttemptStatus, Compliance, Extensions, Served, admit, gate, take_tier_caps, tokens, walk};
+use super::{
+    Attempt, AttemptStatus, Compliance, Extensions, Served, admit, gate, take_tier_caps, tokens,
+    walk,
+};
 use crate::app::AppState;
 use crate::auth::keys::ApiKey;
 use crate::base::error::{ApiError, Code};

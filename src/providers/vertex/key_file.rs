@@ -42,9 +42,9 @@ impl fmt::Display for KeyFileError {
             KeyFileError::NotJson { line, column } => {
                 write!(f, "not JSON (line {line}, column {column})")
             }
-            KeyFileError::NotServiceAccount => f.write_str(
-                "not a service account key file: `type` must be `service_account`",
-            ),
+            KeyFileError::NotServiceAccount => {
+                f.write_str("not a service account key file: `type` must be `service_account`")
+            }
             KeyFileError::Missing(field) => {
                 write!(f, "not a service account key file: `{field}` is missing")
             }

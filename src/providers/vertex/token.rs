@@ -98,9 +98,7 @@ impl ServiceAccount {
         let key = rsa::RsaPrivateKey::from_pkcs8_pem(pem)
             .or_else(|_| rsa::RsaPrivateKey::from_pkcs1_pem(pem))
             .map_err(|_| KeyFileError::BadPrivateKey)?;
-        let der = key
-            .to_pkcs1_der()
-            .map_err(|_| KeyFileError::Unencodable)?;
+        let der = key.to_pkcs1_der().map_err(|_| KeyFileError::Unencodable)?;
         Ok(ServiceAccount {
             client_email,
             token_uri,
