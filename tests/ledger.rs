@@ -42,7 +42,7 @@ fn fired(store: &Store, from: i64, to: i64) -> Vec<String> {
     usage::events(store, &scope)
         .unwrap()
         .into_iter()
-        .map(|e| e.event)
+        .map(|e| e.event.as_str().to_owned())
         .collect()
 }
 
@@ -90,7 +90,7 @@ async fn a_cycle_boundary_resets_consumption_and_thresholds_and_reenables_the_ke
     );
     assert_eq!(charged.key_remaining, Some(0));
     let refused = keys.authenticate(&value, today).unwrap_err();
-    assert_eq!(refused.code, Code::BudgetExceeded);
+    assert_eq!(refused.code(), Code::BudgetExceeded);
 
     // After the boundary, with no request in between, the key reads active
     // and empty.
@@ -106,7 +106,7 @@ async fn a_cycle_boundary_resets_consumption_and_thresholds_and_reenables_the_ke
         .await
         .unwrap();
     assert_eq!(charged.fired.len(), 1);
-    assert_eq!(charged.fired[0].event, "spend.50_percent");
+    assert_eq!(charged.fired[0].event.as_str(), "spend.50_percent");
     let stored = keys.get(&id).unwrap();
     assert_eq!(stored.credits_consumed, 500);
     assert_eq!(stored.notified_thresholds, [50]);
@@ -162,7 +162,7 @@ async fn a_rotated_pair_spends_one_allowance() {
     assert_eq!(last.key_remaining, Some(0));
     for value in [&old.value, &new.value] {
         assert_eq!(
-            keys.authenticate(value, now).unwrap_err().code,
+            keys.authenticate(value, now).unwrap_err().code(),
             Code::BudgetExceeded
         );
     }

@@ -659,7 +659,7 @@ async fn a_full_queue_drops_and_counts_events_without_touching_the_caller() {
 #[tokio::test]
 async fn events_are_routed_to_their_tenant_and_registry_changes_to_every_tenant() {
     use tollgate::events::dispatch::targets;
-    use tollgate::events::{Event, INCIDENT_CREATED};
+    use tollgate::events::{Event, EventKind};
     use tollgate::tenants::{self, Tier};
 
     let dir = tempfile::tempdir().unwrap();
@@ -695,7 +695,8 @@ async fn events_are_routed_to_their_tenant_and_registry_changes_to_every_tenant(
     };
 
     let incident = Event::incident_created("inc_1", &a.id, "serious", "health", "manual", 0, 0);
-    assert_eq!(incident.name, INCIDENT_CREATED);
+    assert_eq!(incident.kind, EventKind::IncidentCreated);
+    assert_eq!(incident.kind.as_str(), "incident.created");
     assert_eq!(
         view(targets(&store, &operator, &incident).unwrap()),
         [

@@ -288,7 +288,9 @@ async fn run(ctx: &Context, command: Command) -> Result<Value, StoreError> {
                 from: parse(from, now - 30 * 86_400_000)?,
                 to: parse(to, now + 1)?,
                 endpoint: endpoint
-                    .map(|e| usage::Endpoint::parse(&e).map_err(StoreError::Invalid))
+                    .map(|e| {
+                        usage::Endpoint::parse(&e).map_err(|e| StoreError::Invalid(e.to_string()))
+                    })
                     .transpose()?,
             };
             let mut report = usage::aggregate(&ctx.store, &scope)?;

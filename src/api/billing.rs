@@ -23,7 +23,6 @@ use crate::base::money::credits_to_micros;
 use crate::base::time::{now_ms, parse_rfc3339};
 use crate::billing::{self, usage};
 use crate::catalogue::Endpoint;
-use crate::store::StoreError;
 use crate::tenants;
 
 const DAY_MS: i64 = 86_400_000;
@@ -37,16 +36,9 @@ pub fn routes() -> Router<AppState> {
         .route("/api/v1/billing/history", get(history))
 }
 
-/// Storage refusals in the HTTP error shape.
-pub fn store_error(e: StoreError) -> ApiError {
-    match e {
-        StoreError::NotFound(m) => ApiError::not_found(m),
-        StoreError::Conflict(m) => ApiError::new(Code::Conflict, m),
-        StoreError::Invalid(m) => ApiError::new(Code::InvalidRequest, m),
-        StoreError::Forbidden(m) => ApiError::new(Code::Forbidden, m),
-        other => ApiError::internal("storage", other),
-    }
-}
+/// Storage refusals in the HTTP error shape (`impl From<StoreError> for
+/// ApiError` in `src/api/error.rs`), for `.map_err`.
+pub use crate::api::error::store_error;
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -157,7 +149,7 @@ fn usage_scope(
 /// The `endpoint` query parameter: one of the closed set, else 400.
 pub(crate) fn endpoint_filter(asked: Option<&str>) -> Result<Option<Endpoint>, ApiError> {
     asked
-        .map(|name| Endpoint::parse(name).map_err(|m| ApiError::invalid("endpoint", m)))
+        .map(|name| Endpoint::parse(name).map_err(|e| ApiError::invalid("endpoint", e.to_string())))
         .transpose()
 }
 

@@ -137,7 +137,7 @@ pub async fn authenticate(
                 // A known key refused (revoked, expired, over budget): its
                 // tenant's to see, like any refusal of a key, and it still
                 // gets its request-rate headers, uncounted.
-                let mut response = error.into_response();
+                let mut response = ApiError::from(error).into_response();
                 let allowance = key.rotated_from.as_deref().unwrap_or(&key.id);
                 let limit = key.rate_limit.unwrap_or(state.config.default_rate_limit);
                 let mut headers = state.limiter.peek(allowance, limit, now).headers().to_vec();
@@ -158,8 +158,8 @@ pub async fn authenticate(
                 // like (refusals.rs).
                 state
                     .refusals
-                    .refused(source, &path, error.code.as_str(), now);
-                error.into_response()
+                    .refused(source, &path, error.code().as_str(), now);
+                ApiError::from(error).into_response()
             }
         }
     } else {
@@ -180,7 +180,7 @@ pub async fn authenticate(
                 }
                 audited_act(&state, current, request, next).await
             }
-            Err(error) => error.into_response(),
+            Err(error) => ApiError::from(error).into_response(),
         }
     }
 }

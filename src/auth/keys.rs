@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use time::{Date, Duration, OffsetDateTime, Time};
 
-use crate::base::error::{ApiError, Code};
+use super::error::AuthError;
 use crate::base::ids::new_id;
 use crate::base::ids::{random_token, sha256};
 use crate::base::money::micros_to_credits;
@@ -433,7 +433,7 @@ impl Keys {
     }
 
     /// Authenticates a presented key value as of `now`.
-    pub fn authenticate(&self, presented: &str, now: i64) -> Result<Arc<ApiKey>, ApiError> {
+    pub fn authenticate(&self, presented: &str, now: i64) -> Result<Arc<ApiKey>, AuthError> {
         self.identify(presented, now).map_err(|(_, error)| error)
     }
 
@@ -444,8 +444,8 @@ impl Keys {
         &self,
         presented: &str,
         now: i64,
-    ) -> Result<Arc<ApiKey>, (Option<Arc<ApiKey>>, ApiError)> {
-        let unknown = || ApiError::new(Code::InvalidApiKey, "the API key is not valid");
+    ) -> Result<Arc<ApiKey>, (Option<Arc<ApiKey>>, AuthError)> {
+        let unknown = || AuthError::UnknownKey;
         let digest = digest_of(presented).ok_or_else(|| (None, unknown()))?;
         let cached = self
             .cache
@@ -462,7 +462,7 @@ impl Keys {
                         Some(id) => KEY_TABLE.get(tx, id.as_bytes()),
                         None => Ok(None),
                     })
-                    .map_err(|e| (None, ApiError::internal("reading an API key", e)))?;
+                    .map_err(|e| (None, AuthError::internal("reading an API key", e)))?;
                 // Unknown digests are not cached: a flood of random keys must
                 // not grow memory.
                 let key = Arc::new(found.ok_or_else(|| (None, unknown()))?);
@@ -475,18 +475,9 @@ impl Keys {
         };
         let refusal = match key.state(now) {
             KeyState::Active => return Ok(key),
-            KeyState::Revoked => ApiError::new(
-                Code::RevokedApiKey,
-                "the API key has been revoked; create a new key",
-            ),
-            KeyState::Expired => ApiError::new(
-                Code::KeyExpired,
-                "the API key has expired and cannot be re-enabled; create a new key",
-            ),
-            KeyState::OverBudget => ApiError::new(
-                Code::BudgetExceeded,
-                "the API key has reached its credit limit for this cycle",
-            ),
+            KeyState::Revoked => AuthError::RevokedKey,
+            KeyState::Expired => AuthError::ExpiredKey,
+            KeyState::OverBudget => AuthError::KeyOverBudget,
         };
         Err((Some(key), refusal))
     }

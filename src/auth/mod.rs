@@ -6,7 +6,10 @@
 //! digest is enough), a password as an argon2id hash.
 
 pub mod accounts;
+pub mod error;
 pub mod keys;
 pub mod refusals;
 pub mod sessions;
 pub mod throttle;
+
+pub use error::AuthError;

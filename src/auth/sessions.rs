@@ -12,9 +12,10 @@ use std::net::IpAddr;
 use std::time::Instant;
 
 use super::accounts::{self, ACCOUNT_TABLE, Account, Permission, Role};
+use super::error::AuthError;
 use super::throttle::SignInThrottle;
 use crate::audit::{self, Draft};
-use crate::base::error::{ApiError, Code};
+use crate::base::error::Code;
 use crate::base::ids::{random_token, sha256};
 use crate::base::time::now_ms;
 use crate::store::tables::SESSIONS;
@@ -125,17 +126,11 @@ pub async fn login(
     throttle: &SignInThrottle,
     attempt: Attempt<'_>,
     ttl_ms: i64,
-) -> Result<Issued, ApiError> {
-    let refused = || {
-        ApiError::new(
-            Code::InvalidCredentials,
-            "the email or the password is wrong",
-        )
-    };
+) -> Result<Issued, AuthError> {
     let (email, address) = (attempt.email, attempt.address);
     let account = store
         .read(|tx| accounts::find_by_email(tx, email))
-        .map_err(|e| ApiError::internal("reading an account", e))?;
+        .map_err(|e| AuthError::internal("reading an account", e))?;
     // Before the password is verified: a waiting attempt costs nothing and
     // learns nothing, not even whether its password was right.
     if let Err(throttled) = throttle.check(email, address, Instant::now()) {
@@ -161,15 +156,9 @@ pub async fn login(
             retry_after = throttled.retry_after,
             "a sign-in waits out its delay"
         );
-        let mut error = ApiError::new(
-            Code::TooManySignInAttempts,
-            format!(
-                "too many failed sign-ins for this account or from this address; try again in {} s",
-                throttled.retry_after
-            ),
-        );
-        error.retry_after = Some(throttled.retry_after);
-        return Err(error);
+        return Err(AuthError::TooManySignInAttempts {
+            retry_after: throttled.retry_after,
+        });
     }
     let hash = account
         .as_ref()
@@ -177,14 +166,11 @@ pub async fn login(
     let password = attempt.password.to_owned();
     let matches = tokio::task::spawn_blocking(move || accounts::verify_password(&password, &hash))
         .await
-        .map_err(|e| ApiError::internal("verifying a password", e))?;
+        .map_err(|e| AuthError::internal("verifying a password", e))?;
     let failure = match &account {
-        Some(account) if matches && account.disabled => Some(ApiError::new(
-            Code::AccountDisabled,
-            "this account is disabled",
-        )),
+        Some(account) if matches && account.disabled => Some(AuthError::AccountDisabled),
         Some(_) if matches => None,
-        _ => Some(refused()),
+        _ => Some(AuthError::InvalidCredentials),
     };
     if let Some(error) = failure {
         throttle.failed(email, address, Instant::now());
@@ -194,7 +180,7 @@ pub async fn login(
             &attempt,
             account.as_ref(),
             "auth.sign_in_failed",
-            error.code,
+            error.code(),
             details,
         )
         .await;
@@ -207,7 +193,7 @@ pub async fn login(
 
 /// Issues a session for an account that has proven who it is (a password,
 /// or a single sign-on's one-time code).
-pub async fn issue(store: &Store, account: Account, ttl_ms: i64) -> Result<Issued, ApiError> {
+pub async fn issue(store: &Store, account: Account, ttl_ms: i64) -> Result<Issued, AuthError> {
     let token = format!("{TOKEN_PREFIX}{}", random_token(32));
     let digest = sha256(token.as_bytes());
     let now = now_ms();
@@ -237,7 +223,7 @@ pub async fn issue(store: &Store, account: Account, ttl_ms: i64) -> Result<Issue
             SESSION_TABLE.put(txn, &digest, &session)
         })
         .await
-        .map_err(|e| ApiError::internal("storing a session", e))?;
+        .map_err(|e| AuthError::internal("storing a session", e))?;
     Ok(Issued {
         token,
         expires_at,
@@ -247,13 +233,8 @@ pub async fn issue(store: &Store, account: Account, ttl_ms: i64) -> Result<Issue
 
 /// Resolves a bearer token to its account, refusing unknown, expired and
 /// disabled ones.
-pub fn authenticate(store: &Store, token: &str, now: i64) -> Result<CurrentAccount, ApiError> {
-    let invalid = || {
-        ApiError::new(
-            Code::InvalidToken,
-            "the session token is not valid or has expired; sign in again",
-        )
-    };
+pub fn authenticate(store: &Store, token: &str, now: i64) -> Result<CurrentAccount, AuthError> {
+    let invalid = || AuthError::InvalidToken;
     if !token.starts_with(TOKEN_PREFIX) || token.len() > 100 {
         return Err(invalid());
     }
@@ -267,17 +248,14 @@ pub fn authenticate(store: &Store, token: &str, now: i64) -> Result<CurrentAccou
             let operator = crate::tenants::operator_id(tx)?;
             Ok(account.map(|a| (session, a, operator)))
         })
-        .map_err(|e| ApiError::internal("reading a session", e))?;
+        .map_err(|e| AuthError::internal("reading a session", e))?;
     let (session, account, operator) = found.ok_or_else(invalid)?;
     let operator = operator.as_deref() == Some(account.tenant_id.as_str());
     if session.expires_at <= now {
         return Err(invalid());
     }
     if account.disabled {
-        return Err(ApiError::new(
-            Code::AccountDisabled,
-            "this account is disabled",
-        ));
+        return Err(AuthError::AccountDisabled);
     }
     Ok(CurrentAccount {
         account,

@@ -1,10 +1,12 @@
 //! The bottom layer: what every other part uses and which uses nothing of
 //! Tollgate's own. Ids, money, time, the network guard, the error-code
-//! table, the checks on names and URLs shown to people, the secret that
-//! never prints and the configuration's refusal.
+//! table, the closed set of event kinds, the checks on names and URLs
+//! shown to people, the secret that never prints and the configuration's
+//! refusal.
 
 pub mod config_error;
 pub mod error;
+pub mod event_kind;
 pub mod ids;
 pub mod json;
 pub mod money;

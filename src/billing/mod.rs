@@ -27,6 +27,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::auth::keys::{ApiKey, KEY_TABLE, Keys};
+use crate::base::event_kind::EventKind;
 use crate::base::money::micros_to_credits;
 use crate::base::time::format_rfc3339;
 use crate::catalogue::Endpoint;
@@ -37,13 +38,6 @@ use crate::tenants::{TENANT_TABLE, Tenant};
 pub const USAGE_TABLE: Table<UsageRecord> = Table::new(USAGE);
 pub const EVENT_TABLE: Table<StoredEvent> = Table::new(EVENTS);
 pub const WALLET_TABLE: Table<WalletEntry> = Table::new(WALLET_ENTRIES);
-
-/// The spend thresholds, in percent of `creditLimit`, with their events.
-pub const THRESHOLDS: [(u8, &str); 3] = [
-    (50, "spend.50_percent"),
-    (80, "spend.80_percent"),
-    (100, "budget.exceeded"),
-];
 
 /// What one served request costs, and everything its usage record keeps.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -100,7 +94,8 @@ impl UsageRecord {
 /// An event recorded in the outbox in the transaction that caused it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StoredEvent {
-    pub event: String,
+    /// Stored as its wire name, as when it was a `String`.
+    pub event: EventKind,
     pub tenant_id: Option<String>,
     /// Unix ms.
     pub at: i64,
@@ -242,13 +237,13 @@ pub fn apply(
     key.credits_consumed = consume(&key, record.cost)?;
     let mut fired = Vec::new();
     if let Some(limit) = key.credit_limit {
-        for (percent, event) in THRESHOLDS {
+        for (percent, event) in EventKind::SPEND_THRESHOLDS {
             let reached =
                 u128::from(key.credits_consumed) * 100 >= u128::from(limit) * u128::from(percent);
             if reached && !key.notified_thresholds.contains(&percent) {
                 key.notified_thresholds.push(percent);
                 fired.push(StoredEvent {
-                    event: event.to_owned(),
+                    event,
                     tenant_id: Some(key.tenant_id.clone()),
                     at: now,
                     data: json!({

@@ -157,7 +157,7 @@ fn rollup_rows(tx: &redb::ReadTransaction, first: i64, end: i64) -> Result<Vec<R
             tenant_id: tenant.to_owned(),
             key_id: key_id.to_owned(),
             model: model.to_owned(),
-            endpoint: Endpoint::parse(endpoint).map_err(StoreError::Corrupt)?,
+            endpoint: Endpoint::parse(endpoint).map_err(|e| StoreError::Corrupt(e.to_string()))?,
             sum: codec::decode(value.value())?,
         });
     }

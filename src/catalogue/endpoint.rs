@@ -58,15 +58,12 @@ impl Endpoint {
         }
     }
 
-    /// The endpoint named `name`, or a message listing the names.
-    pub fn parse(name: &str) -> Result<Endpoint, String> {
+    /// The endpoint named `name`; the refusal lists the names.
+    pub fn parse(name: &str) -> Result<Endpoint, UnknownEndpoint> {
         Endpoint::ALL
             .into_iter()
             .find(|e| e.as_str() == name)
-            .ok_or_else(|| {
-                let names: Vec<&str> = Endpoint::ALL.iter().map(|e| e.as_str()).collect();
-                format!("unknown endpoint `{name}`; one of: {}", names.join(", "))
-            })
+            .ok_or_else(|| UnknownEndpoint(name.to_owned()))
     }
 
     /// The endpoint a request path belongs to (for refusals, which have a
@@ -104,6 +101,25 @@ impl Endpoint {
     }
 }
 
+/// A name that is none of [`Endpoint::ALL`]'s (a filter's typo, or a
+/// damaged rollup key).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownEndpoint(pub String);
+
+impl std::fmt::Display for UnknownEndpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<&str> = Endpoint::ALL.iter().map(|e| e.as_str()).collect();
+        write!(
+            f,
+            "unknown endpoint `{}`; one of: {}",
+            self.0,
+            names.join(", ")
+        )
+    }
+}
+
+impl std::error::Error for UnknownEndpoint {}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -114,7 +130,8 @@ mod tests {
         for e in Endpoint::ALL {
             assert_eq!(Endpoint::parse(e.as_str()), Ok(e));
         }
-        let error = Endpoint::parse("chats").unwrap_err();
+        let error = Endpoint::parse("chats").unwrap_err().to_string();
+        assert!(error.starts_with("unknown endpoint `chats`"), "{error}");
         assert!(error.contains("generate_content"), "{error}");
     }
 

@@ -542,7 +542,9 @@ pub async fn run(cli: Cli) -> Result<(), Failure> {
 /// `--endpoint`: one of the closed set (checked here, so a typo is a usage
 /// error before the server is asked).
 fn endpoint_name(text: &str) -> Result<String, String> {
-    crate::catalogue::Endpoint::parse(text).map(|e| e.as_str().to_owned())
+    crate::catalogue::Endpoint::parse(text)
+        .map(|e| e.as_str().to_owned())
+        .map_err(|e| e.to_string())
 }
 
 fn parse_credits(text: &str) -> Result<f64, String> {

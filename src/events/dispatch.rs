@@ -21,7 +21,7 @@ use serde::Serialize;
 use tokio::sync::{Semaphore, mpsc};
 use url::Url;
 
-use super::{Audience, Event, signature};
+use super::{Audience, Event, EventKind, signature};
 use crate::base::net_guard;
 use crate::base::time::{format_rfc3339, now_ms};
 use crate::metrics::Metrics;
@@ -38,7 +38,7 @@ pub const USER_AGENT: &str = "Service-Webhook/1.0";
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Delivery {
-    pub event: String,
+    pub event: EventKind,
     pub url: String,
     /// The HTTP status, or what went wrong: `timeout`, `refused`,
     /// `blocked`, `error`.
@@ -121,7 +121,7 @@ impl Events {
 
     /// Hands an event to the dispatcher without waiting.
     pub fn publish(&self, event: Event) {
-        self.inner.metrics.event(&event.name);
+        self.inner.metrics.event(event.kind.as_str());
         if !self.inner.wanted.load(Ordering::Relaxed) {
             return;
         }
@@ -129,22 +129,22 @@ impl Events {
             Ok(()) => {}
             Err(mpsc::error::TrySendError::Full(event)) => {
                 self.inner.metrics.event_dropped();
-                tracing::warn!(event = %event.name, "webhook queue full; event dropped");
+                tracing::warn!(event = %event.kind, "webhook queue full; event dropped");
             }
             Err(mpsc::error::TrySendError::Closed(event)) => {
                 self.inner.metrics.event_dropped();
-                tracing::warn!(event = %event.name, "webhook dispatcher stopped; event dropped");
+                tracing::warn!(event = %event.kind, "webhook dispatcher stopped; event dropped");
             }
         }
     }
 
     /// As [`Events::publish`], building the event only when some URL
     /// could receive it (the per-request events cost nothing otherwise).
-    pub fn publish_with(&self, name: &str, build: impl FnOnce() -> Event) {
+    pub fn publish_with(&self, kind: EventKind, build: impl FnOnce() -> Event) {
         if self.inner.wanted.load(Ordering::Relaxed) {
             self.publish(build());
         } else {
-            self.inner.metrics.event(name);
+            self.inner.metrics.event(kind.as_str());
         }
     }
 
@@ -223,7 +223,7 @@ impl Dispatcher {
             let targets = match targets(&self.store, &self.operator_urls, &event) {
                 Ok(targets) => targets,
                 Err(e) => {
-                    tracing::error!(event = %event.name, error = %e, "reading webhook targets failed; event dropped");
+                    tracing::error!(event = %event.kind, error = %e, "reading webhook targets failed; event dropped");
                     continue;
                 }
             };
@@ -231,7 +231,7 @@ impl Dispatcher {
                 continue;
             }
             let body = Bytes::from(event.body());
-            let name: Arc<str> = event.name.as_str().into();
+            let kind = event.kind;
             for target in targets {
                 // Waiting here (all slots busy) lets the queue fill, and a
                 // full queue drops events: the bound on memory and sockets.
@@ -243,10 +243,10 @@ impl Dispatcher {
                 } else {
                     self.operator_client.clone()
                 };
-                let (events, body, name) = (self.events.clone(), body.clone(), name.clone());
+                let (events, body) = (self.events.clone(), body.clone());
                 let allow_private = self.allow_private;
                 tokio::spawn(async move {
-                    let delivery = deliver(&client, &target, &name, body, allow_private).await;
+                    let delivery = deliver(&client, &target, kind, body, allow_private).await;
                     events.record(&target, delivery);
                     drop(slot);
                 });
@@ -295,7 +295,7 @@ pub fn targets(
 async fn deliver(
     client: &reqwest::Client,
     target: &Target,
-    event: &str,
+    event: EventKind,
     body: Bytes,
     allow_private: bool,
 ) -> Delivery {
@@ -303,7 +303,7 @@ async fn deliver(
     let signed = target.secret.is_some();
     let origin = target.url.origin().ascii_serialization();
     let finish = |status: String, result: &'static str| Delivery {
-        event: event.to_owned(),
+        event,
         url: target.url.to_string(),
         status,
         result,
@@ -315,14 +315,14 @@ async fn deliver(
         && !allow_private
         && let Some(ip) = net_guard::private_literal(&target.url)
     {
-        tracing::warn!(event, %origin, %ip, "webhook URL points at a private address; not delivered");
+        tracing::warn!(event = event.as_str(), %origin, %ip, "webhook URL points at a private address; not delivered");
         return finish("blocked".into(), "blocked");
     }
     let mut request = client
         .post(target.url.clone())
         .header(reqwest::header::CONTENT_TYPE, "application/json")
         .header(reqwest::header::USER_AGENT, USER_AGENT)
-        .header("x-service-event", event);
+        .header("x-service-event", event.as_str());
     if let Some(secret) = &target.secret {
         request = request.header("x-service-signature", signature(secret, &body));
     }
@@ -332,7 +332,7 @@ async fn deliver(
         }
         Ok(response) => {
             let status = response.status().as_u16();
-            tracing::warn!(event, %origin, status, "webhook delivery failed; not retried");
+            tracing::warn!(event = event.as_str(), %origin, status, "webhook delivery failed; not retried");
             finish(status.to_string(), "http_error")
         }
         Err(e) => {
@@ -345,7 +345,7 @@ async fn deliver(
             } else {
                 ("error", "error")
             };
-            tracing::warn!(event, %origin, result, "webhook delivery failed; not retried");
+            tracing::warn!(event = event.as_str(), %origin, result, "webhook delivery failed; not retried");
             finish(status.into(), result)
         }
     }

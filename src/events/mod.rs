@@ -16,17 +16,7 @@ use crate::routing::Attempt;
 
 pub use dispatch::{Delivery, Events, WebhookSettings};
 
-/// The eight event names of the spec.
-pub const REQUEST_COMPLETED: &str = "request.completed";
-pub const SPEND_50: &str = "spend.50_percent";
-pub const SPEND_80: &str = "spend.80_percent";
-pub const BUDGET_EXCEEDED: &str = "budget.exceeded";
-pub const PROVIDERS_EXHAUSTED: &str = "providers.exhausted";
-pub const FALLBACK_TRIGGERED: &str = "fallback.triggered";
-pub const INCIDENT_CREATED: &str = "incident.created";
-pub const SUB_PROCESSOR_CHANGED: &str = "sub_processor.changed";
-/// Beyond the spec's eight: a deployment was taken out of rotation.
-pub const DEPLOYMENT_COOLDOWN: &str = "deployment.cooldown";
+pub use crate::base::event_kind::EventKind;
 
 /// Whose URLs an event goes to (operator URLs get every event).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,7 +29,7 @@ pub enum Audience {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Event {
-    pub name: String,
+    pub kind: EventKind,
     pub audience: Audience,
     /// Unix ms.
     pub at: i64,
@@ -50,7 +40,7 @@ impl Event {
     /// The exact bytes posted (and signed): `{event, timestamp, data}`.
     pub fn body(&self) -> Vec<u8> {
         serde_json::to_vec(&json!({
-            "event": self.name,
+            "event": self.kind.as_str(),
             "timestamp": format_rfc3339(self.at),
             "data": self.data,
         }))
@@ -60,7 +50,7 @@ impl Event {
     /// A spend event recorded in the outbox by a charge.
     pub fn from_stored(stored: &StoredEvent) -> Event {
         Event {
-            name: stored.event.clone(),
+            kind: stored.event,
             audience: match &stored.tenant_id {
                 Some(t) => Audience::Tenant(t.clone()),
                 None => Audience::EveryTenant,
@@ -73,7 +63,7 @@ impl Event {
     /// A request served and billed (DESIGN 7.4).
     pub fn request_completed(record: &UsageRecord) -> Event {
         Event {
-            name: REQUEST_COMPLETED.into(),
+            kind: EventKind::RequestCompleted,
             audience: Audience::Tenant(record.tenant_id.clone()),
             at: record.at,
             data: json!({
@@ -102,7 +92,7 @@ impl Event {
         served_by: &str,
     ) -> Event {
         Event {
-            name: FALLBACK_TRIGGERED.into(),
+            kind: EventKind::FallbackTriggered,
             audience: Audience::Tenant(tenant_id.to_owned()),
             at: now_ms(),
             data: json!({
@@ -122,7 +112,7 @@ impl Event {
         attempts: &[Attempt],
     ) -> Event {
         Event {
-            name: PROVIDERS_EXHAUSTED.into(),
+            kind: EventKind::ProvidersExhausted,
             audience: Audience::Tenant(tenant_id.to_owned()),
             at: now_ms(),
             data: json!({
@@ -138,7 +128,7 @@ impl Event {
     /// deliveries are) and to the operator's URLs.
     pub fn deployment_cooldown(tenant_id: &str, cooled: &crate::routing::Cooled) -> Event {
         Event {
-            name: DEPLOYMENT_COOLDOWN.into(),
+            kind: EventKind::DeploymentCooldown,
             audience: Audience::Tenant(tenant_id.to_owned()),
             at: now_ms(),
             data: json!({
@@ -162,7 +152,7 @@ impl Event {
         created_at: i64,
     ) -> Event {
         Event {
-            name: INCIDENT_CREATED.into(),
+            kind: EventKind::IncidentCreated,
             audience: Audience::Tenant(tenant_id.to_owned()),
             at: created_at,
             data: json!({
@@ -185,7 +175,7 @@ impl Event {
         changed_at: i64,
     ) -> Event {
         Event {
-            name: SUB_PROCESSOR_CHANGED.into(),
+            kind: EventKind::SubProcessorChanged,
             audience: Audience::EveryTenant,
             at: changed_at,
             data: json!({
@@ -206,7 +196,7 @@ fn attempts_view(attempts: &[Attempt]) -> Vec<Value> {
                 "model": a.model,
                 "provider": a.provider,
                 "deployment": a.deployment,
-                "status": a.status,
+                "status": a.status.label(),
                 "latencyMs": a.latency_ms,
                 "retries": a.retries,
             })

@@ -26,7 +26,7 @@ use serde_json::{Map, Value, json};
 
 use super::media::{ServiceFields, exhausted, gated};
 use super::walk::{Call, Walk, hold_key_tokens};
-use super::{Compliance, Extensions, Served, tokens};
+use super::{AttemptStatus, Compliance, Extensions, Served, tokens};
 use crate::app::AppState;
 use crate::auth::keys::ApiKey;
 use crate::base::error::{ApiError, Code};
@@ -105,7 +105,7 @@ pub async fn serve(
         .flatten()
     {
         return Err(ApiError::invalid(
-            if refusal.0 == "token_input" {
+            if refusal.0 == AttemptStatus::TokenInput {
                 "input"
             } else {
                 "model"
@@ -220,12 +220,12 @@ pub async fn serve(
 /// Why a deployment cannot take the request at all: its provider has no
 /// embeddings endpoint (Anthropic), or (Gemini) the input is token arrays,
 /// which Gemini cannot embed.
-fn unfit(inputs: &Inputs, deployment: &Model) -> Option<(&'static str, String)> {
+fn unfit(inputs: &Inputs, deployment: &Model) -> Option<(AttemptStatus, String)> {
     match deployment.provider.kind {
         ProviderKind::Openai | ProviderKind::Azure | ProviderKind::Mock => None,
         ProviderKind::Gemini | ProviderKind::Vertex => matches!(inputs, Inputs::Tokens(_)).then(|| {
             (
-                "token_input",
+                AttemptStatus::TokenInput,
                 format!(
                     "`{}` is served by the {} provider `{}`, which embeds text only: send `input` as a string or an array of strings",
                     deployment.id,
@@ -235,7 +235,7 @@ fn unfit(inputs: &Inputs, deployment: &Model) -> Option<(&'static str, String)> 
             )
         }),
         ProviderKind::Anthropic | ProviderKind::Bedrock => Some((
-            "wrong_kind",
+            AttemptStatus::WrongKind,
             format!(
                 "`{}` is served by the {} provider `{}`, which has no embeddings endpoint",
                 deployment.id,
@@ -261,7 +261,7 @@ impl Call for Forward<'_> {
         OPERATION
     }
 
-    fn unfit(&self, deployment: &Model) -> Option<(&'static str, String)> {
+    fn unfit(&self, deployment: &Model) -> Option<(AttemptStatus, String)> {
         unfit(self.inputs, deployment)
     }
 

@@ -29,7 +29,7 @@ use super::audio::{self, Source};
 use super::form::FormPart;
 use super::request::ChatRequest;
 use super::walk::{Call, Walk};
-use super::{Attempt, Compliance, Extensions, Served};
+use super::{Attempt, AttemptStatus, Compliance, Extensions, Served};
 use crate::app::AppState;
 use crate::auth::keys::ApiKey;
 use crate::base::error::{ApiError, Code};
@@ -362,12 +362,12 @@ fn chat_text(chat: &ChatRequest) -> String {
 
 /// Why a deployment cannot take `request` at all, if it cannot: its
 /// provider has no such endpoint, or (Gemini) no aspect ratio for the size.
-fn fits(request: &MediaRequest, deployment: &Model) -> Option<(&'static str, String)> {
+fn fits(request: &MediaRequest, deployment: &Model) -> Option<(AttemptStatus, String)> {
     if let Err(e) = serves(request.route, deployment) {
-        return Some(("wrong_kind", e.message));
+        return Some((AttemptStatus::WrongKind, e.message));
     }
     if let Err(e) = gemini_size(&request.call, deployment) {
-        return Some(("unsupported_size", e.message));
+        return Some((AttemptStatus::UnsupportedSize, e.message));
     }
     None
 }
@@ -386,7 +386,7 @@ impl Call for Forward<'_> {
         self.request.route.operation()
     }
 
-    fn unfit(&self, deployment: &Model) -> Option<(&'static str, String)> {
+    fn unfit(&self, deployment: &Model) -> Option<(AttemptStatus, String)> {
         fits(self.request, deployment)
     }
 

@@ -24,7 +24,7 @@ mod walk;
 // Moved below the gateway in the layer map; imported here so the
 // pipeline's files name them as before.
 use crate::providers::{audio, form, tokens};
-use crate::routing::{Attempt, attempt};
+use crate::routing::attempt;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -60,6 +60,10 @@ use opentelemetry::context::FutureExt as _;
 use opentelemetry::trace::{SpanKind, TraceContextExt as _};
 use request::ChatRequest;
 use walk::{ChatCall, Walk, Walked, completion_allowance, reserve_key_tokens};
+
+/// One try of one deployment (or a model skipped), with its closed status:
+/// defined with the routing it records (`src/routing/attempt_record.rs`).
+pub use crate::routing::{Attempt, AttemptStatus};
 
 /// What the caller gets.
 pub enum ChatOutcome {
@@ -261,12 +265,11 @@ pub async fn chat_on(
     let mut limited: Option<ApiError> = None;
     for name in &request.chain {
         let Some(model) = state.catalogue.get_for(&key.tenant_id, name) else {
-            attempts.push(Attempt {
-                model: name.clone(),
-                status: "unknown_model".into(),
-                message: format!("`{name}` is not in the catalogue"),
-                ..Attempt::default()
-            });
+            attempts.push(Attempt::of_model(
+                name,
+                AttemptStatus::UnknownModel,
+                format!("`{name}` is not in the catalogue"),
+            ));
             continue;
         };
         known += 1;
@@ -282,12 +285,11 @@ pub async fn chat_on(
         ) {
             Ok(reservation) => reservation,
             Err(refusal) => {
-                attempts.push(Attempt {
-                    model: name.clone(),
-                    status: "model_rate_limited".into(),
-                    message: refusal.message.clone(),
-                    ..Attempt::default()
-                });
+                attempts.push(Attempt::of_model(
+                    name,
+                    AttemptStatus::ModelRateLimited,
+                    refusal.message.clone(),
+                ));
                 let mut error = ApiError::new(Code::ModelRateLimitExceeded, refusal.message);
                 error.retry_after = Some(refusal.retry_after_seconds as u64);
                 limited.get_or_insert(error);
@@ -363,9 +365,7 @@ pub async fn chat_on(
         }
     }
     if let Some(error) = limited
-        && attempts
-            .iter()
-            .all(|a| a.status == "model_rate_limited" || a.status == "unknown_model")
+        && attempts.iter().all(|a| a.status.before_routing())
     {
         // Nothing failed upstream: every model was at its own limit.
         return Err(error);
@@ -1270,7 +1270,7 @@ impl AfterCharge {
                 model: record.model.clone(),
                 provider: record.provider.clone(),
                 deployment: self.deployment,
-                status: "ok".into(),
+                status: AttemptStatus::Ok,
                 latency_ms: record.latency_ms,
                 retries: self.retries,
                 message: String::new(),
@@ -1285,7 +1285,7 @@ impl AfterCharge {
         }
         if completed {
             self.events
-                .publish_with(crate::events::REQUEST_COMPLETED, || {
+                .publish_with(crate::events::EventKind::RequestCompleted, || {
                     Event::request_completed(record)
                 });
         }

@@ -11,7 +11,7 @@ use serde_json::Value;
 use opentelemetry::context::FutureExt as _;
 
 use super::attempt::AttemptSpan;
-use super::{Attempt, first_chunk, tokens};
+use super::{Attempt, AttemptStatus, first_chunk, tokens};
 use crate::app::AppState;
 use crate::auth::keys::ApiKey;
 use crate::base::error::{ApiError, Code};
@@ -53,7 +53,7 @@ pub(super) trait Call {
     /// kind has no such endpoint): a status and a message. Such a
     /// deployment is never called; it is named in the attempts only when
     /// no other one served.
-    fn unfit(&self, deployment: &Model) -> Option<(&'static str, String)> {
+    fn unfit(&self, deployment: &Model) -> Option<(AttemptStatus, String)> {
         let _ = deployment;
         None
     }
@@ -120,7 +120,7 @@ impl Walk<'_> {
         attempts: &mut Vec<Attempt>,
     ) -> Walked<C::Reply, C::Error> {
         let (state, model, name) = (self.state, self.model, self.name);
-        let unfit: Vec<(usize, &'static str, String)> = (0..model.deployments.len())
+        let unfit: Vec<(usize, AttemptStatus, String)> = (0..model.deployments.len())
             .filter_map(|i| {
                 call.unfit(&model.on(i))
                     .map(|(status, message)| (i, status, message))
@@ -138,7 +138,7 @@ impl Walk<'_> {
             let view = Arc::new(model.on(index));
             let deployment = model.deployments[index].label();
             let attempt =
-                |status: String, latency_ms: u64, retries: u32, message: String| Attempt {
+                |status: AttemptStatus, latency_ms: u64, retries: u32, message: String| Attempt {
                     model: name.to_owned(),
                     provider: view.provider.id.clone(),
                     deployment: deployment.clone(),
@@ -151,7 +151,7 @@ impl Walk<'_> {
                 && !registered.iter().any(|e| e.name == view.provider.id)
             {
                 attempts.push(attempt(
-                    "not_in_registry".into(),
+                    AttemptStatus::NotInRegistry,
                     0,
                     0,
                     format!(
@@ -168,7 +168,12 @@ impl Walk<'_> {
             // The model's budget went on the deployments tried before.
             if Instant::now() >= deadline {
                 let spent = UpstreamError::new(Failure::Timeout, TIMEOUT_SPENT);
-                attempts.push(attempt(spent.status_label(), 0, 0, spent.message));
+                attempts.push(attempt(
+                    AttemptStatus::Failed(spent.failure),
+                    0,
+                    0,
+                    spent.message,
+                ));
                 continue;
             }
             let policy = view.provider.retry;
@@ -179,7 +184,7 @@ impl Walk<'_> {
                 let Some(in_flight) = state.router.begin(model, index, Instant::now(), forced)
                 else {
                     attempts.push(attempt(
-                        "cooldown".into(),
+                        AttemptStatus::Cooldown,
                         0,
                         retries,
                         "the deployment is cooling down and another request is probing it".into(),
@@ -201,23 +206,24 @@ impl Walk<'_> {
                     ))),
                 };
                 let elapsed = attempt_started.elapsed();
-                let label = match &outcome {
+                let status = match &outcome {
                     Ok(_) => {
                         span.served();
-                        "ok".to_owned()
+                        AttemptStatus::Ok
                     }
                     Err(failure) => {
-                        let error = failure.error();
-                        let label = error.status_label();
-                        let status = match error.failure {
-                            Failure::Status(status) => Some(status),
+                        let failure = failure.error().failure;
+                        let code = match failure {
+                            Failure::Status(code) => Some(code),
                             _ => None,
                         };
-                        span.failed(status, label.clone());
-                        label
+                        span.failed(code, failure.label().into_owned());
+                        AttemptStatus::Failed(failure)
                     }
                 };
-                state.metrics.upstream(&view.provider.id, &label, elapsed);
+                state
+                    .metrics
+                    .upstream(&view.provider.id, &status.label(), elapsed);
                 let failure = match outcome {
                     Ok(reply) => {
                         state.router.success(in_flight.key(), elapsed);
@@ -248,7 +254,7 @@ impl Walk<'_> {
                         .publish(Event::deployment_cooldown(self.tenant_id, &cooled));
                 }
                 let recorded = attempt(
-                    error.status_label(),
+                    status,
                     elapsed.as_millis() as u64,
                     retries,
                     error.message.clone(),
@@ -290,7 +296,7 @@ impl Walk<'_> {
                 model: name.to_owned(),
                 provider: model.deployments[index].provider.id.clone(),
                 deployment: model.deployments[index].label(),
-                status: status.to_owned(),
+                status,
                 latency_ms: 0,
                 retries: 0,
                 message,

@@ -127,7 +127,7 @@ pub fn validate(
             let credentials = match (raw.credentials_file, raw.access_token_env) {
                 (Some(file), None) => Credentials::ServiceAccount(
                     ServiceAccount::load(Path::new(file.get_ref()))
-                        .map_err(|m| (Some(file.span()), "credentials_file", m))?,
+                        .map_err(|e| (Some(file.span()), "credentials_file", e.to_string()))?,
                 ),
                 (None, Some(name)) => {
                     let n = name.get_ref();

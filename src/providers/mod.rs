@@ -45,7 +45,7 @@ pub enum Reply {
 }
 
 /// Why an upstream attempt failed.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Failure {
     /// The connection could not be made.
     Connect,
@@ -106,14 +106,22 @@ impl UpstreamError {
 
     /// The short status recorded for an attempt (`503`, `timeout`...).
     pub fn status_label(&self) -> String {
-        match &self.failure {
-            Failure::Connect => "connect_error".into(),
-            Failure::Timeout => "timeout".into(),
-            Failure::Status(code) => code.to_string(),
-            Failure::Garbage => "invalid_response".into(),
-            Failure::Cut => "stream_cut".into(),
-            Failure::Unsupported => "unsupported".into(),
-        }
+        self.failure.label().into_owned()
+    }
+}
+
+impl Failure {
+    /// The failure's wire label: an attempt's status in the webhooks, the
+    /// upstream metric's `status` label, a client span's `error.type`.
+    pub fn label(&self) -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed(match self {
+            Failure::Connect => "connect_error",
+            Failure::Timeout => "timeout",
+            Failure::Status(code) => return std::borrow::Cow::Owned(code.to_string()),
+            Failure::Garbage => "invalid_response",
+            Failure::Cut => "stream_cut",
+            Failure::Unsupported => "unsupported",
+        })
     }
 }
 

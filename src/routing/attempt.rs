@@ -1,5 +1,4 @@
-//! One attempt at one deployment: its record ([`Attempt`], for events and
-//! the response's extension) and its client span (docs/observability.md), shared
+//! The client span of one upstream attempt (docs/observability.md), shared
 //! by every inference route: the walk over a model's deployments
 //! (`gateway::walk`) opens one per attempt, retries included, for chat, the
 //! native passthroughs and the media routes alike. Each is named `{operation} {upstream model}` after the route's
@@ -8,7 +7,6 @@
 
 use opentelemetry::trace::{SpanKind, TraceContextExt as _};
 use opentelemetry::{Context, KeyValue};
-use serde::Serialize;
 
 use crate::catalogue::{Model, ProviderKind};
 use crate::traces;
@@ -94,21 +92,4 @@ fn provider_name(kind: ProviderKind) -> &'static str {
         ProviderKind::Vertex => "gcp.vertex_ai",
         ProviderKind::Mock => "tollgate.mock",
     }
-}
-
-/// One try of one deployment of one model of the chain (its retries
-/// included: `status` is the last one's).
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct Attempt {
-    pub model: String,
-    pub provider: String,
-    /// `provider/upstream`; empty when no deployment was tried.
-    pub deployment: String,
-    pub status: String,
-    #[serde(rename = "latencyMs")]
-    pub latency_ms: u64,
-    /// Retries of this deployment before it was given up.
-    pub retries: u32,
-    #[serde(skip)]
-    pub message: String,
 }

@@ -12,8 +12,9 @@
 //! only gives failing deployments one more chance.
 
 pub mod attempt;
+pub mod attempt_record;
 
-pub use attempt::Attempt;
+pub use attempt_record::{Attempt, AttemptStatus};
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

@@ -80,6 +80,26 @@ impl std::fmt::Display for StoreError {
 
 impl std::error::Error for StoreError {}
 
+impl StoreError {
+    /// The stable code a caller is answered with: the domain refusals'
+    /// own; every storage failure is `internal_error` (its detail is
+    /// logged, never answered).
+    pub fn code(&self) -> crate::base::error::Code {
+        use crate::base::error::Code;
+        match self {
+            StoreError::NotFound(_) => Code::NotFound,
+            StoreError::Conflict(_) => Code::Conflict,
+            StoreError::Invalid(_) => Code::InvalidRequest,
+            StoreError::Forbidden(_) => Code::Forbidden,
+            StoreError::Locked(_)
+            | StoreError::NewerSchema { .. }
+            | StoreError::Corrupt(_)
+            | StoreError::Database(_)
+            | StoreError::Closed => Code::Internal,
+        }
+    }
+}
+
 macro_rules! from_redb {
     ($($t:ty),*) => {$(
         impl From<$t> for StoreError {

@@ -30,7 +30,10 @@ use futures::StreamExt;
 use serde_json::{Map, Value};
 
 use super::request::ChatRequest;
-use super::{Attempt, Compliance, Extensions, Served, admit, gate, take_tier_caps, tokens, walk};
+use super::{
+    Attempt, AttemptStatus, Compliance, Extensions, Served, admit, gate, take_tier_caps, tokens,
+    walk,
+};
 use crate::app::AppState;
 use crate::auth::keys::ApiKey;
 use crate::base::error::{ApiError, Code};
@@ -501,11 +504,11 @@ impl walk::Call for Forward<'_> {
         self.call.wire.operation()
     }
 
-    fn unfit(&self, deployment: &Model) -> Option<(&'static str, String)> {
+    fn unfit(&self, deployment: &Model) -> Option<(AttemptStatus, String)> {
         let wire = self.call.wire;
         (!wire.serves(&deployment.provider, &deployment.upstream)).then(|| {
             (
-                "wrong_kind",
+                AttemptStatus::WrongKind,
                 format!(
                     "the provider `{}` is of kind `{}`; {} forwards only to providers of kind `{}`",
                     deployment.provider.id,

@@ -11,6 +11,7 @@
 //! `vertex-2023-10-16` in the body and no `model` field (the path names
 //! it). Embeddings go to `.../publishers/google/models/{m}:predict`.
 
+pub mod key_file;
 pub mod token;
 
 use std::fmt;

@@ -25,6 +25,7 @@ use serde::Serialize;
 use serde_json::Value;
 use url::Url;
 
+use super::key_file::KeyFileError;
 use crate::base::secret::Secret;
 use crate::base::time::now_ms;
 use crate::providers::{Failure, UpstreamError, http};
@@ -59,40 +60,45 @@ impl fmt::Debug for ServiceAccount {
 impl ServiceAccount {
     /// Reads and validates a key file. The message of a refusal names
     /// what is wrong, never the file's content.
-    pub fn load(path: &Path) -> Result<ServiceAccount, String> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
-        ServiceAccount::parse(&text).map_err(|m| format!("`{}`: {m}", path.display()))
+    pub fn load(path: &Path) -> Result<ServiceAccount, KeyFileError> {
+        let text = std::fs::read_to_string(path).map_err(|e| KeyFileError::Unreadable {
+            path: path.to_owned(),
+            reason: e.to_string(),
+        })?;
+        ServiceAccount::parse(&text).map_err(|error| KeyFileError::InFile {
+            path: path.to_owned(),
+            error: Box::new(error),
+        })
     }
 
     /// A service account from the JSON of its key file.
-    pub fn parse(text: &str) -> Result<ServiceAccount, String> {
+    pub fn parse(text: &str) -> Result<ServiceAccount, KeyFileError> {
         // Parsed as a Value first: a typed error could quote a field's
         // content, and one of them is the private key.
-        let json: Value = serde_json::from_str(text)
-            .map_err(|e| format!("not JSON (line {}, column {})", e.line(), e.column()))?;
-        let field = |name: &str| {
+        let json: Value = serde_json::from_str(text).map_err(|e| KeyFileError::NotJson {
+            line: e.line(),
+            column: e.column(),
+        })?;
+        let field = |name: &'static str| {
             json[name]
                 .as_str()
                 .filter(|v| !v.trim().is_empty())
-                .ok_or_else(|| format!("not a service account key file: `{name}` is missing"))
+                .ok_or(KeyFileError::Missing(name))
         };
         if json["type"] != "service_account" {
-            return Err("not a service account key file: `type` must be `service_account`".into());
+            return Err(KeyFileError::NotServiceAccount);
         }
         let client_email = field("client_email")?.to_owned();
         let token_uri = field("token_uri")?;
         let token_uri = Url::parse(token_uri)
             .ok()
             .filter(|u| matches!(u.scheme(), "http" | "https") && u.host().is_some())
-            .ok_or_else(|| "`token_uri` is not an http(s) URL".to_owned())?;
+            .ok_or(KeyFileError::BadTokenUri)?;
         let pem = field("private_key")?;
         let key = rsa::RsaPrivateKey::from_pkcs8_pem(pem)
             .or_else(|_| rsa::RsaPrivateKey::from_pkcs1_pem(pem))
-            .map_err(|_| "`private_key` is not a PEM-encoded RSA private key".to_owned())?;
-        let der = key
-            .to_pkcs1_der()
-            .map_err(|_| "`private_key` cannot be encoded".to_owned())?;
+            .map_err(|_| KeyFileError::BadPrivateKey)?;
+        let der = key.to_pkcs1_der().map_err(|_| KeyFileError::Unencodable)?;
         Ok(ServiceAccount {
             client_email,
             token_uri,
@@ -102,7 +108,7 @@ impl ServiceAccount {
     }
 
     /// The signed grant (`assertion`) for `now` (Unix seconds).
-    pub fn assertion(&self, now: i64) -> Result<String, String> {
+    pub fn assertion(&self, now: i64) -> Result<String, KeyFileError> {
         #[derive(Serialize)]
         struct Claims<'a> {
             iss: &'a str,
@@ -121,7 +127,7 @@ impl ServiceAccount {
             exp: now + GRANT_LIFETIME_SECS,
         };
         jsonwebtoken::encode(&header, &claims, &self.key)
-            .map_err(|e| format!("signing the token grant failed: {e}"))
+            .map_err(|e| KeyFileError::Signing(e.to_string()))
     }
 }
 
@@ -220,7 +226,7 @@ async fn exchange(
     };
     let assertion = account
         .assertion(now_ms() / 1000)
-        .map_err(|m| failed(Failure::Unsupported, m))?;
+        .map_err(|e| failed(Failure::Unsupported, e.to_string()))?;
     let form = url::form_urlencoded::Serializer::new(String::new())
         .append_pair("grant_type", "urn:ietf:params:oauth:grant-type:jwt-bearer")
         .append_pair("assertion", &assertion)
@@ -306,7 +312,7 @@ mod tests {
             ),
         ];
         for (text, expected) in cases {
-            let error = ServiceAccount::parse(text).unwrap_err();
+            let error = ServiceAccount::parse(text).unwrap_err().to_string();
             assert!(error.contains(expected), "{text}: {error}");
             assert!(!error.contains("SECRETKEYMATERIAL"), "{error}");
         }
