@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Endpoint, UsageRecord};
 use crate::store::tables::{ERROR_ROLLUPS, META, USAGE, USAGE_ROLLUPS};
-use crate::store::{Reader, Store, StoreError, Table, codec};
+use crate::store::{Reader, Store, StoreError, Table, codec, compact};
 
 pub const DAY_MS: i64 = 86_400_000;
 pub const ROLLUP_TABLE: Table<Rollup> = Table::new(USAGE_ROLLUPS);
@@ -219,8 +219,8 @@ fn raw_rows(tx: &redb::ReadTransaction, from: i64, to: i64) -> Result<Vec<Row>, 
     let (lo, hi) = (from.to_be_bytes(), to.to_be_bytes());
     let mut out = Vec::new();
     for row in redb::ReadableTable::range(&table, lo.as_slice()..hi.as_slice())? {
-        let (_, value) = row?;
-        let r: UsageRecord = codec::decode(value.value())?;
+        let (key, value) = row?;
+        let r: UsageRecord = compact::decode(key.value(), value.value())?;
         let mut sum = Rollup::default();
         sum.add(&r);
         out.push(Row {
@@ -301,8 +301,8 @@ pub fn migrate_v7_to_v8(txn: &redb::WriteTransaction) -> Result<(), StoreError> 
     {
         let usage = txn.open_table(USAGE)?;
         for row in redb::ReadableTable::iter(&usage)? {
-            let (_, value) = row?;
-            let record: UsageRecord = codec::decode(value.value())?;
+            let (key, value) = row?;
+            let record: UsageRecord = compact::decode(key.value(), value.value())?;
             sums.entry(usage_key(&record)).or_default().add(&record);
         }
     }

@@ -20,6 +20,7 @@ pub mod conversations;
 pub mod erasure;
 pub mod incidents;
 pub mod judge;
+pub mod migrate_v9;
 pub mod pii;
 pub mod registry;
 pub mod reviews;

@@ -30,6 +30,9 @@ const MIGRATIONS: &[Migration] = &[
     crate::billing::migrate::migrate_v6_to_v7,
     // 7 -> 8: usage and refusal rollups, built from the stored records.
     crate::billing::rollups::migrate_v7_to_v8,
+    // 8 -> 9: usage records, audit entries and conversation records in
+    // the compact layout.
+    crate::compliance::migrate_v9::migrate_v8_to_v9,
 ];
 
 pub fn prepare(db: &Database) -> Result<(), StoreError> {

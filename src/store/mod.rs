@@ -11,9 +11,11 @@
 
 pub mod backup;
 pub mod codec;
+pub mod compact;
 pub mod expiry;
 pub mod journal;
 mod migrate;
+pub mod shape;
 pub mod tables;
 pub mod writer;
 
@@ -22,7 +24,7 @@ use std::sync::Arc;
 
 use redb::{Database, ReadTransaction, ReadableDatabase, WriteTransaction};
 
-pub use tables::{Reader, SCHEMA_VERSION, Table};
+pub use tables::{CompactTable, Reader, SCHEMA_VERSION, Table};
 
 /// The file name of the database inside the data directory.
 pub const DB_FILE: &str = "tollgate.redb";
