@@ -12,8 +12,9 @@
 //! and values), of the pages' overhead and of the leaf pages.
 //!
 //! `cargo bench --profile dev --bench store_bytes` (the bytes do not depend
-//! on the optimization level; `REQUESTS=20000` for a longer run). Nothing
-//! is asserted.
+//! on the optimization level; `REQUESTS=20000` for a longer run;
+//! `TOLLGATE_BIN=path` measures another build of the binary, e.g. an
+//! older release). Nothing is asserted.
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
@@ -34,7 +35,8 @@ struct Running {
 }
 
 fn start(dir: &Path) -> Running {
-    let mut child = Command::new(BIN)
+    let bin = std::env::var("TOLLGATE_BIN").unwrap_or_else(|_| BIN.to_owned());
+    let mut child = Command::new(bin)
         .env_clear()
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .arg("--data-dir")
@@ -114,36 +116,46 @@ fn measure(dir: &Path) -> (u64, Tables) {
     (size, tables)
 }
 
-/// Sets the default tenant's `logBodies` through the library (the server
-/// is stopped).
-async fn set_log_bodies(dir: &Path, on: bool) {
-    let store = tollgate::store::Store::open(&dir.join("data")).expect("store");
-    let tenant = store
-        .read(|tx| tollgate::tenants::resolve(tx, tollgate::tenants::DEFAULT_TENANT))
-        .expect("the default tenant");
-    let mut policy = tenant.policy.clone();
-    policy.log_bodies = on;
-    tollgate::tenants::set_policy(&store, &tenant.id, policy)
+/// Sets the operator tenant's `logBodies` as its owner would.
+async fn set_log_bodies(client: &reqwest::Client, running: &Running, on: bool) {
+    let password = banner_value(running, "Owner password");
+    let login: serde_json::Value = client
+        .post(format!("{}/api/v1/auth/login", running.url))
+        .json(&serde_json::json!({ "email": "owner@localhost", "password": password }))
+        .send()
+        .await
+        .expect("login")
+        .json()
+        .await
+        .expect("login answer");
+    let token = login["token"].as_str().expect("a session token");
+    let put = client
+        .put(format!("{}/api/v1/policies", running.url))
+        .bearer_auth(token)
+        .json(&serde_json::json!({ "logBodies": on }))
+        .send()
         .await
         .expect("policy");
-    store.close();
+    assert_eq!(put.status(), 200, "setting logBodies failed");
+}
+
+fn banner_value(running: &Running, label: &str) -> String {
+    running
+        .banner
+        .iter()
+        .find(|l| l.contains(label))
+        .and_then(|l| l.rsplit(": ").next())
+        .map(|s| s.trim().to_owned())
+        .unwrap_or_else(|| panic!("no {label} in the banner"))
 }
 
 async fn run(log_bodies: bool, requests: usize) {
     let dir = tempfile::tempdir().expect("temp dir");
     let _ = rustls::crypto::ring::default_provider().install_default();
     let client = reqwest::Client::new();
-    let first = start(dir.path());
-    let key = first
-        .banner
-        .iter()
-        .find(|l| l.contains("Demo API key"))
-        .and_then(|l| l.rsplit(": ").next())
-        .map(|s| s.trim().to_owned())
-        .expect("a demo key in the banner");
-    stop(first);
-    set_log_bodies(dir.path(), log_bodies).await;
     let warm = start(dir.path());
+    let key = banner_value(&warm, "Demo API key");
+    set_log_bodies(&client, &warm, log_bodies).await;
     send(&client, &warm.url, &key, WARM_UP).await;
     stop(warm);
     let (before, tables_before) = measure(dir.path());

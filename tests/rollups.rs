@@ -441,7 +441,6 @@ async fn old_audit_entries(data_dir: &std::path::Path, n: usize, days: i64) {
     store.close();
 }
 
-/// Rewrites the stored audit entry `seq` with `f` (a tampering).
 /// Flips a bit of the audit checkpoint's digest in the stopped server's
 /// file.
 fn forge_checkpoint(data_dir: &std::path::Path) {
@@ -461,6 +460,7 @@ fn forge_checkpoint(data_dir: &std::path::Path) {
     txn.commit().unwrap();
 }
 
+/// Rewrites the stored audit entry `seq` with `f` (a tampering).
 fn tamper(
     data_dir: &std::path::Path,
     seq: u64,
