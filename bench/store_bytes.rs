@@ -34,9 +34,36 @@ struct Running {
     banner: Vec<String>,
 }
 
+fn bin() -> String {
+    std::env::var("TOLLGATE_BIN").unwrap_or_else(|_| BIN.to_owned())
+}
+
+/// A key of the operator tenant whose rate limit is never reached (the
+/// default one would refuse the run), made through the CLI.
+fn create_key(dir: &Path) -> String {
+    let output = Command::new(bin())
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .arg("--data-dir")
+        .arg(dir.join("data"))
+        .args([
+            "keys",
+            "create",
+            "--name",
+            "bytes",
+            "--rate-limit",
+            "1000000000",
+        ])
+        .arg("--json")
+        .output()
+        .expect("tollgate keys create");
+    assert!(output.status.success(), "keys create failed");
+    let created: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    created["key"].as_str().expect("a key value").to_owned()
+}
+
 fn start(dir: &Path) -> Running {
-    let bin = std::env::var("TOLLGATE_BIN").unwrap_or_else(|_| BIN.to_owned());
-    let mut child = Command::new(bin)
+    let mut child = Command::new(bin())
         .env_clear()
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .arg("--data-dir")
@@ -93,10 +120,19 @@ async fn send(client: &reqwest::Client, url: &str, key: &str, count: usize) {
 /// Per table: (stored bytes, metadata + fragmented bytes, leaf pages).
 type Tables = BTreeMap<String, (u64, u64, u64)>;
 
-fn measure(dir: &Path) -> (u64, Tables) {
+/// The file's size, the bytes of its allocated (live) pages, and each
+/// table's figures.
+fn measure(dir: &Path) -> (u64, u64, Tables) {
     let file = dir.join("data").join(tollgate::store::DB_FILE);
     let size = std::fs::metadata(&file).expect("store file").len();
     let db = redb::Database::open(&file).expect("opening the store");
+    let allocated = {
+        let write = db.begin_write().expect("write");
+        let stats = write.stats().expect("stats");
+        let bytes = stats.allocated_pages() * stats.page_size() as u64;
+        write.abort().expect("abort");
+        bytes
+    };
     let tx = db.begin_read().expect("read");
     let mut tables = Tables::new();
     for def in ALL {
@@ -113,7 +149,7 @@ fn measure(dir: &Path) -> (u64, Tables) {
             ),
         );
     }
-    (size, tables)
+    (size, allocated, tables)
 }
 
 /// Sets the operator tenant's `logBodies` as its owner would.
@@ -154,19 +190,21 @@ async fn run(log_bodies: bool, requests: usize) {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let client = reqwest::Client::new();
     let warm = start(dir.path());
-    let key = banner_value(&warm, "Demo API key");
+    let key = create_key(dir.path());
     set_log_bodies(&client, &warm, log_bodies).await;
     send(&client, &warm.url, &key, WARM_UP).await;
     stop(warm);
-    let (before, tables_before) = measure(dir.path());
+    let (before, live_before, tables_before) = measure(dir.path());
     let timed = start(dir.path());
     send(&client, &timed.url, &key, requests).await;
     stop(timed);
-    let (after, tables_after) = measure(dir.path());
+    let (after, live_after, tables_after) = measure(dir.path());
     let per = |v: u64, w: u64| (w as f64 - v as f64) / requests as f64;
     println!(
-        "logBodies: {log_bodies}: {:.0} bytes per request (file {before} -> {after} bytes over {requests} requests)",
-        per(before, after)
+        "logBodies: {log_bodies}: {:.0} bytes per request (file {before} -> {after} bytes over \
+         {requests} requests); allocated pages {:.0} bytes per request",
+        per(before, after),
+        per(live_before, live_after)
     );
     println!("  table                  stored/req  overhead/req  leaf pages/1000 req");
     for (name, (stored, overhead, leaves)) in &tables_after {

@@ -31,9 +31,16 @@ impl Compact for UsageRecord {
         out.u64(self.completion_tokens);
         out.u64(self.cost);
         out.u64(self.latency_ms);
-        let flags = u8::from(self.is_fallback) * FALLBACK
-            | u8::from(self.streamed) * STREAMED
-            | u8::from(self.estimated) * ESTIMATED;
+        let mut flags = 0;
+        for (on, bit) in [
+            (self.is_fallback, FALLBACK),
+            (self.streamed, STREAMED),
+            (self.estimated, ESTIMATED),
+        ] {
+            if on {
+                flags |= bit;
+            }
+        }
         out.byte(flags);
         let endpoint = Endpoint::ALL
             .iter()

@@ -86,7 +86,10 @@ pub fn records(store: &Store, scope: &Scope) -> Result<Vec<UsageRecord>, StoreEr
             Err(redb::TableError::TableDoesNotExist(_)) => return Ok(Vec::new()),
             Err(e) => return Err(e.into()),
         };
-        let (from, to) = (scope.from.max(0).to_be_bytes(), scope.to.max(0).to_be_bytes());
+        let (from, to) = (
+            scope.from.max(0).to_be_bytes(),
+            scope.to.max(0).to_be_bytes(),
+        );
         let mut out = Vec::new();
         for row in table.range(from.as_slice()..to.as_slice())? {
             let (key, value) = row?;

@@ -190,7 +190,10 @@ impl<'a> In<'a> {
     }
 
     pub fn byte(&mut self) -> Result<u8, StoreError> {
-        let b = *self.bytes.get(self.at).ok_or_else(|| corrupt("truncated"))?;
+        let b = *self
+            .bytes
+            .get(self.at)
+            .ok_or_else(|| corrupt("truncated"))?;
         self.at += 1;
         Ok(b)
     }
@@ -244,7 +247,11 @@ impl<'a> In<'a> {
     }
 
     pub fn opt_str(&mut self) -> Result<Option<String>, StoreError> {
-        Ok(if self.bool()? { Some(self.str()?) } else { None })
+        Ok(if self.bool()? {
+            Some(self.str()?)
+        } else {
+            None
+        })
     }
 
     pub fn array<const N: usize>(&mut self) -> Result<[u8; N], StoreError> {

@@ -101,7 +101,11 @@ pub fn encode(shape: Shape, text: &str) -> Option<Vec<u8>> {
     let Ok(Value::Object(object)) = serde_json::from_str::<Value>(text) else {
         return None;
     };
-    if shape.len() > 63 || object.keys().any(|k| !shape.iter().any(|(name, _)| name == k)) {
+    if shape.len() > 63
+        || object
+            .keys()
+            .any(|k| !shape.iter().any(|(name, _)| name == k))
+    {
         return None;
     }
     let mut present = 0u64;
@@ -192,7 +196,10 @@ mod tests {
     fn damaged_bytes_are_corrupt() {
         for bytes in [&[0xff, 0x01][..], &[0x02, 9], &[0x40, 3], &[0x02]] {
             assert!(
-                matches!(decode(SHAPE, &mut In::new(bytes)), Err(StoreError::Corrupt(_))),
+                matches!(
+                    decode(SHAPE, &mut In::new(bytes)),
+                    Err(StoreError::Corrupt(_))
+                ),
                 "{bytes:?}"
             );
         }

@@ -113,7 +113,11 @@ impl Compact for Entry {
             0 => input.str()?,
             1 => format!("key:{}", input.id()?),
             2 => format!("account:{}", input.id()?),
-            _ => return Err(StoreError::Corrupt("unknown actor in an audit entry".into())),
+            _ => {
+                return Err(StoreError::Corrupt(
+                    "unknown actor in an audit entry".into(),
+                ));
+            }
         };
         let action = read_word(input, &ACTIONS)?;
         let target = input.id()?;
@@ -187,7 +191,11 @@ mod tests {
                 &format!("key:{}", crate::base::ids::new_id("key")),
                 inference_details(),
             ),
-            entry("key.create", "account:someone", json!({ "name": "k" }).to_string()),
+            entry(
+                "key.create",
+                "account:someone",
+                json!({ "name": "k" }).to_string(),
+            ),
             entry("inference", "cli", "{\"unexpected\":true}".into()),
             entry("x", "system", String::new()),
         ] {
@@ -198,7 +206,10 @@ mod tests {
             assert_eq!(back, e);
             assert_eq!(back.digest(), e.hash);
             // A schema 8 value reads with its link.
-            assert_eq!(compact::decode::<Entry>(&key, &codec::encode(&e)).unwrap(), e);
+            assert_eq!(
+                compact::decode::<Entry>(&key, &codec::encode(&e)).unwrap(),
+                e
+            );
         }
         let small = entry(
             "inference",

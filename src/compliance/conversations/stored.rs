@@ -118,8 +118,14 @@ mod tests {
             sample("any id", "something new"),
         ] {
             let key = c.key();
-            assert_eq!(compact::decode::<Conversation>(&key, &compact::encode(&c)).unwrap(), c);
-            assert_eq!(compact::decode::<Conversation>(&key, &codec::encode(&c)).unwrap(), c);
+            assert_eq!(
+                compact::decode::<Conversation>(&key, &compact::encode(&c)).unwrap(),
+                c
+            );
+            assert_eq!(
+                compact::decode::<Conversation>(&key, &codec::encode(&c)).unwrap(),
+                c
+            );
         }
     }
 
