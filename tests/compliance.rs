@@ -658,7 +658,7 @@ async fn a_streamed_request_under_review_gets_a_202_json_answer() {
 fn forge_outcome(server: &TestServer, seq: u64) {
     use redb::ReadableTable;
     use tollgate::audit::Entry;
-    use tollgate::store::codec;
+    use tollgate::store::compact;
     let db = redb::Database::open(server.data_dir().join("tollgate.redb")).unwrap();
     let txn = db.begin_write().unwrap();
     {
@@ -666,12 +666,12 @@ fn forge_outcome(server: &TestServer, seq: u64) {
         let key = seq.to_be_bytes();
         let mut entry: Entry = {
             let guard = table.get(key.as_slice()).unwrap().expect("the entry");
-            codec::decode(guard.value()).unwrap()
+            compact::decode(&key, guard.value()).unwrap()
         };
         assert_eq!(entry.seq, seq);
         entry.outcome = "forged".into();
         table
-            .insert(key.as_slice(), codec::encode(&entry).as_slice())
+            .insert(key.as_slice(), compact::encode(&entry).as_slice())
             .unwrap();
     }
     txn.commit().unwrap();

@@ -441,15 +441,35 @@ async fn old_audit_entries(data_dir: &std::path::Path, n: usize, days: i64) {
     store.close();
 }
 
+/// Flips a bit of the audit checkpoint's digest in the stopped server's
+/// file.
+fn forge_checkpoint(data_dir: &std::path::Path) {
+    let db = redb::Database::open(data_dir.join("tollgate.redb")).unwrap();
+    let txn = db.begin_write().unwrap();
+    {
+        let mut meta = txn.open_table(tollgate::store::tables::META).unwrap();
+        let mut mark = redb::ReadableTable::get(&meta, b"audit_checkpoint".as_slice())
+            .unwrap()
+            .expect("a checkpoint")
+            .value()
+            .to_vec();
+        mark[8] ^= 1;
+        meta.insert(b"audit_checkpoint".as_slice(), mark.as_slice())
+            .unwrap();
+    }
+    txn.commit().unwrap();
+}
+
 /// Rewrites the stored audit entry `seq` with `f` (a tampering).
 fn tamper(data_dir: &std::path::Path, seq: u64, f: impl FnOnce(&mut tollgate::audit::Entry)) {
-    use tollgate::store::codec;
+    use tollgate::store::compact;
     let db = redb::Database::open(data_dir.join("tollgate.redb")).unwrap();
     let txn = db.begin_write().unwrap();
     {
         let mut table = txn.open_table(tollgate::store::tables::AUDIT).unwrap();
         let key = seq.to_be_bytes();
-        let mut entry: tollgate::audit::Entry = codec::decode(
+        let mut entry: tollgate::audit::Entry = compact::decode(
+            &key,
             redb::ReadableTable::get(&table, key.as_slice())
                 .unwrap()
                 .unwrap()
@@ -458,7 +478,7 @@ fn tamper(data_dir: &std::path::Path, seq: u64, f: impl FnOnce(&mut tollgate::au
         .unwrap();
         f(&mut entry);
         table
-            .insert(key.as_slice(), codec::encode(&entry).as_slice())
+            .insert(key.as_slice(), compact::encode(&entry).as_slice())
             .unwrap();
     }
     txn.commit().unwrap();
@@ -517,9 +537,10 @@ async fn audit_verify_passes_after_pruning_and_detects_tampering_of_a_kept_entry
     assert_eq!(found["firstBroken"]["seq"], 7, "{found}");
     tamper(&data, 7, |e| e.outcome = "ok".into());
     assert_eq!(server.cli_json(&["audit", "verify"])["valid"], true);
-    // The first kept entry no longer linked to the checkpoint (its link
-    // forged to look like the start of a chain): broken at it.
-    tamper(&data, 6, |e| e.prev = [0; 32]);
+    // The checkpoint forged (entries are stored without their link, which
+    // is the digest of the entry before or the checkpoint's): the first
+    // kept entry no longer verifies, broken at it.
+    forge_checkpoint(&data);
     let output = server.cli(&["audit", "verify", "--json"]);
     let found: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(found["valid"], false);

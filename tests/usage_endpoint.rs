@@ -288,8 +288,8 @@ async fn an_unknown_endpoint_is_refused_with_400_naming_endpoint() {
 #[tokio::test]
 async fn a_schema_6_store_gains_the_endpoint_of_each_usage_record() {
     use tollgate::billing::UsageRecord;
-    use tollgate::store::codec;
     use tollgate::store::tables::{META, META_SCHEMA_VERSION, SCHEMA_VERSION, USAGE};
+    use tollgate::store::{codec, compact};
 
     #[derive(serde::Serialize)]
     struct UsageRecordV6 {
@@ -329,7 +329,8 @@ async fn a_schema_6_store_gains_the_endpoint_of_each_usage_record() {
                 .unwrap()
                 .map(|row| {
                     let (k, v) = row.unwrap();
-                    (k.value().to_vec(), codec::decode(v.value()).unwrap())
+                    let r = compact::decode(k.value(), v.value()).unwrap();
+                    (k.value().to_vec(), r)
                 })
                 .collect();
             assert_eq!(rows.len(), 4);

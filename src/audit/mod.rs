@@ -24,10 +24,13 @@ use serde_json::{Value, json};
 
 use crate::base::ids::sha256;
 use crate::base::time::{format_rfc3339, now_ms};
+use crate::store::compact;
 use crate::store::tables::{AUDIT, META};
-use crate::store::{Reader, StoreError, Table, codec};
+use crate::store::{CompactTable, Reader, StoreError, codec};
 
-pub const AUDIT_TABLE: Table<Entry> = Table::new(AUDIT);
+mod stored;
+
+pub const AUDIT_TABLE: CompactTable<Entry> = CompactTable::new(AUDIT);
 const META_AUDIT_HEAD: &[u8] = b"audit_head";
 /// The last pruned entry: sequence (big-endian u64) + digest (32 bytes).
 const META_AUDIT_CHECKPOINT: &[u8] = b"audit_checkpoint";
@@ -85,6 +88,10 @@ impl Draft {
     }
 }
 
+/// An entry. Stored without `prev` (schema 9): the link is the digest
+/// of the entry before, or the checkpoint's, so it is not repeated; a
+/// decoded entry has zeros there until [`link_prev`] or [`verify`] fills
+/// it in.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Entry {
     pub seq: u64,
@@ -227,7 +234,7 @@ pub async fn prune(
             let mut doomed = Vec::new();
             for row in table.iter()?.take(batch) {
                 let (key, value) = row?;
-                let entry: Entry = codec::decode(value.value())?;
+                let entry: Entry = compact::decode(key.value(), value.value())?;
                 if entry.at >= before {
                     break;
                 }
@@ -306,7 +313,7 @@ pub fn verify(tx: &ReadTransaction) -> Result<Verification, StoreError> {
     for row in table.iter()? {
         let (key, value) = row?;
         let key_seq = key.value().try_into().map(u64::from_be_bytes).unwrap_or(0);
-        let entry: Entry = match codec::decode(value.value()) {
+        let mut entry: Entry = match compact::decode(key.value(), value.value()) {
             Ok(entry) => entry,
             Err(e) => return broken(key_seq, format!("the entry cannot be read: {e}"), entries),
         };
@@ -318,13 +325,16 @@ pub fn verify(tx: &ReadTransaction) -> Result<Verification, StoreError> {
                 entries,
             );
         }
-        if entry.prev != prev {
+        // A schema 8 entry still holds its link: it must be the one
+        // before's digest.
+        if entry.prev != [0; 32] && entry.prev != prev {
             return broken(
                 entry.seq,
                 "its link does not match the digest of the entry before".into(),
                 entries,
             );
         }
+        entry.prev = prev;
         if entry.digest() != entry.hash {
             return broken(
                 entry.seq,
@@ -374,10 +384,11 @@ pub fn list(tx: &ReadTransaction, filter: &Filter) -> Result<Vec<Entry>, StoreEr
         Err(e) => return Err(e.into()),
     };
     let upper = filter.before.unwrap_or(u64::MAX).to_be_bytes();
+    let checkpoint = checkpoint(tx)?;
     let mut out = Vec::new();
     for row in table.range::<&[u8]>(..upper.as_slice())?.rev() {
-        let (_, value) = row?;
-        let entry: Entry = codec::decode(value.value())?;
+        let (key, value) = row?;
+        let mut entry: Entry = compact::decode(key.value(), value.value())?;
         if filter.from.is_some_and(|from| entry.at < from) {
             break;
         }
@@ -394,12 +405,37 @@ pub fn list(tx: &ReadTransaction, filter: &Filter) -> Result<Vec<Entry>, StoreEr
         {
             continue;
         }
+        link_prev(&table, checkpoint, &mut entry)?;
         out.push(entry);
         if out.len() >= filter.limit {
             break;
         }
     }
     Ok(out)
+}
+
+/// Fills in `entry.prev`: the digest of the entry before it, the
+/// checkpoint's after a pruned prefix, zeros for the first. An entry
+/// whose predecessor is missing keeps zeros (`verify` names the gap).
+fn link_prev(
+    table: &impl redb::ReadableTable<&'static [u8], &'static [u8]>,
+    (pruned_seq, pruned_hash): (u64, [u8; 32]),
+    entry: &mut Entry,
+) -> Result<(), StoreError> {
+    let before = entry.seq.saturating_sub(1);
+    if before == 0 {
+        return Ok(());
+    }
+    if before == pruned_seq {
+        entry.prev = pruned_hash;
+        return Ok(());
+    }
+    let key = before.to_be_bytes();
+    if let Some(value) = table.get(key.as_slice())? {
+        let previous: Entry = compact::decode(&key, value.value())?;
+        entry.prev = previous.hash;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -484,6 +520,8 @@ mod tests {
         store
             .write(|txn| {
                 let mut entry = AUDIT_TABLE.get(txn, &3u64.to_be_bytes())?.unwrap();
+                // The link is not stored: the digest covers entry 2's.
+                entry.prev = AUDIT_TABLE.get(txn, &2u64.to_be_bytes())?.unwrap().hash;
                 entry.hash = entry.digest();
                 AUDIT_TABLE.put(txn, &3u64.to_be_bytes(), &entry)?;
                 Ok(())

@@ -18,7 +18,7 @@ use redb::ReadableTable;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{USAGE_TABLE, UsageRecord};
+use super::UsageRecord;
 use crate::audit::AUDIT_TABLE;
 use crate::catalogue::Endpoint;
 use crate::store::tables::USAGE;
@@ -80,7 +80,10 @@ pub fn migrate_v6_to_v7(txn: &redb::WriteTransaction) -> Result<(), StoreError> 
             at: r.at,
             endpoint,
         };
-        USAGE_TABLE.put(txn, &key, &record)?;
+        // In schema 7's layout (bincode under the old key): the step to
+        // schema 9 reads it as such.
+        txn.open_table(USAGE)?
+            .insert(key.as_slice(), codec::encode(&record).as_slice())?;
     }
     Ok(())
 }

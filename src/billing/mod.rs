@@ -21,6 +21,7 @@ pub mod limits;
 pub mod migrate;
 pub mod retention;
 pub mod rollups;
+mod stored;
 pub mod usage;
 
 use serde::{Deserialize, Serialize};
@@ -32,10 +33,10 @@ use crate::base::money::micros_to_credits;
 use crate::base::time::format_rfc3339;
 use crate::catalogue::Endpoint;
 use crate::store::tables::{self, EVENTS, KEY_ROTATIONS, Table, USAGE, WALLET_ENTRIES};
-use crate::store::{Store, StoreError};
+use crate::store::{CompactTable, Store, StoreError};
 use crate::tenants::{TENANT_TABLE, Tenant};
 
-pub const USAGE_TABLE: Table<UsageRecord> = Table::new(USAGE);
+pub const USAGE_TABLE: CompactTable<UsageRecord> = CompactTable::new(USAGE);
 pub const EVENT_TABLE: Table<StoredEvent> = Table::new(EVENTS);
 pub const WALLET_TABLE: Table<WalletEntry> = Table::new(WALLET_ENTRIES);
 
@@ -64,13 +65,6 @@ pub struct UsageRecord {
 }
 
 impl UsageRecord {
-    /// Usage rows sort by time: big-endian ms, then the request id.
-    pub fn row_key(&self) -> Vec<u8> {
-        let mut key = self.at.to_be_bytes().to_vec();
-        key.extend_from_slice(self.request_id.as_bytes());
-        key
-    }
-
     pub fn view(&self) -> Value {
         json!({
             "requestId": self.request_id,

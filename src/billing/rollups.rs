@@ -20,7 +20,7 @@ use crate::audit::refusals::add_error;
 use crate::catalogue::Endpoint;
 use crate::store::day_key::{day_index, split_key};
 use crate::store::tables::{ERROR_ROLLUPS, META, USAGE, USAGE_ROLLUPS};
-use crate::store::{Reader, Store, StoreError, Table, codec};
+use crate::store::{Reader, Store, StoreError, Table, codec, compact};
 
 pub use crate::store::day_key::DAY_MS;
 pub const ROLLUP_TABLE: Table<Rollup> = Table::new(USAGE_ROLLUPS);
@@ -174,8 +174,8 @@ fn raw_rows(tx: &redb::ReadTransaction, from: i64, to: i64) -> Result<Vec<Row>, 
     let (lo, hi) = (from.to_be_bytes(), to.to_be_bytes());
     let mut out = Vec::new();
     for row in redb::ReadableTable::range(&table, lo.as_slice()..hi.as_slice())? {
-        let (_, value) = row?;
-        let r: UsageRecord = codec::decode(value.value())?;
+        let (key, value) = row?;
+        let r: UsageRecord = compact::decode(key.value(), value.value())?;
         let mut sum = Rollup::default();
         sum.add(&r);
         out.push(Row {
@@ -226,8 +226,8 @@ pub fn migrate_v7_to_v8(txn: &redb::WriteTransaction) -> Result<(), StoreError> 
     {
         let usage = txn.open_table(USAGE)?;
         for row in redb::ReadableTable::iter(&usage)? {
-            let (_, value) = row?;
-            let record: UsageRecord = codec::decode(value.value())?;
+            let (key, value) = row?;
+            let record: UsageRecord = compact::decode(key.value(), value.value())?;
             sums.entry(usage_key(&record)).or_default().add(&record);
         }
     }

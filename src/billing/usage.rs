@@ -15,7 +15,7 @@ use crate::base::money::micros_to_credits;
 use crate::base::time::{format_rfc3339, now_ms};
 pub use crate::catalogue::Endpoint;
 use crate::store::tables::{Def, EVENTS, USAGE, WALLET_ENTRIES};
-use crate::store::{Store, StoreError, codec};
+use crate::store::{Store, StoreError, codec, compact};
 
 /// Which records a query covers.
 #[derive(Debug, Clone, Default)]
@@ -80,7 +80,24 @@ pub fn rows(store: &Store, scope: &Scope) -> Result<Vec<Row>, StoreError> {
 }
 
 pub fn records(store: &Store, scope: &Scope) -> Result<Vec<UsageRecord>, StoreError> {
-    Ok(in_range::<UsageRecord>(store, USAGE, scope.from, scope.to)?
+    let rows = store.read(|tx| {
+        let table = match tx.open_table(USAGE) {
+            Ok(table) => table,
+            Err(redb::TableError::TableDoesNotExist(_)) => return Ok(Vec::new()),
+            Err(e) => return Err(e.into()),
+        };
+        let (from, to) = (
+            scope.from.max(0).to_be_bytes(),
+            scope.to.max(0).to_be_bytes(),
+        );
+        let mut out = Vec::new();
+        for row in table.range(from.as_slice()..to.as_slice())? {
+            let (key, value) = row?;
+            out.push(compact::decode::<UsageRecord>(key.value(), value.value())?);
+        }
+        Ok(out)
+    })?;
+    Ok(rows
         .into_iter()
         .filter(|r| scope.covers(Some(&r.tenant_id), Some(&r.key_id)))
         .filter(|r| scope.endpoint.is_none_or(|e| e == r.endpoint))

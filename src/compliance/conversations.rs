@@ -12,9 +12,11 @@ use serde_json::{Value, json};
 use crate::base::money::micros_to_credits;
 use crate::base::time::format_rfc3339;
 use crate::store::tables::{CONVERSATION_EXPIRY, CONVERSATIONS};
-use crate::store::{Store, StoreError, Table, codec};
+use crate::store::{CompactTable, Store, StoreError, compact};
 
-pub const CONVERSATION_TABLE: Table<Conversation> = Table::new(CONVERSATIONS);
+mod stored;
+
+pub const CONVERSATION_TABLE: CompactTable<Conversation> = CompactTable::new(CONVERSATIONS);
 pub const DAY_MS: i64 = 86_400_000;
 pub const MAX_PAGE: usize = 200;
 
@@ -43,18 +45,6 @@ pub struct Conversation {
 }
 
 impl Conversation {
-    pub fn key(&self) -> Vec<u8> {
-        let mut key = self.at.to_be_bytes().to_vec();
-        key.extend_from_slice(self.request_id.as_bytes());
-        key
-    }
-
-    fn expiry_key(&self) -> Vec<u8> {
-        let mut key = self.expires_at.to_be_bytes().to_vec();
-        key.extend_from_slice(self.request_id.as_bytes());
-        key
-    }
-
     pub fn view(&self, with_bodies: bool) -> Value {
         let mut view = json!({
             "requestId": self.request_id,
@@ -90,7 +80,7 @@ pub fn insert(txn: &WriteTransaction, conversation: &Conversation) -> Result<(),
     let key = conversation.key();
     CONVERSATION_TABLE.put(txn, &key, conversation)?;
     txn.open_table(CONVERSATION_EXPIRY)?
-        .insert(conversation.expiry_key().as_slice(), key.as_slice())?;
+        .insert(conversation.expiry_key().as_slice(), [].as_slice())?;
     Ok(())
 }
 
@@ -142,7 +132,7 @@ pub fn list(
         .rev()
     {
         let (key, value) = row?;
-        let record: Conversation = codec::decode(value.value())?;
+        let record: Conversation = compact::decode(key.value(), value.value())?;
         if record.at >= filter.to
             || filter
                 .tenant_id

@@ -20,11 +20,8 @@ use super::conversations;
 use super::reviews::REVIEW_TABLE;
 use crate::audit::{self, Draft, pseudonym};
 use crate::base::time::{format_rfc3339, now_ms};
-use crate::billing::UsageRecord;
-use crate::store::tables::USAGE;
-use crate::store::{Reader, Store, StoreError, Table};
-
-const USAGE_TABLE: Table<UsageRecord> = Table::new(USAGE);
+use crate::billing::{USAGE_TABLE, UsageRecord};
+use crate::store::{Reader, Store, StoreError};
 
 /// Everything held about one subject of one tenant.
 struct Gathered {

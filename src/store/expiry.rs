@@ -1,6 +1,7 @@
 //! Expiry indexes: a table keyed by big-endian expiry time then record key,
-//! whose value is the record's key in its own table. Stored responses and
-//! conversations both keep one.
+//! whose value is the record's key in its own table, or empty when the
+//! index key ends with the record's key (conversations, schema 9). Stored
+//! responses and conversations both keep one.
 
 use redb::ReadableTable;
 
@@ -33,7 +34,12 @@ pub async fn prune(store: &Store, index: Def, records: Def, now: i64) -> Result<
                 let mut records = txn.open_table(records)?;
                 for (expiry_key, key) in &due {
                     index.remove(expiry_key.as_slice())?;
-                    records.remove(key.as_slice())?;
+                    let key = if key.is_empty() {
+                        expiry_key.get(8..).unwrap_or_default()
+                    } else {
+                        key.as_slice()
+                    };
+                    records.remove(key)?;
                 }
                 Ok(due.len())
             })

@@ -11,10 +11,12 @@
 
 pub mod backup;
 pub mod codec;
+pub mod compact;
 pub mod day_key;
 pub mod expiry;
 pub mod journal;
 pub mod migrate;
+pub mod shape;
 pub mod tables;
 pub mod writer;
 
@@ -23,7 +25,7 @@ use std::sync::Arc;
 
 use redb::{Database, ReadTransaction, ReadableDatabase, WriteTransaction};
 
-pub use tables::{Reader, SCHEMA_VERSION, Table};
+pub use tables::{CompactTable, Reader, SCHEMA_VERSION, Table};
 
 /// The file name of the database inside the data directory.
 pub const DB_FILE: &str = "tollgate.redb";

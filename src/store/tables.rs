@@ -11,6 +11,7 @@ use redb::{ReadableTable, TableDefinition, WriteTransaction};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use super::compact::{self, Compact};
 use super::{StoreError, codec};
 
 /// Raw (key, value) rows of a table scan.
@@ -19,7 +20,7 @@ pub type Rows = Vec<(Vec<u8>, Vec<u8>)>;
 pub type Def = TableDefinition<'static, &'static [u8], &'static [u8]>;
 
 /// The schema this build writes. Raise it with a migration in `migrate.rs`.
-pub const SCHEMA_VERSION: u32 = 8;
+pub const SCHEMA_VERSION: u32 = 9;
 
 /// Store-wide facts: schema version, first-start marker, readiness probe.
 pub const META: Def = TableDefinition::new("meta");
@@ -40,7 +41,8 @@ pub const SESSIONS: Def = TableDefinition::new("sessions");
 
 /// old key id -> the key id it was rotated to
 pub const KEY_ROTATIONS: Def = TableDefinition::new("key_rotations");
-/// time (big-endian ms) + request id -> `UsageRecord`
+/// time (big-endian ms) + request id (`compact::id_bytes`) ->
+/// `UsageRecord` in the compact layout (schema 9)
 pub const USAGE: Def = TableDefinition::new("usage");
 /// day (big-endian u32, days since 1970) + tenant id `\0` key id `\0`
 /// model `\0` endpoint -> `rollups::Rollup`: the usage records' sums, kept
@@ -56,11 +58,13 @@ pub const WALLET_ENTRIES: Def = TableDefinition::new("wallet_entries");
 /// `<tenant id>/<YYYY-MM-DD>/<counter>` -> count (big-endian u32): durable
 /// per-day counters such as the free tier's multimodal cap
 pub const DAY_COUNTS: Def = TableDefinition::new("day_counts");
-/// sequence number (big-endian u64) -> `audit::Entry` (hash-chained)
+/// sequence number (big-endian u64) -> `audit::Entry` (hash-chained; the
+/// compact layout, without the link, from schema 9)
 pub const AUDIT: Def = TableDefinition::new("audit");
-/// time (big-endian ms) + request id -> `conversations::Conversation`
+/// time (big-endian ms) + request id (`compact::id_bytes`) ->
+/// `conversations::Conversation` in the compact layout (schema 9)
 pub const CONVERSATIONS: Def = TableDefinition::new("conversations");
-/// expiry (big-endian ms) + request id -> the conversation's key
+/// expiry (big-endian ms) + the conversation's key -> empty (schema 9)
 pub const CONVERSATION_EXPIRY: Def = TableDefinition::new("conversation_expiry");
 /// review id -> `reviews::Review`
 pub const REVIEWS: Def = TableDefinition::new("reviews");
@@ -201,6 +205,45 @@ impl<V: Serialize + DeserializeOwned> Table<V> {
     pub fn put(&self, tx: &WriteTransaction, key: &[u8], value: &V) -> Result<(), StoreError> {
         tx.open_table(self.def)?
             .insert(key, codec::encode(value).as_slice())?;
+        Ok(())
+    }
+
+    pub fn remove(&self, tx: &WriteTransaction, key: &[u8]) -> Result<bool, StoreError> {
+        Ok(tx.open_table(self.def)?.remove(key)?.is_some())
+    }
+}
+
+/// A table of records with a compact layout ([`compact`]): the row's key
+/// is handed to the decoder, so a value need not repeat it.
+pub struct CompactTable<V> {
+    pub def: Def,
+    _value: PhantomData<fn() -> V>,
+}
+
+impl<V: Compact> CompactTable<V> {
+    pub const fn new(def: Def) -> Self {
+        CompactTable {
+            def,
+            _value: PhantomData,
+        }
+    }
+
+    pub fn get(&self, tx: &impl Reader, key: &[u8]) -> Result<Option<V>, StoreError> {
+        tx.get_raw(self.def, key)?
+            .map(|bytes| compact::decode(key, &bytes))
+            .transpose()
+    }
+
+    pub fn all(&self, tx: &impl Reader) -> Result<Vec<V>, StoreError> {
+        tx.scan_raw(self.def)?
+            .iter()
+            .map(|(k, v)| compact::decode(k, v))
+            .collect()
+    }
+
+    pub fn put(&self, tx: &WriteTransaction, key: &[u8], value: &V) -> Result<(), StoreError> {
+        tx.open_table(self.def)?
+            .insert(key, compact::encode(value).as_slice())?;
         Ok(())
     }
 

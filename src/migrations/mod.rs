@@ -5,6 +5,8 @@
 //! the parts whose records they rewrite, and are listed here, above those
 //! parts in the layer map, so the store never imports them.
 
+mod v8_to_v9;
+
 use crate::auth::accounts::{ACCOUNT_TABLE, Role};
 use crate::store::StoreError;
 use crate::store::migrate::Migration;
@@ -29,6 +31,9 @@ pub const ALL: &[Migration] = &[
     crate::billing::migrate::migrate_v6_to_v7,
     // 7 -> 8: usage and refusal rollups, built from the stored records.
     crate::billing::rollups::migrate_v7_to_v8,
+    // 8 -> 9: usage records, audit entries and conversation records in
+    // the compact layout.
+    v8_to_v9::migrate_v8_to_v9,
 ];
 
 // The step that needs both tenants and accounts lives here, above both.

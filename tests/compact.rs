@@ -1,0 +1,226 @@
+//! The compact layout of the records written per request (issue 19,
+//! items 6 and 9): a store written by the schema 8 code (checked in under
+//! `tests/fixtures/store-v8`) is migrated on first open and answers every
+//! read as before: usage totals and raw records, keys, the audit log and
+//! its chain, the conversation log; every rewritten value is compact.
+//!
+//! This file speaks only HTTP, the CLI and redb, so the fixture writer
+//! below builds on the schema 8 code too.
+
+mod common;
+
+use common::TestServer;
+use serde_json::{Value, json};
+
+const FIXTURE_V8: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/store-v8");
+const FROM: &str = "2020-01-01T00:00:00Z";
+const TO: &str = "2040-01-01T00:00:00Z";
+/// The tables whose rows the migration rewrites.
+const TABLES: [&str; 4] = ["usage", "audit", "conversations", "conversation_expiry"];
+
+async fn chat(server: &TestServer, key: &str, body: Value, id: Option<&str>) -> u16 {
+    let mut request = common::client()
+        .post(server.url("/v1/chat/completions"))
+        .bearer_auth(key)
+        .json(&body);
+    if let Some(id) = id {
+        request = request.header("x-request-id", id);
+    }
+    let response = request.send().await.unwrap();
+    let status = response.status().as_u16();
+    response.bytes().await.unwrap();
+    status
+}
+
+async fn get(server: &TestServer, token: &str, path: &str) -> Value {
+    common::get_json(server, token, path).await
+}
+
+/// Rows per table of a stopped server's file, and the format byte of
+/// every value.
+fn rows(data_dir: &std::path::Path) -> (Value, Vec<u8>) {
+    let db = redb::Database::open(data_dir.join("tollgate.redb")).unwrap();
+    let read = redb::ReadableDatabase::begin_read(&db).unwrap();
+    let mut counts = serde_json::Map::new();
+    let mut formats = Vec::new();
+    for name in TABLES {
+        let def: redb::TableDefinition<&[u8], &[u8]> = redb::TableDefinition::new(name);
+        let table = read.open_table(def).unwrap();
+        let mut n = 0;
+        for row in redb::ReadableTable::iter(&table).unwrap() {
+            let (_, value) = row.unwrap();
+            if name != "conversation_expiry" {
+                formats.push(value.value()[0]);
+            }
+            n += 1;
+        }
+        counts.insert(name.to_owned(), json!(n));
+    }
+    (Value::Object(counts), formats)
+}
+
+/// Every read the migration must keep, as the owner sees it.
+async fn reads(server: &TestServer, token: &str) -> Value {
+    let conversations = get(server, token, "/api/v1/conversations?limit=200").await;
+    let first = conversations["data"][0]["requestId"].as_str().unwrap();
+    json!({
+        "records": get(server, token, &format!("/api/v1/usage/records?from={FROM}&to={TO}")).await,
+        "audit": get(server, token, "/api/v1/audit?limit=500").await,
+        "conversations": conversations,
+        "conversation": get(server, token, &format!("/api/v1/conversations/{first}")).await,
+    })
+}
+
+/// Writes `tests/fixtures/store-v8` with the code of schema 8: two
+/// tenants, three keys, chat (plain, streamed, with a client's request
+/// id), embedding and refused requests, bodies logged, and that code's
+/// answers next to the store. Run once, by hand, on the commit before
+/// the compact layout:
+/// `cargo test --test compact -- --ignored write_schema_8_fixture`.
+#[tokio::test]
+#[ignore = "writes the checked-in fixture; run by hand on schema 8"]
+async fn write_schema_8_fixture() {
+    let mut server = TestServer::start();
+    let password = server.owner_password();
+    server.cli_json(&["tenants", "create", "--name", "acme", "--tier", "paid"]);
+    server.cli_json(&["tenants", "topup", "acme", "--credits", "50"]);
+    let demo = server.demo_key();
+    let (_, first) = server.create_key(&["--tenant", "acme"]);
+    let (_, second) = server.create_key(&["--tenant", "acme", "--credit-limit", "1000"]);
+    for i in 0..5 {
+        for key in [&demo, &first, &second] {
+            let body = json!({ "model": "mock-chat",
+                "messages": [{ "role": "user", "content": format!("hello number {i}") }] });
+            assert_eq!(chat(&server, key, body, None).await, 200);
+        }
+    }
+    let streamed = json!({ "model": "mock-chat", "stream": true,
+        "messages": [{ "role": "user", "content": "stream it" }] });
+    assert_eq!(chat(&server, &first, streamed, None).await, 200);
+    let named = json!({ "model": "mock-chat",
+        "messages": [{ "role": "user", "content": "my own id" }] });
+    assert_eq!(chat(&server, &demo, named, Some("client-id-42")).await, 200);
+    for key in [&first, &demo] {
+        let answer = common::client()
+            .post(server.url("/v1/embeddings"))
+            .bearer_auth(key)
+            .json(&json!({ "model": "mock-embedding", "input": "some text to embed" }))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(answer.status(), 200);
+        let refused = json!({ "model": "no-such-model",
+            "messages": [{ "role": "user", "content": "x" }] });
+        assert_eq!(chat(&server, key, refused, None).await, 404);
+    }
+    let token = common::login_as(&server, "owner@localhost", &password).await;
+    let reads = reads(&server, &token).await;
+    server.terminate();
+    let out = std::path::Path::new(FIXTURE_V8);
+    std::fs::create_dir_all(out).unwrap();
+    std::fs::copy(
+        server.data_dir().join("tollgate.redb"),
+        out.join("tollgate.redb"),
+    )
+    .unwrap();
+    let expected = json!({
+        "ownerPassword": password,
+        "usage": server.cli_json(&["usage", "--from", FROM, "--to", TO]),
+        "keys": server.cli_json(&["keys", "list"]),
+        "audit": server.cli_json(&["audit", "verify"]),
+        "rows": rows(&server.data_dir()).0,
+        "reads": reads,
+    });
+    std::fs::write(
+        out.join("expected.json"),
+        serde_json::to_string_pretty(&expected).unwrap(),
+    )
+    .unwrap();
+}
+
+/// A server not yet started on a copy of the schema 8 fixture.
+fn fixture() -> (TestServer, Value) {
+    let server = TestServer {
+        dir: tempfile::tempdir().unwrap(),
+        child: None,
+        base_url: String::new(),
+        banner: Vec::new(),
+        config: None,
+        env: Vec::new(),
+    };
+    std::fs::create_dir_all(server.data_dir()).unwrap();
+    std::fs::copy(
+        format!("{FIXTURE_V8}/tollgate.redb"),
+        server.data_dir().join("tollgate.redb"),
+    )
+    .unwrap();
+    let expected: Value = serde_json::from_str(
+        &std::fs::read_to_string(format!("{FIXTURE_V8}/expected.json")).unwrap(),
+    )
+    .unwrap();
+    (server, expected)
+}
+
+#[tokio::test]
+async fn a_schema_8_store_is_migrated_and_answers_every_read_the_same() {
+    let (mut server, expected) = fixture();
+    let (before, formats) = rows(&server.data_dir());
+    assert_eq!(before, expected["rows"]);
+    assert!(formats.iter().all(|f| *f == 1), "schema 8 values: bincode");
+
+    // The CLI's first open migrates; totals, keys and the chain hold.
+    let usage = server.cli_json(&["usage", "--from", FROM, "--to", TO]);
+    assert_eq!(usage, expected["usage"]);
+    assert_eq!(server.cli_json(&["keys", "list"]), expected["keys"]);
+    let audit = server.cli_json(&["audit", "verify"]);
+    assert_eq!(audit["valid"], true, "{audit}");
+    assert_eq!(audit["entries"], expected["audit"]["entries"]);
+
+    // Every row rewritten, none lost, each value compact.
+    let (after, formats) = rows(&server.data_dir());
+    assert_eq!(after, expected["rows"]);
+    assert!(!formats.is_empty());
+    assert!(formats.iter().all(|f| *f == 2), "{formats:?}");
+    {
+        let db = redb::Database::open(server.data_dir().join("tollgate.redb")).unwrap();
+        let read = redb::ReadableDatabase::begin_read(&db).unwrap();
+        let version = read
+            .open_table(tollgate::store::tables::META)
+            .unwrap()
+            .get(tollgate::store::tables::META_SCHEMA_VERSION)
+            .unwrap()
+            .unwrap()
+            .value()
+            .to_vec();
+        assert_eq!(version, 9u32.to_be_bytes());
+    }
+
+    // The server reads the same records, entries (links and digests
+    // included) and conversations.
+    server.launch().unwrap();
+    let password = expected["ownerPassword"].as_str().unwrap();
+    let token = common::login_as(&server, "owner@localhost", password).await;
+    let mut now = reads(&server, &token).await;
+    let was = &expected["reads"];
+    // Signing in again appended entries: compare the fixture's.
+    let last = was["audit"]["data"][0]["seq"].as_u64().unwrap();
+    now["audit"]["data"]
+        .as_array_mut()
+        .unwrap()
+        .retain(|e| e["seq"].as_u64().unwrap() <= last);
+    for part in ["records", "audit", "conversations", "conversation"] {
+        assert_eq!(now[part], was[part], "{part}");
+    }
+    // A client's own request id survived as text, a UUID as bytes.
+    let ids: Vec<&str> = now["records"]["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["requestId"].as_str().unwrap())
+        .collect();
+    assert!(ids.contains(&"client-id-42"), "{ids:?}");
+
+    // The chain, with the server's own entries appended, still verifies.
+    let answer = get(&server, &token, "/api/v1/audit/verify").await;
+    assert_eq!(answer["valid"], true, "{answer}");
+}
