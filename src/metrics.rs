@@ -21,7 +21,7 @@ use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 use subtle::ConstantTimeEq;
 
-use crate::app::AppState;
+use crate::api::state::AppState;
 use crate::base::error::{ApiError, Code};
 
 /// The content type `promtool` and Prometheus read (exposition 0.0.4).

@@ -38,8 +38,10 @@ pub mod native;
 pub mod openapi;
 pub mod playground;
 pub mod responses;
+pub mod router;
 pub mod serve;
 pub mod sso;
+pub mod state;
 pub mod stats;
 pub mod tenants;
 pub mod ui;
@@ -49,7 +51,7 @@ pub mod webhooks;
 
 use axum::Router;
 
-use crate::app::AppState;
+use crate::api::state::AppState;
 
 pub fn routes() -> Router<AppState> {
     Router::new()

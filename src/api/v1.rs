@@ -18,7 +18,7 @@ use crate::metrics::ModelLabel;
 use serde_json::{Value, json};
 
 use crate::api::extract::InferenceKey;
-use crate::app::AppState;
+use crate::api::state::AppState;
 use crate::traces;
 use opentelemetry::context::FutureExt as _;
 use opentelemetry::{Context, KeyValue};

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::{Classification, Level, Source};
-use crate::app::AppState;
+use crate::api::state::AppState;
 use crate::gateway::request::ChatRequest;
 use crate::providers::Reply;
 use crate::tenants::CompliancePolicy;

@@ -27,7 +27,7 @@ use serde_json::{Map, Value, json};
 use super::media::{ServiceFields, exhausted, gated};
 use super::walk::{Call, Walk, hold_key_tokens};
 use super::{Compliance, Extensions, Served, tokens};
-use crate::app::AppState;
+use crate::api::state::AppState;
 use crate::auth::keys::ApiKey;
 use crate::base::error::{ApiError, Code};
 use crate::base::time::now_ms;

@@ -30,7 +30,7 @@ use super::form::FormPart;
 use super::request::ChatRequest;
 use super::walk::{Call, Walk};
 use super::{Attempt, Compliance, Extensions, Served};
-use crate::app::AppState;
+use crate::api::state::AppState;
 use crate::auth::keys::ApiKey;
 use crate::base::error::{ApiError, Code};
 use crate::base::money::{charge_for, credits_to_micros};

@@ -31,7 +31,7 @@ use futures::StreamExt;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::app::AppState;
+use crate::api::state::AppState;
 use crate::auth::keys::{ApiKey, Keys};
 use crate::base::error::{ApiError, Code};
 use crate::base::money::micros_to_credits;

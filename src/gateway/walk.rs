@@ -12,7 +12,7 @@ use opentelemetry::context::FutureExt as _;
 
 use super::attempt::AttemptSpan;
 use super::{Attempt, first_chunk, tokens};
-use crate::app::AppState;
+use crate::api::state::AppState;
 use crate::auth::keys::ApiKey;
 use crate::base::error::{ApiError, Code};
 use crate::base::time::now_ms;

@@ -29,7 +29,7 @@ use super::native::ServiceFields;
 use super::native::wire::Wire;
 use super::request::ChatRequest;
 use super::{ChatOutcome, chat_on};
-use crate::app::AppState;
+use crate::api::state::AppState;
 use crate::auth::keys::ApiKey;
 use crate::base::error::{ApiError, Code};
 use crate::billing::Endpoint;

@@ -31,7 +31,7 @@ use serde_json::{Map, Value};
 
 use super::request::ChatRequest;
 use super::{Attempt, Compliance, Extensions, Served, admit, gate, take_tier_caps, tokens, walk};
-use crate::app::AppState;
+use crate::api::state::AppState;
 use crate::auth::keys::ApiKey;
 use crate::base::error::{ApiError, Code};
 use crate::billing::Charged;

@@ -32,7 +32,7 @@ use super::native::wire::Wire;
 use super::native::{self, NativeCall, NativeOutcome, ServiceFields};
 use super::stream::SseBody;
 use super::{ChatOutcome, chat_on};
-use crate::app::AppState;
+use crate::api::state::AppState;
 use crate::auth::keys::ApiKey;
 use crate::base::error::{ApiError, Code};
 use crate::base::time::now_ms;
