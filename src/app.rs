@@ -19,6 +19,7 @@ use crate::api::state::{AppState, Shared};
 use crate::auth::keys::Keys;
 use crate::catalogue::overlay::LiveCatalogue;
 use crate::config::Config;
+use crate::gateway::{Gateway, Settings};
 use crate::store::Store;
 
 /// Builds every part once and the application state over them; starts
@@ -76,21 +77,47 @@ pub fn build(config: Config, store: Store) -> AppState {
         .sso
         .clone()
         .map(|sso| Arc::new(crate::sso::Sso::new(sso)));
+    let catalogue = Arc::new(catalogue);
+    let keys = Keys::new(store.clone());
+    let providers = crate::providers::Providers::new(connect_timeout, allow_private_images);
+    let ledger = Arc::new(ledger);
+    let router = Arc::<crate::routing::Router>::default();
+    let model_limits = Arc::<crate::billing::limits::ModelLimits>::default();
+    let key_tokens = Arc::<crate::billing::limits::TokenLimiter>::default();
+    let gateway = Arc::new(Gateway {
+        store: store.clone(),
+        catalogue: catalogue.clone(),
+        keys: keys.clone(),
+        ledger: ledger.clone(),
+        providers: providers.clone(),
+        router: router.clone(),
+        model_limits: model_limits.clone(),
+        key_tokens: key_tokens.clone(),
+        classifier: classifier.clone(),
+        sampler: sampler.clone(),
+        events: events.clone(),
+        metrics: metrics.clone(),
+        settings: Settings {
+            free_multimodal_per_day: config.free_multimodal_per_day,
+            judge_timeout: std::time::Duration::from_millis(config.judge_timeout_ms),
+        },
+    });
     AppState::new(Shared {
+        gateway,
         sso,
-        catalogue: Arc::new(catalogue),
+        catalogue,
         config: Arc::new(config),
-        keys: Keys::new(store.clone()),
-        providers: crate::providers::Providers::new(connect_timeout, allow_private_images),
+        keys,
+        providers,
         classifier,
         sampler,
         refusals: Arc::default(),
         limiter: Arc::default(),
         sign_in_throttle: Arc::default(),
-        key_tokens: Arc::default(),
-        model_limits: Arc::default(),
-        ledger: Arc::new(ledger),
-        router: Arc::default(),
+        key_tokens,
+        model_limits,
+        ledger,
+        router,
         metrics,
         traces,
         events,

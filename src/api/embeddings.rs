@@ -44,7 +44,7 @@ async fn create_embedding(
         let model = request.model.clone();
         traces::request_model(OPERATION, &model);
         let mut response =
-            match embeddings::serve(&state, &key, request_id(&headers), request).await {
+            match embeddings::serve(&state.gateway, &key, request_id(&headers), request).await {
                 Ok(answer) => axum::Json(answer).into_response(),
                 Err(error) => error.into_response(),
             };

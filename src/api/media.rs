@@ -139,10 +139,11 @@ async fn handle(
         let request = parse()?;
         let model = request.model.clone();
         traces::request_model(operation, &model);
-        let mut response = match media::serve(state, key, request_id(headers), request).await {
-            Ok(answer) => respond(answer),
-            Err(error) => error.into_response(),
-        };
+        let mut response =
+            match media::serve(&state.gateway, key, request_id(headers), request).await {
+                Ok(answer) => respond(answer),
+                Err(error) => error.into_response(),
+            };
         if state.catalogue.get_for(&key.tenant_id, &model).is_some() {
             response.extensions_mut().insert(ModelLabel(model));
         }

@@ -137,7 +137,8 @@ pub(crate) async fn run(
     call: NativeCall,
 ) -> Response {
     let model = call.requested.clone();
-    let mut response = render(native::passthrough(state, key, request_id(headers), call).await);
+    let mut response =
+        render(native::passthrough(&state.gateway, key, request_id(headers), call).await);
     response.extensions_mut().insert(ModelLabel(model));
     response
 }

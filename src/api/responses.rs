@@ -38,7 +38,8 @@ async fn create_response(
     let handled = with_rate_limit(&state, &key, async {
         let service = service_fields(&headers)?;
         let answer =
-            responses::create_response(&state, &key, request_id(&headers), body.0, service).await?;
+            responses::create_response(&state.gateway, &key, request_id(&headers), body.0, service)
+                .await?;
         let mut response = match answer.outcome {
             ResponsesOutcome::Complete(response) => axum::Json(response).into_response(),
             ResponsesOutcome::Held(review) => {

@@ -34,6 +34,9 @@ impl std::ops::Deref for AppState {
 /// (`app`). The gateway's own parts are shared handles (`Arc`s) to the same
 /// values the [`crate::gateway::Gateway`] holds.
 pub struct Shared {
+    /// The inference pipeline, with its parts: every `/v1` handler calls
+    /// it.
+    pub gateway: Arc<crate::gateway::Gateway>,
     pub config: Arc<Config>,
     pub store: Arc<Store>,
     /// The configuration's models with the dashboard's edits merged over

@@ -222,7 +222,7 @@ async fn chat(
         .cloned()
         .unwrap_or_default();
     let (mut response, model) =
-        match gateway::chat_completions(state, key, request_id, request, body).await {
+        match gateway::chat_completions(&state.gateway, key, request_id, request, body).await {
             Ok(ChatOutcome::Held(review)) => (
                 (axum::http::StatusCode::ACCEPTED, axum::Json(review)).into_response(),
                 primary.clone(),

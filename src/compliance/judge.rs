@@ -14,7 +14,6 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::{Classification, Level, Source};
-use crate::api::state::AppState;
 use crate::gateway::request::ChatRequest;
 use crate::providers::Reply;
 use crate::tenants::CompliancePolicy;
@@ -119,7 +118,7 @@ pub fn grey_zone(risk: &Classification) -> bool {
 /// The rules' result, reviewed by the judge when the policy asks for it and
 /// the result is a grey zone.
 pub async fn decide(
-    state: &AppState,
+    parts: JudgeParts<'_>,
     policy: &CompliancePolicy,
     request: &ChatRequest,
     mut risk: Classification,
@@ -144,7 +143,7 @@ pub async fn decide(
         error: None,
         effect: "kept",
     };
-    match ask(state, model_name, request, &risk).await {
+    match ask(&parts, model_name, request, &risk).await {
         Err(error) => {
             tracing::warn!(judge = %model_name, %error, "the judge gave no usable answer; the rule result stands");
             judgement.error = Some(error);
@@ -182,6 +181,15 @@ pub async fn decide(
     risk
 }
 
+/// What the judge uses: the catalogue to find its model, the providers to
+/// ask it, the metrics to count the call, and how long it may take.
+pub struct JudgeParts<'a> {
+    pub catalogue: &'a crate::catalogue::overlay::LiveCatalogue,
+    pub providers: &'a crate::providers::Providers,
+    pub metrics: &'a crate::metrics::Metrics,
+    pub timeout: Duration,
+}
+
 struct Verdict {
     level: Level,
     area: Option<String>,
@@ -190,12 +198,12 @@ struct Verdict {
 }
 
 async fn ask(
-    state: &AppState,
+    parts: &JudgeParts<'_>,
     model_name: &str,
     request: &ChatRequest,
     risk: &Classification,
 ) -> Result<Verdict, String> {
-    let model = state
+    let model = parts
         .catalogue
         .get(model_name)
         .ok_or_else(|| format!("`{model_name}` is not in the catalogue"))?;
@@ -224,15 +232,15 @@ async fn ask(
         "temperature": 0,
         "max_tokens": 300,
     });
-    let timeout = Duration::from_millis(state.config.judge_timeout_ms);
+    let timeout = parts.timeout;
     let started = Instant::now();
-    let reply = tokio::time::timeout(timeout, state.providers.chat(&model, body, false)).await;
+    let reply = tokio::time::timeout(timeout, parts.providers.chat(&model, body, false)).await;
     let outcome = match &reply {
         Err(_) => "timeout".to_owned(),
         Ok(Err(e)) => e.status_label(),
         Ok(Ok(_)) => "ok".to_owned(),
     };
-    state
+    parts
         .metrics
         .upstream(&model.provider.id, &outcome, started.elapsed());
     let completion = match reply {

@@ -27,12 +27,12 @@ use serde_json::{Map, Value, json};
 use super::media::{ServiceFields, exhausted, gated};
 use super::walk::{Call, Walk, hold_key_tokens};
 use super::{Compliance, Extensions, Served, tokens};
-use crate::api::state::AppState;
 use crate::auth::keys::ApiKey;
 use crate::base::error::{ApiError, Code};
 use crate::base::time::now_ms;
 use crate::billing::{Endpoint, limits};
 use crate::catalogue::{Model, ProviderKind};
+use crate::gateway::Gateway;
 use crate::providers::{Providers, UpstreamError};
 use crate::tenants::ReviewMode;
 
@@ -90,13 +90,13 @@ pub struct EmbeddingRequest {
 }
 
 pub async fn serve(
-    state: &AppState,
+    gateway: &Gateway,
     key: &ApiKey,
     request_id: &str,
     request: EmbeddingRequest,
 ) -> Result<Value, ApiError> {
     let started = Instant::now();
-    let model = super::catalogued(state, key, &request.model)?;
+    let model = super::catalogued(gateway, key, &request.model)?;
     super::kind_fits(&model, true, PATH)?;
     if let Some(refusal) = (0..model.deployments.len())
         .map(|i| unfit(&request.inputs, &model.on(i)))
@@ -113,10 +113,10 @@ pub async fn serve(
         ));
     }
     let (estimate, estimated) = request.inputs.tokens();
-    let admitted = super::admit(state, key, super::estimated_cost(&model, estimate, 0))?;
+    let admitted = super::admit(gateway, key, super::estimated_cost(&model, estimate, 0))?;
     let tenant = &admitted.tenant;
     let chat = gated(&request.model, &request.inputs.text(), &request.service);
-    let risk = super::gate(state, key, &tenant.policy, &chat, request_id).await?;
+    let risk = super::gate(gateway, key, &tenant.policy, &chat, request_id).await?;
     let hold = match tenant.policy.review_mode {
         ReviewMode::Off => false,
         ReviewMode::HighRisk => risk.level >= crate::compliance::Level::High,
@@ -129,7 +129,7 @@ pub async fn serve(
         ));
     }
     let mut reservations: Vec<limits::Reservation> = Vec::new();
-    match state.model_limits.admit(
+    match gateway.model_limits.admit(
         &model.id,
         model.rpm_limit,
         model.tpm_limit,
@@ -143,8 +143,8 @@ pub async fn serve(
             return Err(error);
         }
     }
-    reservations.extend(hold_key_tokens(state, key, estimate)?);
-    let registered = super::registered_providers(state, &tenant.policy)?;
+    reservations.extend(hold_key_tokens(gateway, key, estimate)?);
+    let registered = super::registered_providers(gateway, &tenant.policy)?;
     let (pii, logged) = super::redacted_request(&tenant.policy, &request.logged);
     let compliance = Arc::new(Compliance {
         policy: tenant.policy.clone(),
@@ -162,14 +162,14 @@ pub async fn serve(
         session.redact_json(&mut body["input"]);
     }
     let walk = Walk {
-        state,
+        gateway,
         tenant_id: &key.tenant_id,
         model: &model,
         name: &request.model,
         registered: registered.as_deref(),
     };
     let forward = Forward {
-        providers: &state.providers,
+        providers: &gateway.providers,
         inputs: &request.inputs,
         body,
     };
@@ -177,7 +177,7 @@ pub async fn serve(
     let (mut answer, model, retries, in_flight) = walk
         .run(&forward, &mut attempts)
         .await
-        .served_or(|| exhausted(state, key, request_id, &request.model, &attempts))?;
+        .served_or(|| exhausted(gateway, key, request_id, &request.model, &attempts))?;
     let served = Served {
         request_id: request_id.to_owned(),
         key_id: key.id.clone(),
@@ -197,7 +197,7 @@ pub async fn serve(
         endpoint: Endpoint::Embeddings,
         admission: admitted.hold,
     };
-    let extensions = Extensions::new(state, &served, false).with_reservations(reservations);
+    let extensions = Extensions::new(gateway, &served, false).with_reservations(reservations);
     let (prompt_tokens, estimated) = match answer["usage"]["prompt_tokens"].as_u64() {
         Some(reported) => (reported, false),
         None => {

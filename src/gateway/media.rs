@@ -30,7 +30,6 @@ use super::form::FormPart;
 use super::request::ChatRequest;
 use super::walk::{Call, Walk};
 use super::{Attempt, Compliance, Extensions, Served};
-use crate::api::state::AppState;
 use crate::auth::keys::ApiKey;
 use crate::base::error::{ApiError, Code};
 use crate::base::money::{charge_for, credits_to_micros};
@@ -38,6 +37,7 @@ use crate::billing::{Charged, Endpoint};
 use crate::catalogue::{Capability, Model, Pricing, ProviderKind};
 use crate::compliance::Classification;
 use crate::events::Event;
+use crate::gateway::Gateway;
 use crate::providers::media::{ByteStream, MediaCall, MediaReply};
 use crate::providers::{Providers, UpstreamError, gemini_image};
 use crate::tenants::ReviewMode;
@@ -129,13 +129,13 @@ pub enum MediaAnswer {
 }
 
 pub async fn serve(
-    state: &AppState,
+    gateway: &Gateway,
     key: &ApiKey,
     request_id: &str,
     mut request: MediaRequest,
 ) -> Result<MediaAnswer, ApiError> {
     let started = Instant::now();
-    let model = super::catalogued(state, key, &request.model)?;
+    let model = super::catalogued(gateway, key, &request.model)?;
     super::kind_fits(&model, false, request.route.path())?;
     able(request.route, &model)?;
     // Some deployment can take it; else the first one's refusal.
@@ -144,10 +144,10 @@ pub async fn serve(
         serves(request.route, &first)?;
         gemini_size(&request.call, &first)?;
     }
-    let admitted = super::admit(state, key, estimated_cost(&request, &model))?;
+    let admitted = super::admit(gateway, key, estimated_cost(&request, &model))?;
     let tenant = &admitted.tenant;
     let chat = gated_request(&request);
-    let risk = super::gate(state, key, &tenant.policy, &chat, request_id).await?;
+    let risk = super::gate(gateway, key, &tenant.policy, &chat, request_id).await?;
     let hold = match tenant.policy.review_mode {
         ReviewMode::Off => false,
         ReviewMode::HighRisk => risk.level >= crate::compliance::Level::High,
@@ -159,8 +159,8 @@ pub async fn serve(
             "the tenant policy holds this answer for human review, and speech audio cannot be held: send the text through /v1/chat/completions for review first",
         ));
     }
-    super::take_multimodal_cap(state, &admitted).await?;
-    let registered = super::registered_providers(state, &tenant.policy)?;
+    super::take_multimodal_cap(gateway, &admitted).await?;
+    let registered = super::registered_providers(gateway, &tenant.policy)?;
     let (pii, logged) = super::redacted_request(&tenant.policy, &request.logged);
     let compliance = Arc::new(Compliance {
         policy: tenant.policy.clone(),
@@ -175,7 +175,7 @@ pub async fn serve(
     let reduce_to = ask_for_duration(&mut request.call, &model);
     let file = uploaded_file(&request.call);
     let walk = Walk {
-        state,
+        gateway,
         tenant_id: &key.tenant_id,
         model: &model,
         name: &request.model,
@@ -183,13 +183,13 @@ pub async fn serve(
     };
     let mut attempts = Vec::new();
     let forward = Forward {
-        providers: &state.providers,
+        providers: &gateway.providers,
         request: &request,
     };
     let (reply, model, retries, in_flight) = walk
         .run(&forward, &mut attempts)
         .await
-        .served_or(|| exhausted(state, key, request_id, &request.model, &attempts))?;
+        .served_or(|| exhausted(gateway, key, request_id, &request.model, &attempts))?;
     let served = Served {
         request_id: request_id.to_owned(),
         key_id: key.id.clone(),
@@ -210,7 +210,7 @@ pub async fn serve(
         admission: admitted.hold,
     };
     let streamed = request.route == Route::Speech;
-    let extensions = Extensions::new(state, &served, streamed);
+    let extensions = Extensions::new(gateway, &served, streamed);
     match reply {
         MediaReply::Json(answer) if request.route == Route::Transcription => {
             let ms = audio::reported_ms(&answer);
@@ -403,7 +403,7 @@ impl Call for Forward<'_> {
 /// Every deployment failed or was skipped (the attempts say why): the
 /// chain (of one) exhausted, as for chat.
 pub(super) fn exhausted(
-    state: &AppState,
+    gateway: &Gateway,
     key: &ApiKey,
     request_id: &str,
     model: &str,
@@ -420,8 +420,8 @@ pub(super) fn exhausted(
         })
         .collect();
     tracing::info!(%model, attempts = attempts.len(), "every deployment of the media model failed");
-    state.metrics.exhausted();
-    state.events.publish(Event::providers_exhausted(
+    gateway.metrics.exhausted();
+    gateway.events.publish(Event::providers_exhausted(
         &key.tenant_id,
         request_id,
         &chain,

@@ -17,6 +17,7 @@ pub mod media;
 pub mod messages;
 pub mod multimodal;
 pub mod native;
+mod parts;
 pub mod request;
 pub mod responses;
 pub mod stream;
@@ -31,7 +32,6 @@ use futures::StreamExt;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::api::state::AppState;
 use crate::auth::keys::{ApiKey, Keys};
 use crate::base::error::{ApiError, Code};
 use crate::base::money::micros_to_credits;
@@ -56,6 +56,7 @@ use charge_record::{AuditFacts, ChargeRecord, HeldFacts};
 use opentelemetry::KeyValue;
 use opentelemetry::context::FutureExt as _;
 use opentelemetry::trace::{SpanKind, TraceContextExt as _};
+pub use parts::{Gateway, Settings};
 use request::ChatRequest;
 use walk::{ChatCall, Walk, Walked, completion_allowance, reserve_key_tokens};
 
@@ -202,13 +203,13 @@ impl Served {
 }
 
 pub async fn chat_completions(
-    state: &AppState,
+    gateway: &Gateway,
     key: &ApiKey,
     request_id: &str,
     request: ChatRequest,
     raw: &[u8],
 ) -> Result<ChatOutcome, ApiError> {
-    chat_on(state, key, request_id, request, raw, Endpoint::Chat).await
+    chat_on(gateway, key, request_id, request, raw, Endpoint::Chat).await
 }
 
 /// The chat pipeline for a request that came in on `endpoint` (chat, or a
@@ -216,7 +217,7 @@ pub async fn chat_completions(
 /// `/v1/responses` off OpenAI's own API): every stage of the chat route, its usage record carrying
 /// `endpoint`. `raw` is the body as the caller sent it (for the logs).
 pub async fn chat_on(
-    state: &AppState,
+    gateway: &Gateway,
     key: &ApiKey,
     request_id: &str,
     mut request: ChatRequest,
@@ -232,7 +233,7 @@ pub async fn chat_on(
     if !request
         .chain
         .iter()
-        .any(|m| state.catalogue.get_for(&key.tenant_id, m).is_some())
+        .any(|m| gateway.catalogue.get_for(&key.tenant_id, m).is_some())
     {
         return Err(ApiError::new(
             Code::ModelNotFound,
@@ -245,13 +246,13 @@ pub async fn chat_on(
     for model in request
         .chain
         .iter()
-        .filter_map(|m| state.catalogue.get_for(&key.tenant_id, m))
+        .filter_map(|m| gateway.catalogue.get_for(&key.tenant_id, m))
     {
         kind_fits(&model, false, route)?;
     }
-    let admitted = admit(state, key, chat_estimate(state, key, &request))?;
+    let admitted = admit(gateway, key, chat_estimate(gateway, key, &request))?;
     let tenant = &admitted.tenant;
-    let risk = gate(state, key, &tenant.policy, &request, request_id).await?;
+    let risk = gate(gateway, key, &tenant.policy, &request, request_id).await?;
     let compliance = Arc::new(Compliance::new(&tenant.policy, &request, raw, &risk));
     if compliance.hold && request.stream {
         // A held answer is shown only once approved: there is nothing to
@@ -260,8 +261,8 @@ pub async fn chat_on(
         request.body.insert("stream".into(), Value::Bool(false));
         request.body.remove("stream_options");
     }
-    take_tier_caps(state, &admitted, &request).await?;
-    let key_reservation = reserve_key_tokens(state, key, &request)?;
+    take_tier_caps(gateway, &admitted, &request).await?;
+    let key_reservation = reserve_key_tokens(gateway, key, &request)?;
     // `upstream` mode: the provider sees placeholders; the answer gets the
     // values back below, before anything else reads it.
     let upstream_pii = compliance.upstream_pii().map(|mut session| {
@@ -270,12 +271,12 @@ pub async fn chat_on(
         }
         session
     });
-    let registered = registered_providers(state, &tenant.policy)?;
+    let registered = registered_providers(gateway, &tenant.policy)?;
     let mut attempts: Vec<Attempt> = Vec::new();
     let mut known = 0;
     let mut limited: Option<ApiError> = None;
     for name in &request.chain {
-        let Some(model) = state.catalogue.get_for(&key.tenant_id, name) else {
+        let Some(model) = gateway.catalogue.get_for(&key.tenant_id, name) else {
             attempts.push(Attempt {
                 model: name.clone(),
                 status: "unknown_model".into(),
@@ -288,7 +289,7 @@ pub async fn chat_on(
         let (body, replaced_parts, truncation) = prepare(&request, &model);
         let prompt_estimate = tokens::estimate_messages(&body["messages"]);
         let reserve = prompt_estimate + completion_allowance(&body, &model);
-        let reservation = match state.model_limits.admit(
+        let reservation = match gateway.model_limits.admit(
             &model.id,
             model.rpm_limit,
             model.tpm_limit,
@@ -310,14 +311,14 @@ pub async fn chat_on(
             }
         };
         let walk = Walk {
-            state,
+            gateway,
             tenant_id: &key.tenant_id,
             model: &model,
             name,
             registered: registered.as_deref(),
         };
         let call = ChatCall {
-            providers: &state.providers,
+            providers: &gateway.providers,
             body,
             stream: request.stream,
         };
@@ -354,7 +355,7 @@ pub async fn chat_on(
                         if let Some(session) = &upstream_pii {
                             session.restore_json(&mut completion["choices"]);
                         }
-                        finish(state, completion, &served, reservations).await
+                        finish(gateway, completion, &served, reservations).await
                     }
                     Reply::Stream(chunks) => {
                         let chunks = match &upstream_pii {
@@ -363,9 +364,9 @@ pub async fn chat_on(
                             }
                             _ => chunks,
                         };
-                        state.metrics.first_token(name, started.elapsed());
+                        gateway.metrics.first_token(name, started.elapsed());
                         let extensions =
-                            Extensions::new(state, &served, true).with_reservations(reservations);
+                            Extensions::new(gateway, &served, true).with_reservations(reservations);
                         Ok(ChatOutcome::Stream {
                             body: stream::relay(chunks, served, extensions),
                             model: name.clone(),
@@ -391,8 +392,8 @@ pub async fn chat_on(
         .map(|a| format!("{} ({}: {})", a.model, a.status, a.message))
         .collect();
     tracing::warn!(chain = ?request.chain, "every model of the chain failed");
-    state.metrics.exhausted();
-    state.events.publish(Event::providers_exhausted(
+    gateway.metrics.exhausted();
+    gateway.events.publish(Event::providers_exhausted(
         &key.tenant_id,
         request_id,
         &request.chain,
@@ -410,11 +411,11 @@ pub async fn chat_on(
 /// The single model a request names, as the calling key's tenant sees it;
 /// 404 `model_not_found` on `model` otherwise.
 pub(crate) fn catalogued(
-    state: &AppState,
+    gateway: &Gateway,
     key: &ApiKey,
     model: &str,
 ) -> Result<Arc<Model>, ApiError> {
-    state
+    gateway
         .catalogue
         .get_for(&key.tenant_id, model)
         .ok_or_else(|| {
@@ -460,8 +461,8 @@ pub(crate) struct Admitted {
 /// limit`; the wallet, except for enterprise tenants (which may go
 /// negative), while `balance - reserved > 0`. The reservation lives in the
 /// returned [`CreditHold`]: the charge replaces it, dropping it releases it.
-pub(crate) fn admit(state: &AppState, key: &ApiKey, estimate: u64) -> Result<Admitted, ApiError> {
-    let tenant = state
+pub(crate) fn admit(gateway: &Gateway, key: &ApiKey, estimate: u64) -> Result<Admitted, ApiError> {
+    let tenant = gateway
         .store
         .read(|tx| tenants::resolve(tx, &key.tenant_id))
         .map_err(|e| ApiError::internal("reading the key's tenant", e))?;
@@ -471,7 +472,7 @@ pub(crate) fn admit(state: &AppState, key: &ApiKey, estimate: u64) -> Result<Adm
         cost: estimate,
         now: now_ms(),
     };
-    match state.ledger.reserve(claim) {
+    match gateway.ledger.reserve(claim) {
         Ok(hold) => Ok(Admitted { tenant, hold }),
         Err(Refusal::KeyCap {
             consumed, reserved, ..
@@ -525,7 +526,7 @@ pub(crate) fn expected_output(allowed: Option<u64>, model: &Model) -> u64 {
 
 /// A chat request's estimate: the most any model of its chain could cost
 /// (a fallback may serve it), times its `n` choices.
-fn chat_estimate(state: &AppState, key: &ApiKey, request: &ChatRequest) -> u64 {
+fn chat_estimate(gateway: &Gateway, key: &ApiKey, request: &ChatRequest) -> u64 {
     let prompt = tokens::estimate_messages(&request.body["messages"]);
     let allowed = request
         .body
@@ -546,7 +547,7 @@ fn chat_estimate(state: &AppState, key: &ApiKey, request: &ChatRequest) -> u64 {
     request
         .chain
         .iter()
-        .filter_map(|m| state.catalogue.get_for(&key.tenant_id, m))
+        .filter_map(|m| gateway.catalogue.get_for(&key.tenant_id, m))
         .map(|model| {
             let output = expected_output(allowed, &model).saturating_mul(choices);
             estimated_cost(&model, prompt, output)
@@ -559,20 +560,20 @@ fn chat_estimate(state: &AppState, key: &ApiKey, request: &ChatRequest) -> u64 {
 /// passed every other check, so a refused request does not use up the day;
 /// counted durably by the request's charge, released if it is not charged.
 pub(crate) async fn take_tier_caps(
-    state: &AppState,
+    gateway: &Gateway,
     admitted: &Admitted,
     request: &ChatRequest,
 ) -> Result<(), ApiError> {
     if !multimodal::is_multimodal(&request.body["messages"]) {
         return Ok(());
     }
-    take_multimodal_cap(state, admitted).await
+    take_multimodal_cap(gateway, admitted).await
 }
 
 /// Reserves one of a free-tier tenant's daily multimodal requests (every
 /// image and audio route counts as one).
 pub(crate) async fn take_multimodal_cap(
-    state: &AppState,
+    gateway: &Gateway,
     admitted: &Admitted,
 ) -> Result<(), ApiError> {
     let tenant = &admitted.tenant;
@@ -580,9 +581,9 @@ pub(crate) async fn take_multimodal_cap(
         return Ok(());
     }
     let now = now_ms();
-    let cap = state.config.free_multimodal_per_day;
+    let cap = gateway.settings.free_multimodal_per_day;
     let row = limits::day_row(&tenant.id, "multimodal", now);
-    let stored = || limits::daily_count(&state.store, &row);
+    let stored = || limits::daily_count(&gateway.store, &row);
     match admitted.hold.take_day(row.clone(), cap, stored) {
         Ok(Ok(())) => Ok(()),
         Ok(Err(_)) => {
@@ -606,7 +607,7 @@ pub(crate) async fn take_multimodal_cap(
 /// it, so each has the same `classify` span and `tollgate.risk.level` on
 /// its server span (docs/observability.md), refused or not.
 pub(crate) async fn gate(
-    state: &AppState,
+    gateway: &Gateway,
     key: &ApiKey,
     policy: &CompliancePolicy,
     request: &ChatRequest,
@@ -614,12 +615,12 @@ pub(crate) async fn gate(
 ) -> Result<Classification, ApiError> {
     let classifying = traces::child(|| "classify".into(), SpanKind::Internal, Vec::new);
     let risk = async {
-        let rules_only = state.classifier.classify(
+        let rules_only = gateway.classifier.classify(
             request.purpose.as_deref(),
             request.deployer_context.as_ref(),
             &request.body["messages"],
         );
-        crate::compliance::judge::decide(state, policy, request, rules_only).await
+        crate::compliance::judge::decide(gateway.judge(), policy, request, rules_only).await
     }
     .with_context(classifying.clone())
     .await;
@@ -627,12 +628,12 @@ pub(crate) async fn gate(
     classifying.span().set_attribute(level.clone());
     drop(classifying);
     traces::record(|| vec![level]);
-    refuse(state, key, policy, request, request_id, risk)
+    refuse(gateway, key, policy, request, request_id, risk)
 }
 
 /// [`gate`]'s refusals of a classified request.
 fn refuse(
-    state: &AppState,
+    gateway: &Gateway,
     key: &ApiKey,
     policy: &CompliancePolicy,
     request: &ChatRequest,
@@ -643,7 +644,7 @@ fn refuse(
     match risk.level {
         Level::Prohibited => {
             tracing::warn!(key = %key.id, rules = %rules, "prohibited use refused");
-            state.sampler.offer_refusal(&key.tenant_id, request_id);
+            gateway.sampler.offer_refusal(&key.tenant_id, request_id);
             Err(ApiError::new(
                 Code::ProhibitedUse,
                 format!(
@@ -688,7 +689,7 @@ fn refuse(
                     error.param = Some("user_consent_id".into());
                     return Err(error);
                 };
-                let checked = state
+                let checked = gateway
                     .store
                     .read(|tx| {
                         consents::check(tx, &key.tenant_id, id, request.end_user_id.as_deref())
@@ -818,9 +819,9 @@ pub struct Hold {
 }
 
 impl Extensions {
-    pub fn new(state: &AppState, served: &Served, streamed: bool) -> Extensions {
+    pub fn new(gateway: &Gateway, served: &Served, streamed: bool) -> Extensions {
         if let Some(session) = &served.compliance.pii {
-            state
+            gateway
                 .metrics
                 .pii_redacted(session.mode().as_str(), session.counts());
         }
@@ -831,15 +832,15 @@ impl Extensions {
             started: served.started,
             risk: served.risk.view(),
             explainability: explain(served),
-            store: state.store.clone(),
-            keys: state.keys.clone(),
-            events: state.events.clone(),
-            metrics: state.metrics.clone(),
+            store: gateway.store.clone(),
+            keys: gateway.keys.clone(),
+            events: gateway.events.clone(),
+            metrics: gateway.metrics.clone(),
             chain: served.chain.clone(),
             attempts: served.attempts.clone(),
             deployment: format!("{}/{}", served.model.provider.id, served.model.upstream),
             retries: served.retries,
-            _stream: streamed.then(|| state.metrics.stream_open()),
+            _stream: streamed.then(|| gateway.metrics.stream_open()),
             record: UsageRecord {
                 request_id: served.request_id.clone(),
                 key_id: served.key_id.clone(),
@@ -860,7 +861,7 @@ impl Extensions {
             level: served.risk.level,
             rules: served.risk.triggered_rules(),
             reason: served.risk.reason(),
-            sampler: state.sampler.clone(),
+            sampler: gateway.sampler.clone(),
             units: None,
             reservations: Vec::new(),
             admission: served.admission.clone(),
@@ -1411,7 +1412,7 @@ fn explain(served: &Served) -> Value {
 /// extensions. The answer leaves only after the charge committed; a held
 /// answer goes to the review queue in the charge's transaction instead.
 async fn finish(
-    state: &AppState,
+    gateway: &Gateway,
     mut completion: Value,
     served: &Served,
     reservations: Vec<limits::Reservation>,
@@ -1439,7 +1440,7 @@ async fn finish(
             "total_tokens": prompt + completion_tokens,
         });
     }
-    let extensions = Extensions::new(state, served, false).with_reservations(reservations);
+    let extensions = Extensions::new(gateway, served, false).with_reservations(reservations);
     let output = if extensions.keeps_output() {
         completion.to_string()
     } else {
@@ -1473,13 +1474,13 @@ async fn finish(
 /// registered providers (`enforceRegistry`), else `None`: every route reads
 /// it once per request and hands it to the deployment walk.
 pub(crate) fn registered_providers(
-    state: &AppState,
+    gateway: &Gateway,
     policy: &CompliancePolicy,
 ) -> Result<Option<Vec<registry::SubProcessor>>, ApiError> {
     if !policy.enforce_registry {
         return Ok(None);
     }
-    state
+    gateway
         .store
         .read(registry::list)
         .map(Some)

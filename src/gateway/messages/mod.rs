@@ -29,11 +29,11 @@ use super::native::ServiceFields;
 use super::native::wire::Wire;
 use super::request::ChatRequest;
 use super::{ChatOutcome, chat_on};
-use crate::api::state::AppState;
 use crate::auth::keys::ApiKey;
 use crate::base::error::{ApiError, Code};
 use crate::billing::Endpoint;
 use crate::catalogue::{Model, ProviderKind};
+use crate::gateway::Gateway;
 use crate::providers::http::{endpoint, without_url};
 
 /// Whether `model` is served by the native passthrough: it has a
@@ -69,7 +69,7 @@ pub enum MessagesOutcome {
 /// Serves a Messages request on a non-Anthropic `model` by translation.
 /// Returns the outcome and what was dropped untranslated.
 pub async fn translated(
-    state: &AppState,
+    gateway: &Gateway,
     key: &ApiKey,
     request_id: &str,
     model: &Model,
@@ -89,7 +89,7 @@ pub async fn translated(
         end_user_id: service.end_user_id,
         deployer_context: service.deployer_context,
     };
-    let outcome = match chat_on(state, key, request_id, request, raw, Endpoint::Messages).await? {
+    let outcome = match chat_on(gateway, key, request_id, request, raw, Endpoint::Messages).await? {
         ChatOutcome::Complete(completion) => {
             MessagesOutcome::Complete(translate::to_message(&completion, &requested))
         }
@@ -114,7 +114,7 @@ pub enum Counted {
 /// failure, a 429 or a 5xx), counted locally otherwise. `headers` are the
 /// caller's `anthropic-version` and `anthropic-beta`.
 pub async fn count_tokens(
-    state: &AppState,
+    gateway: &Gateway,
     model: &Model,
     raw: Bytes,
     body: &Value,
@@ -122,7 +122,7 @@ pub async fn count_tokens(
 ) -> Result<Counted, ApiError> {
     super::kind_fits(model, false, "/v1/messages/count_tokens")?;
     if counted_upstream(model) {
-        return forward_count(state, model, raw, headers).await;
+        return forward_count(gateway, model, raw, headers).await;
     }
     let translated = translate::to_chat(body, None)?;
     let messages = &translated.body["messages"];
@@ -139,7 +139,7 @@ pub async fn count_tokens(
 }
 
 async fn forward_count(
-    state: &AppState,
+    gateway: &Gateway,
     model: &Model,
     raw: Bytes,
     headers: &[(&'static str, String)],
@@ -162,7 +162,7 @@ async fn forward_count(
                 .map(Bytes::from)
                 .unwrap_or_else(|| raw.clone())
         };
-        let mut request = state
+        let mut request = gateway
             .providers
             .http()
             .post(endpoint(base, &["messages", "count_tokens"]))
@@ -212,6 +212,6 @@ pub fn counted_body(tokens: u64) -> Value {
 }
 
 /// The catalogue model a Messages body names, for the tenant.
-pub fn named_model(state: &AppState, key: &ApiKey, name: &str) -> Option<Arc<Model>> {
-    state.catalogue.get_for(&key.tenant_id, name)
+pub fn named_model(gateway: &Gateway, key: &ApiKey, name: &str) -> Option<Arc<Model>> {
+    gateway.catalogue.get_for(&key.tenant_id, name)
 }

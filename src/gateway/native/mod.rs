@@ -31,7 +31,6 @@ use serde_json::{Map, Value};
 
 use super::request::ChatRequest;
 use super::{Attempt, Compliance, Extensions, Served, admit, gate, take_tier_caps, tokens, walk};
-use crate::api::state::AppState;
 use crate::auth::keys::ApiKey;
 use crate::base::error::{ApiError, Code};
 use crate::billing::Charged;
@@ -40,6 +39,7 @@ use crate::catalogue::overlay::TenantCatalogue;
 use crate::catalogue::{Capability, Model, ProviderKind};
 use crate::compliance::Level;
 use crate::events::Event;
+use crate::gateway::Gateway;
 use crate::providers::http::{endpoint, without_url};
 use crate::providers::{Failure, UpstreamError, mock, vertex};
 use wire::{Meter, Wire};
@@ -308,7 +308,7 @@ fn upstream_named(body: &Bytes, upstream: &str) -> Result<Bytes, ApiError> {
 
 /// Runs a native request through every stage, then forwards it.
 pub async fn passthrough(
-    state: &AppState,
+    gateway: &Gateway,
     key: &ApiKey,
     request_id: &str,
     call: NativeCall,
@@ -317,12 +317,12 @@ pub async fn passthrough(
     let prompt = tokens::estimate_messages(&call.view.body["messages"]);
     let output = super::expected_output(call.max_output, &call.model);
     let admitted = admit(
-        state,
+        gateway,
         key,
         super::estimated_cost(&call.model, prompt, output),
     )?;
     let tenant = &admitted.tenant;
-    let risk = gate(state, key, &tenant.policy, &call.view, request_id).await?;
+    let risk = gate(gateway, key, &tenant.policy, &call.view, request_id).await?;
     let compliance = Arc::new(Compliance::new(
         &tenant.policy,
         &call.view,
@@ -337,18 +337,21 @@ pub async fn passthrough(
             "the tenant policy holds this response for human review, and a held response cannot be streamed: send the request without streaming",
         ));
     }
-    take_tier_caps(state, &admitted, &call.view).await?;
-    let reservations = hold_tokens(state, key, &call)?;
-    let registered = super::registered_providers(state, &tenant.policy)?;
+    take_tier_caps(gateway, &admitted, &call.view).await?;
+    let reservations = hold_tokens(gateway, key, &call)?;
+    let registered = super::registered_providers(gateway, &tenant.policy)?;
     let walk = walk::Walk {
-        state,
+        gateway,
         tenant_id: &key.tenant_id,
         model: &call.model,
         name: &call.requested,
         registered: registered.as_deref(),
     };
     let mut attempts = Vec::new();
-    let forward = Forward { state, call: &call };
+    let forward = Forward {
+        gateway,
+        call: &call,
+    };
     let (answer, view, retries, in_flight) = match walk.run(&forward, &mut attempts).await {
         walk::Walked::Served {
             reply,
@@ -364,7 +367,7 @@ pub async fn passthrough(
             });
         }
         walk::Walked::Failed { last } => {
-            return exhausted(state, key, request_id, &call, &attempts, last);
+            return exhausted(gateway, key, request_id, &call, &attempts, last);
         }
     };
     let served = Served {
@@ -388,8 +391,9 @@ pub async fn passthrough(
     };
     match answer {
         Answer::Stream(upstream) => {
-            let extensions = Extensions::new(state, &served, true).with_reservations(reservations);
-            state
+            let extensions =
+                Extensions::new(gateway, &served, true).with_reservations(reservations);
+            gateway
                 .metrics
                 .first_token(&call.requested, started.elapsed());
             Ok(NativeOutcome::Stream(relay::relay(
@@ -397,7 +401,7 @@ pub async fn passthrough(
             )))
         }
         Answer::Whole(body, answer) => {
-            finish(state, &served, call.wire, body, answer, reservations).await
+            finish(gateway, &served, call.wire, body, answer, reservations).await
         }
     }
 }
@@ -409,7 +413,7 @@ pub async fn passthrough(
 /// `max_output_tokens`). The charge replaces them by the upstream's usage;
 /// a failed request releases them.
 fn hold_tokens(
-    state: &AppState,
+    gateway: &Gateway,
     key: &ApiKey,
     call: &NativeCall,
 ) -> Result<Vec<limits::Reservation>, ApiError> {
@@ -418,22 +422,22 @@ fn hold_tokens(
         .or(call.model.max_output_tokens.map(u64::from))
         .unwrap_or(0);
     let reserve = tokens::estimate_messages(&call.view.body["messages"]) + allowance;
-    let model = walk::hold_model(state, &call.model, reserve)?;
-    let key = walk::hold_key_tokens(state, key, reserve)?;
+    let model = walk::hold_model(gateway, &call.model, reserve)?;
+    let key = walk::hold_key_tokens(gateway, key, reserve)?;
     Ok(model.into_iter().chain(key).collect())
 }
 
 /// Charges a whole answer; it leaves only after the charge committed (or,
 /// held, goes to the review queue in the charge's transaction).
 async fn finish(
-    state: &AppState,
+    gateway: &Gateway,
     served: &Served,
     wire: Wire,
     body: Bytes,
     answer: Value,
     reservations: Vec<limits::Reservation>,
 ) -> Result<NativeOutcome, ApiError> {
-    let extensions = Extensions::new(state, served, false).with_reservations(reservations);
+    let extensions = Extensions::new(gateway, served, false).with_reservations(reservations);
     let mut meter = Meter::new(extensions.keeps_output());
     meter.observe_answer(wire, &answer);
     let (prompt, completion, estimated) = meter.tokens(served.prompt_estimate);
@@ -457,7 +461,7 @@ async fn finish(
 /// One attempt of a native request: its body to one deployment of the
 /// wire's kind, with that provider's key.
 struct Forward<'a> {
-    state: &'a AppState,
+    gateway: &'a Gateway,
     call: &'a NativeCall,
 }
 
@@ -520,7 +524,7 @@ impl walk::Call for Forward<'_> {
         if deployment.provider.kind == ProviderKind::Mock {
             return mocked(self.call, &deployment);
         }
-        let sent = send(self.state, self.call, &deployment).await?;
+        let sent = send(self.gateway, self.call, &deployment).await?;
         if self.call.stream {
             return Ok(Answer::Stream(Box::pin(
                 futures::stream::iter([Ok(sent.first)]).chain(
@@ -601,14 +605,14 @@ struct Sent {
 
 /// Sends the caller's body to `deployment`'s provider with the provider's
 /// key, and waits for the first chunk within the first-byte timeout.
-async fn send(state: &AppState, call: &NativeCall, deployment: &Model) -> Result<Sent, Refusal> {
+async fn send(gateway: &Gateway, call: &NativeCall, deployment: &Model) -> Result<Sent, Refusal> {
     let provider = &deployment.provider;
     let Some(base) = provider.base_url.as_ref() else {
         return Err(
             UpstreamError::new(Failure::Unsupported, "the provider has no base_url").into(),
         );
     };
-    let http = state.providers.http();
+    let http = gateway.providers.http();
     // Vertex's Anthropic models take the Messages body with a changed
     // version field and no model (the path names it).
     let mut body = forwarded_body(call, deployment).clone();
@@ -783,7 +787,7 @@ async fn read_rest(mut sent: Sent, limit: usize) -> Result<Bytes, String> {
 /// credential or model problem (401, 403, 404) or no upstream answered:
 /// then 502.
 fn exhausted(
-    state: &AppState,
+    gateway: &Gateway,
     key: &ApiKey,
     request_id: &str,
     call: &NativeCall,
@@ -791,8 +795,8 @@ fn exhausted(
     last: Option<(Refusal, Arc<Model>)>,
 ) -> Result<NativeOutcome, ApiError> {
     tracing::info!(model = %call.requested, attempts = attempts.len(), "every deployment of the native model failed");
-    state.metrics.exhausted();
-    state.events.publish(Event::providers_exhausted(
+    gateway.metrics.exhausted();
+    gateway.events.publish(Event::providers_exhausted(
         &key.tenant_id,
         request_id,
         std::slice::from_ref(&call.requested),

@@ -32,12 +32,12 @@ use super::native::wire::Wire;
 use super::native::{self, NativeCall, NativeOutcome, ServiceFields};
 use super::stream::SseBody;
 use super::{ChatOutcome, chat_on};
-use crate::api::state::AppState;
 use crate::auth::keys::ApiKey;
 use crate::base::error::{ApiError, Code};
 use crate::base::time::now_ms;
 use crate::billing::Endpoint;
 use crate::compliance::conversations::DAY_MS;
+use crate::gateway::Gateway;
 use crate::store::Store;
 use output::Frame;
 use stored::StoredResponse;
@@ -66,7 +66,7 @@ pub struct Answer {
 /// Serves one Responses request for `key`. `service` holds the service
 /// fields of the `x-tollgate-*` headers; the body's own win.
 pub async fn create_response(
-    state: &AppState,
+    gateway: &Gateway,
     key: &ApiKey,
     request_id: &str,
     raw: Bytes,
@@ -82,21 +82,21 @@ pub async fn create_response(
     let model = request
         .chain
         .iter()
-        .find(|m| state.catalogue.get_for(&key.tenant_id, m).is_some())
+        .find(|m| gateway.catalogue.get_for(&key.tenant_id, m).is_some())
         .cloned()
         .unwrap_or_default();
     crate::traces::request_model(Wire::Responses.operation(), &request.chain[0]);
     let now = now_ms();
     let history = match &request.previous_response_id {
         None => None,
-        Some(id) => state
+        Some(id) => gateway
             .store
             .read(|tx| stored::messages(tx, &key.tenant_id, id, now))
             .map_err(|e| ApiError::internal("reading a stored response", e))?,
     };
-    if history.is_none() && forwarded(state, key, &request) {
+    if history.is_none() && forwarded(gateway, key, &request) {
         let call = NativeCall::parse(
-            state.catalogue.for_tenant(&key.tenant_id),
+            gateway.catalogue.for_tenant(&key.tenant_id),
             Wire::Responses,
             None,
             None,
@@ -104,7 +104,7 @@ pub async fn create_response(
             Vec::new(),
             service,
         )?;
-        let outcome = native::passthrough(state, key, request_id, call).await?;
+        let outcome = native::passthrough(gateway, key, request_id, call).await?;
         return Ok(Answer {
             outcome: ResponsesOutcome::Forwarded(outcome),
             model,
@@ -142,14 +142,14 @@ pub async fn create_response(
         echo: request.echo.clone(),
     };
     let keep = request.store.then(|| Keeper {
-        store: state.store.clone(),
+        store: gateway.store.clone(),
         tenant_id: key.tenant_id.clone(),
         end_user_id: request.end_user_id.clone(),
         id: frame.id.clone(),
         conversation,
-        retention: retention(state, key),
+        retention: retention(gateway, key),
     });
-    let outcome = match chat_on(state, key, request_id, chat, &raw, Endpoint::Responses).await? {
+    let outcome = match chat_on(gateway, key, request_id, chat, &raw, Endpoint::Responses).await? {
         ChatOutcome::Held(review) => ResponsesOutcome::Held(review),
         ChatOutcome::Complete(completion) => {
             let mut frame = frame;
@@ -184,14 +184,14 @@ pub async fn create_response(
 /// Whether the request goes to a provider's own `/responses`: one model
 /// named by `model` (a `models` chain is a gateway feature, always
 /// translated), which has a deployment that serves the Responses wire.
-fn forwarded(state: &AppState, key: &ApiKey, request: &input::ResponsesRequest) -> bool {
+fn forwarded(gateway: &Gateway, key: &ApiKey, request: &input::ResponsesRequest) -> bool {
     let [name] = request.chain.as_slice() else {
         return false;
     };
     if request.from_models {
         return false;
     }
-    state
+    gateway
         .catalogue
         .get_for(&key.tenant_id, name)
         .is_some_and(|model| {
@@ -203,8 +203,8 @@ fn forwarded(state: &AppState, key: &ApiKey, request: &input::ResponsesRequest) 
 }
 
 /// The tenant's retention in days: (ordinary, high-risk).
-fn retention(state: &AppState, key: &ApiKey) -> (u32, u32) {
-    state
+fn retention(gateway: &Gateway, key: &ApiKey) -> (u32, u32) {
+    gateway
         .store
         .read(|tx| crate::tenants::resolve(tx, &key.tenant_id))
         .map(|t| (t.policy.retention_days, t.policy.high_risk_retention_days))
