@@ -19,13 +19,13 @@ use serde_json::{Map, Value, json};
 use crate::api::body::Body;
 use crate::api::extract::InferenceKey;
 use crate::api::json::JsonBody;
+use crate::api::metrics::ModelLabel;
 use crate::api::state::AppState;
 use crate::api::v1::{request_id, traced, with_rate_limit};
 use crate::auth::keys::ApiKey;
 use crate::base::error::{ApiError, Code};
 use crate::gateway::form::{self, FormPart};
 use crate::gateway::media::{self, MediaAnswer, MediaRequest, Route, ServiceFields};
-use crate::metrics::ModelLabel;
 use crate::providers::media::MediaCall;
 use crate::traces;
 

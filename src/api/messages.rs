@@ -19,6 +19,7 @@ use serde_json::Value;
 
 use crate::api::extract::InferenceKey;
 use crate::api::json::JsonBody;
+use crate::api::metrics::ModelLabel;
 use crate::api::native::{run, service_fields};
 use crate::api::state::AppState;
 use crate::api::v1::{event_stream, request_id, traced, with_rate_limit};
@@ -27,7 +28,6 @@ use crate::base::error::{ApiError, Code};
 use crate::gateway::messages::{self, Counted, MessagesOutcome};
 use crate::gateway::native::wire::Wire;
 use crate::gateway::native::{NativeCall, ServiceFields};
-use crate::metrics::ModelLabel;
 use crate::traces;
 
 pub fn routes() -> Router<AppState> {

@@ -33,6 +33,7 @@ pub mod json;
 pub mod keys;
 pub mod media;
 pub mod messages;
+pub mod metrics;
 pub mod models;
 pub mod native;
 pub mod openapi;
@@ -74,5 +75,5 @@ pub fn routes() -> Router<AppState> {
         .merge(stats::routes())
         .merge(playground::routes())
         .merge(openapi::routes())
-        .route("/metrics", axum::routing::get(crate::metrics::scrape))
+        .route("/metrics", axum::routing::get(crate::api::metrics::scrape))
 }

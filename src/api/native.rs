@@ -22,6 +22,7 @@ use serde_json::Value;
 
 use crate::api::extract::InferenceKey;
 use crate::api::json::JsonBody;
+use crate::api::metrics::ModelLabel;
 use crate::api::state::AppState;
 use crate::api::v1::{event_stream, request_id, traced, with_rate_limit};
 use crate::auth::keys::ApiKey;
@@ -29,7 +30,6 @@ use crate::base::error::{ApiError, Code};
 use crate::base::money::micros_to_credits;
 use crate::gateway::native::wire::Wire;
 use crate::gateway::native::{self, NativeCall, NativeOutcome, ServiceFields};
-use crate::metrics::ModelLabel;
 use crate::traces;
 
 pub fn routes() -> Router<AppState> {

@@ -41,7 +41,7 @@ pub fn router(state: AppState) -> Router {
         .layer(middleware::from_fn(refuse_oversized))
         .layer(middleware::from_fn_with_state(
             state.clone(),
-            crate::metrics::track,
+            crate::api::metrics::track,
         ))
         .layer(middleware::from_fn(render_in_dialect))
         .layer(TraceLayer::new_for_http().make_span_with(|request: &Request| {

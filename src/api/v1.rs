@@ -8,13 +8,13 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 
 use crate::api::json::JsonBody;
+use crate::api::metrics::ModelLabel;
 use crate::auth::keys::ApiKey;
 use crate::base::error::{ApiError, Code};
 use crate::base::time::now_ms;
 use crate::billing::limits::RateDecision;
 use crate::compliance::reviews;
 use crate::gateway::{self, ChatOutcome, request};
-use crate::metrics::ModelLabel;
 use serde_json::{Value, json};
 
 use crate::api::extract::InferenceKey;

@@ -1,0 +1,375 @@
+//! The chat adapter: `POST /v1/chat/completions` (and the routes
+//! translated into chat: `/v1/messages` on a non-Anthropic model,
+//! `/v1/responses` off OpenAI's own API) over the stages: admit, classify
+//! and gate, then the fallback walk over the chain (route and call), the
+//! charge, and the answer.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use futures::StreamExt;
+use serde_json::{Value, json};
+
+use super::gate::Compliance;
+use super::request::ChatRequest;
+use super::walk::{ChatCall, Walk, Walked, completion_allowance, reserve_key_tokens};
+use super::{
+    Attempt, ChatOutcome, Extensions, Gateway, Served, admit, estimated_cost, expected_output,
+    gate, kind_fits, messages, multimodal, registered_providers, relay_refusal, stream,
+    take_tier_caps, tokens, truncate,
+};
+use crate::auth::keys::ApiKey;
+use crate::base::error::{ApiError, Code};
+use crate::base::time::now_ms;
+use crate::billing::{Endpoint, limits};
+use crate::catalogue::Model;
+use crate::compliance::pii;
+use crate::events::Event;
+use crate::providers::{ChunkStream, Failure, Reply, UpstreamError};
+
+pub async fn chat_completions(
+    gateway: &Gateway,
+    key: &ApiKey,
+    request_id: &str,
+    request: ChatRequest,
+    raw: &[u8],
+) -> Result<ChatOutcome, ApiError> {
+    chat_on(gateway, key, request_id, request, raw, Endpoint::Chat).await
+}
+
+/// The chat pipeline for a request that came in on `endpoint` (chat, or a
+/// route translated into chat: `/v1/messages` on a non-Anthropic model,
+/// `/v1/responses` off OpenAI's own API): every stage of the chat route, its usage record carrying
+/// `endpoint`. `raw` is the body as the caller sent it (for the logs).
+pub async fn chat_on(
+    gateway: &Gateway,
+    key: &ApiKey,
+    request_id: &str,
+    mut request: ChatRequest,
+    raw: &[u8],
+    endpoint: Endpoint,
+) -> Result<ChatOutcome, ApiError> {
+    let started = Instant::now();
+    let route = match endpoint {
+        Endpoint::Responses => "/v1/responses",
+        Endpoint::Messages => "/v1/messages",
+        _ => "/v1/chat/completions",
+    };
+    if !request
+        .chain
+        .iter()
+        .any(|m| gateway.catalogue.get_for(&key.tenant_id, m).is_some())
+    {
+        return Err(ApiError::new(
+            Code::ModelNotFound,
+            format!(
+                "none of the requested models is in the catalogue: {}",
+                request.chain.join(", ")
+            ),
+        ));
+    }
+    for model in request
+        .chain
+        .iter()
+        .filter_map(|m| gateway.catalogue.get_for(&key.tenant_id, m))
+    {
+        kind_fits(&model, false, route)?;
+    }
+    let admitted = admit(gateway, key, chat_estimate(gateway, key, &request))?;
+    let tenant = &admitted.tenant;
+    let risk = gate(gateway, key, &tenant.policy, &request, request_id).await?;
+    let compliance = Arc::new(Compliance::new(&tenant.policy, &request, raw, &risk));
+    if compliance.hold && request.stream {
+        // A held answer is shown only once approved: there is nothing to
+        // stream to the caller, so the upstream is asked for the whole.
+        request.stream = false;
+        request.body.insert("stream".into(), Value::Bool(false));
+        request.body.remove("stream_options");
+    }
+    take_tier_caps(gateway, &admitted, &request).await?;
+    let key_reservation = reserve_key_tokens(gateway, key, &request)?;
+    // `upstream` mode: the provider sees placeholders; the answer gets the
+    // values back below, before anything else reads it.
+    let upstream_pii = compliance.upstream_pii().map(|mut session| {
+        if let Some(messages) = request.body.get_mut("messages") {
+            session.redact_json(messages);
+        }
+        session
+    });
+    let registered = registered_providers(gateway, &tenant.policy)?;
+    let mut attempts: Vec<Attempt> = Vec::new();
+    let mut known = 0;
+    let mut limited: Option<ApiError> = None;
+    for name in &request.chain {
+        let Some(model) = gateway.catalogue.get_for(&key.tenant_id, name) else {
+            attempts.push(Attempt {
+                model: name.clone(),
+                status: "unknown_model".into(),
+                message: format!("`{name}` is not in the catalogue"),
+                ..Attempt::default()
+            });
+            continue;
+        };
+        known += 1;
+        let (body, replaced_parts, truncation) = prepare(&request, &model);
+        let prompt_estimate = tokens::estimate_messages(&body["messages"]);
+        let reserve = prompt_estimate + completion_allowance(&body, &model);
+        let reservation = match gateway.model_limits.admit(
+            &model.id,
+            model.rpm_limit,
+            model.tpm_limit,
+            reserve,
+            now_ms(),
+        ) {
+            Ok(reservation) => reservation,
+            Err(refusal) => {
+                attempts.push(Attempt {
+                    model: name.clone(),
+                    status: "model_rate_limited".into(),
+                    message: refusal.message.clone(),
+                    ..Attempt::default()
+                });
+                let mut error = ApiError::new(Code::ModelRateLimitExceeded, refusal.message);
+                error.retry_after = Some(refusal.retry_after_seconds as u64);
+                limited.get_or_insert(error);
+                continue;
+            }
+        };
+        let walk = Walk {
+            gateway,
+            tenant_id: &key.tenant_id,
+            model: &model,
+            name,
+            registered: registered.as_deref(),
+        };
+        let call = ChatCall {
+            providers: &gateway.providers,
+            body,
+            stream: request.stream,
+        };
+        match walk.run(&call, &mut attempts).await {
+            Walked::Served {
+                reply,
+                view,
+                retries,
+                in_flight,
+            } => {
+                let served = Served {
+                    request_id: request_id.to_owned(),
+                    key_id: key.id.clone(),
+                    tenant_id: key.tenant_id.clone(),
+                    model: view,
+                    requested: name.clone(),
+                    chain: request.chain.clone(),
+                    attempts,
+                    started,
+                    risk: risk.clone(),
+                    replaced_parts,
+                    prompt_estimate,
+                    truncation: truncation.clone(),
+                    compliance: compliance.clone(),
+                    retries,
+                    in_flight: Some(Arc::new(in_flight)),
+                    endpoint,
+                    admission: admitted.hold.clone(),
+                };
+                let reservations: Vec<limits::Reservation> =
+                    reservation.into_iter().chain(key_reservation).collect();
+                return match reply {
+                    Reply::Complete(mut completion) => {
+                        if let Some(session) = &upstream_pii {
+                            session.restore_json(&mut completion["choices"]);
+                        }
+                        finish(gateway, completion, &served, reservations).await
+                    }
+                    Reply::Stream(chunks) => {
+                        let chunks = match &upstream_pii {
+                            Some(session) if session.issued() => {
+                                pii::restore_stream(chunks, session.table())
+                            }
+                            _ => chunks,
+                        };
+                        gateway.metrics.first_token(name, started.elapsed());
+                        let extensions =
+                            Extensions::new(gateway, &served, true).with_reservations(reservations);
+                        Ok(ChatOutcome::Stream {
+                            body: stream::relay(chunks, served, extensions),
+                            model: name.clone(),
+                        })
+                    }
+                };
+            }
+            Walked::Refused { error, view } => return Err(relay_refusal(&view, &error)),
+            Walked::Failed { .. } => {}
+        }
+    }
+    if let Some(error) = limited
+        && attempts
+            .iter()
+            .all(|a| a.status == "model_rate_limited" || a.status == "unknown_model")
+    {
+        // Nothing failed upstream: every model was at its own limit.
+        return Err(error);
+    }
+    debug_assert!(known > 0, "checked before the walk");
+    let summary: Vec<String> = attempts
+        .iter()
+        .map(|a| format!("{} ({}: {})", a.model, a.status, a.message))
+        .collect();
+    tracing::warn!(chain = ?request.chain, "every model of the chain failed");
+    gateway.metrics.exhausted();
+    gateway.events.publish(Event::providers_exhausted(
+        &key.tenant_id,
+        request_id,
+        &request.chain,
+        &attempts,
+    ));
+    Err(ApiError::new(
+        Code::AllProvidersFailed,
+        format!("every model of the chain failed: {}", summary.join("; ")),
+    ))
+}
+
+/// A chat request's estimate: the most any model of its chain could cost
+/// (a fallback may serve it), times its `n` choices.
+fn chat_estimate(gateway: &Gateway, key: &ApiKey, request: &ChatRequest) -> u64 {
+    let prompt = tokens::estimate_messages(&request.body["messages"]);
+    let allowed = request
+        .body
+        .get("max_tokens")
+        .and_then(Value::as_u64)
+        .or_else(|| {
+            request
+                .body
+                .get("max_completion_tokens")
+                .and_then(Value::as_u64)
+        });
+    let choices = request
+        .body
+        .get("n")
+        .and_then(Value::as_u64)
+        .unwrap_or(1)
+        .max(1);
+    request
+        .chain
+        .iter()
+        .filter_map(|m| gateway.catalogue.get_for(&key.tenant_id, m))
+        .map(|model| {
+            let output = expected_output(allowed, &model).saturating_mul(choices);
+            estimated_cost(&model, prompt, output)
+        })
+        .max()
+        .unwrap_or(0)
+}
+
+/// The body sent for one model: the caller's fields, the upstream's model
+/// name, the messages adapted to the model's capabilities and, with
+/// `auto_truncate`, to its context window.
+fn prepare(request: &ChatRequest, model: &Model) -> (Value, usize, Option<truncate::Receipt>) {
+    let mut body = Value::Object(request.body.clone());
+    body["model"] = Value::String(model.upstream.clone());
+    // Ask for usage in the stream (billing needs it); the caller's own
+    // stream_options, if any, are kept.
+    if request.stream && body.get("stream_options").is_none_or(Value::is_null) {
+        body["stream_options"] = json!({ "include_usage": true });
+    }
+    let (mut messages, replaced) = multimodal::adapt(&body["messages"], model);
+    let truncation = if request.auto_truncate {
+        let reserve = body["max_tokens"]
+            .as_u64()
+            .or_else(|| body["max_completion_tokens"].as_u64())
+            .unwrap_or(0);
+        truncate::fit(&mut messages, model.context_window, reserve)
+    } else {
+        None
+    };
+    body["messages"] = messages;
+    (body, replaced, truncation)
+}
+
+/// Waits for a stream's first chunk within the provider's first-byte
+/// timeout: a stream that fails before it is a failed attempt.
+pub(crate) async fn first_chunk(
+    mut chunks: ChunkStream,
+    model: &Model,
+) -> Result<Reply, UpstreamError> {
+    match tokio::time::timeout(model.provider.first_byte_timeout, chunks.next()).await {
+        Err(_) => Err(UpstreamError::new(
+            Failure::Timeout,
+            "no first chunk before the first-byte timeout",
+        )),
+        Ok(None) => Err(UpstreamError::new(
+            Failure::Garbage,
+            "the stream ended before its first chunk",
+        )),
+        Ok(Some(Err(e))) => Err(e),
+        Ok(Some(Ok(first))) => Ok(Reply::Stream(Box::pin(
+            futures::stream::iter([Ok(first)]).chain(stream::idle_limited(
+                chunks,
+                model.provider.first_byte_timeout,
+            )),
+        ))),
+    }
+}
+
+/// Sets `model` to the caller's name, charges the request and adds the
+/// extensions. The answer leaves only after the charge committed; a held
+/// answer goes to the review queue in the charge's transaction instead.
+async fn finish(
+    gateway: &Gateway,
+    mut completion: Value,
+    served: &Served,
+    reservations: Vec<limits::Reservation>,
+) -> Result<ChatOutcome, ApiError> {
+    completion["model"] = Value::String(served.requested.clone());
+    let usage = &completion["usage"];
+    let prompt = usage["prompt_tokens"]
+        .as_u64()
+        .unwrap_or(served.prompt_estimate);
+    let estimated = usage["completion_tokens"].as_u64().is_none();
+    let completion_tokens = usage["completion_tokens"].as_u64().unwrap_or_else(|| {
+        completion["choices"]
+            .as_array()
+            .map(|c| {
+                c.iter()
+                    .map(|choice| tokens::estimate_message(&choice["message"]).saturating_sub(4))
+                    .sum()
+            })
+            .unwrap_or(0)
+    });
+    if !usage.is_object() {
+        completion["usage"] = json!({
+            "prompt_tokens": prompt,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt + completion_tokens,
+        });
+    }
+    let extensions = Extensions::new(gateway, served, false).with_reservations(reservations);
+    let output = if extensions.keeps_output() {
+        completion.to_string()
+    } else {
+        String::new()
+    };
+    if served.compliance.hold {
+        // The review releases the answer in the caller's wire.
+        let answer = match served.endpoint {
+            Endpoint::Messages => messages::translate::to_message(&completion, &served.requested),
+            _ => completion,
+        };
+        let held = extensions
+            .charge_held(
+                (prompt, completion_tokens),
+                None,
+                estimated,
+                &output,
+                answer,
+            )
+            .await?;
+        return Ok(ChatOutcome::Held(held));
+    }
+    let charged = extensions
+        .charge(prompt, completion_tokens, estimated, true, &output, None)
+        .await?;
+    extensions.apply(&mut completion, &charged);
+    Ok(ChatOutcome::Complete(completion))
+}
