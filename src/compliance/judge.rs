@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::{Classification, Level, Source};
-use crate::gateway::request::ChatRequest;
+use crate::gateway::gate::GateInput;
 use crate::providers::Reply;
 use crate::tenants::CompliancePolicy;
 
@@ -120,7 +120,7 @@ pub fn grey_zone(risk: &Classification) -> bool {
 pub async fn decide(
     parts: JudgeParts<'_>,
     policy: &CompliancePolicy,
-    request: &ChatRequest,
+    request: &GateInput<'_>,
     mut risk: Classification,
 ) -> Classification {
     let Some(model_name) = policy
@@ -200,14 +200,15 @@ struct Verdict {
 async fn ask(
     parts: &JudgeParts<'_>,
     model_name: &str,
-    request: &ChatRequest,
+    request: &GateInput<'_>,
     risk: &Classification,
 ) -> Result<Verdict, String> {
     let model = parts
         .catalogue
         .get(model_name)
         .ok_or_else(|| format!("`{model_name}` is not in the catalogue"))?;
-    let conversation: Vec<Value> = request.body["messages"]
+    let conversation: Vec<Value> = request
+        .messages
         .as_array()
         .map(|m| {
             let asked: Vec<&Value> = m.iter().filter(|m| m["role"] != "assistant").collect();
@@ -218,8 +219,8 @@ async fn ask(
         })
         .unwrap_or_default();
     let question = json!({
-        "declared_purpose": request.purpose,
-        "deployer_context": request.deployer_context,
+        "declared_purpose": request.service.purpose,
+        "deployer_context": request.service.deployer_context,
         "conversation": conversation,
         "rule_result": { "level": risk.level.as_str(), "rules": risk.triggered_rules() },
     });

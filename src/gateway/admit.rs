@@ -8,7 +8,6 @@ use std::sync::Arc;
 
 use super::Gateway;
 use super::multimodal;
-use super::request::ChatRequest;
 use crate::auth::keys::ApiKey;
 use crate::base::error::{ApiError, Code};
 use crate::base::money::micros_to_credits;
@@ -141,12 +140,13 @@ pub(crate) fn expected_output(allowed: Option<u64>, model: &Model) -> u64 {
 /// The free tier's daily multimodal cap. Reserved only once the request
 /// passed every other check, so a refused request does not use up the day;
 /// counted durably by the request's charge, released if it is not charged.
+/// `messages` are the request's as chat messages (the gate input's).
 pub(crate) async fn take_tier_caps(
     gateway: &Gateway,
     admitted: &Admitted,
-    request: &ChatRequest,
+    messages: &serde_json::Value,
 ) -> Result<(), ApiError> {
-    if !multimodal::is_multimodal(&request.body["messages"]) {
+    if !multimodal::is_multimodal(messages) {
         return Ok(());
     }
     take_multimodal_cap(gateway, admitted).await

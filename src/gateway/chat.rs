@@ -77,8 +77,21 @@ pub async fn chat_on(
     }
     let admitted = admit(gateway, key, chat_estimate(gateway, key, &request))?;
     let tenant = &admitted.tenant;
-    let risk = gate(gateway, key, &tenant.policy, &request, request_id).await?;
-    let compliance = Arc::new(Compliance::new(&tenant.policy, &request, raw, &risk));
+    let risk = gate(
+        gateway,
+        key,
+        &tenant.policy,
+        &request.gate_input(),
+        request_id,
+    )
+    .await?;
+    let sent = String::from_utf8_lossy(raw);
+    let compliance = Arc::new(Compliance::new(
+        &tenant.policy,
+        &request.service,
+        &sent,
+        &risk,
+    ));
     if compliance.hold && request.stream {
         // A held answer is shown only once approved: there is nothing to
         // stream to the caller, so the upstream is asked for the whole.
@@ -86,7 +99,7 @@ pub async fn chat_on(
         request.body.insert("stream".into(), Value::Bool(false));
         request.body.remove("stream_options");
     }
-    take_tier_caps(gateway, &admitted, &request).await?;
+    take_tier_caps(gateway, &admitted, &request.body["messages"]).await?;
     let key_reservation = reserve_key_tokens(gateway, key, &request)?;
     // `upstream` mode: the provider sees placeholders; the answer gets the
     // values back below, before anything else reads it.

@@ -24,7 +24,8 @@ use std::time::Instant;
 
 use serde_json::{Map, Value, json};
 
-use super::media::{ServiceFields, exhausted, gated};
+use super::gate::GateInput;
+use super::media::{ServiceFields, exhausted};
 use super::walk::{Call, Walk, hold_key_tokens};
 use super::{Compliance, Extensions, Served, tokens};
 use crate::auth::keys::ApiKey;
@@ -34,7 +35,6 @@ use crate::billing::{Endpoint, limits};
 use crate::catalogue::{Model, ProviderKind};
 use crate::gateway::Gateway;
 use crate::providers::{Providers, UpstreamError};
-use crate::tenants::ReviewMode;
 
 pub const PATH: &str = "/v1/embeddings";
 /// The `gen_ai.operation.name` of its spans (the GenAI conventions' name).
@@ -115,14 +115,11 @@ pub async fn serve(
     let (estimate, estimated) = request.inputs.tokens();
     let admitted = super::admit(gateway, key, super::estimated_cost(&model, estimate, 0))?;
     let tenant = &admitted.tenant;
-    let chat = gated(&request.model, &request.inputs.text(), &request.service);
-    let risk = super::gate(gateway, key, &tenant.policy, &chat, request_id).await?;
-    let hold = match tenant.policy.review_mode {
-        ReviewMode::Off => false,
-        ReviewMode::HighRisk => risk.level >= crate::compliance::Level::High,
-        ReviewMode::All => true,
-    };
-    if hold {
+    let mut messages = Value::Null;
+    let text = request.inputs.text();
+    let input = GateInput::text(&mut messages, &text, &request.service);
+    let risk = super::gate(gateway, key, &tenant.policy, &input, request_id).await?;
+    if super::gate::holds(&tenant.policy, &risk) {
         return Err(ApiError::new(
             Code::CapabilityUnsupported,
             "the tenant policy holds this answer for human review, and an embedding cannot be held: a vector is nothing a reviewer can judge",
@@ -145,17 +142,14 @@ pub async fn serve(
     }
     reservations.extend(hold_key_tokens(gateway, key, estimate)?);
     let registered = super::registered_providers(gateway, &tenant.policy)?;
-    let (pii, logged) = super::redacted_request(&tenant.policy, &request.logged);
-    let compliance = Arc::new(Compliance {
-        policy: tenant.policy.clone(),
-        purpose: request.service.purpose.clone(),
-        end_user_id: request.service.end_user_id.clone(),
-        deployer_context: request.service.deployer_context.clone(),
-        user_consent_id: request.service.user_consent_id.clone(),
-        request: tenant.policy.log_bodies.then_some(logged),
-        hold: false,
-        pii,
-    });
+    // Never held (refused above), so the log keeps the request only with
+    // `logBodies`, as for any unheld answer.
+    let compliance = Arc::new(Compliance::new(
+        &tenant.policy,
+        &request.service,
+        &request.logged,
+        &risk,
+    ));
     // `upstream` redaction: the provider embeds the texts with placeholders.
     let mut body = Value::Object(request.body.clone());
     if let Some(mut session) = compliance.upstream_pii() {

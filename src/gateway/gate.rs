@@ -10,12 +10,41 @@ use opentelemetry::trace::{SpanKind, TraceContextExt as _};
 use serde_json::Value;
 
 use super::Gateway;
-use super::request::ChatRequest;
+use super::request::ServiceFields;
 use crate::auth::keys::ApiKey;
 use crate::base::error::{ApiError, Code};
 use crate::compliance::{Classification, Level, consents, pii};
 use crate::tenants::{CompliancePolicy, ReviewMode};
 use crate::traces;
+
+/// What the gate reads of a request, whatever its route: its text as chat
+/// messages (the rules and the judge read them) and its service fields.
+/// Chat builds it from its request ([`super::request::ChatRequest::gate_input`]);
+/// a route that is not chat from the text it carries ([`GateInput::text`]).
+pub struct GateInput<'a> {
+    pub messages: &'a Value,
+    pub service: &'a ServiceFields,
+}
+
+impl<'a> GateInput<'a> {
+    /// `text` as the one user message (`messages` holds it for the
+    /// borrow).
+    pub fn text(messages: &'a mut Value, text: &str, service: &'a ServiceFields) -> GateInput<'a> {
+        *messages = serde_json::json!([{ "role": "user", "content": text }]);
+        GateInput { messages, service }
+    }
+}
+
+/// Whether the tenant's policy holds an answer of this risk for human
+/// review instead of returning it (DESIGN 7.3): the one hold rule of every
+/// route.
+pub(crate) fn holds(policy: &CompliancePolicy, risk: &Classification) -> bool {
+    match policy.review_mode {
+        ReviewMode::Off => false,
+        ReviewMode::HighRisk => risk.level >= Level::High,
+        ReviewMode::All => true,
+    }
+}
 
 /// What the compliance records of a request need, from the gate to the
 /// charge: the tenant policy, the service fields and the request as sent.
@@ -37,24 +66,22 @@ pub struct Compliance {
 }
 
 impl Compliance {
+    /// The records of a request gated as `risk`, whose body as sent is
+    /// `sent` (redacted here for the logs), with its service fields.
     pub(crate) fn new(
         policy: &CompliancePolicy,
-        request: &ChatRequest,
-        raw: &[u8],
+        service: &ServiceFields,
+        sent: &str,
         risk: &Classification,
     ) -> Compliance {
-        let hold = match policy.review_mode {
-            ReviewMode::Off => false,
-            ReviewMode::HighRisk => risk.level >= Level::High,
-            ReviewMode::All => true,
-        };
-        let (pii, logged) = redacted_request(policy, &String::from_utf8_lossy(raw));
+        let hold = holds(policy, risk);
+        let (pii, logged) = redacted_request(policy, sent);
         Compliance {
             policy: policy.clone(),
-            purpose: request.purpose.clone(),
-            end_user_id: request.end_user_id.clone(),
-            deployer_context: request.deployer_context.clone(),
-            user_consent_id: request.user_consent_id.clone(),
+            purpose: service.purpose.clone(),
+            end_user_id: service.end_user_id.clone(),
+            deployer_context: service.deployer_context.clone(),
+            user_consent_id: service.user_consent_id.clone(),
             request: (policy.log_bodies || hold).then_some(logged),
             hold,
             pii,
@@ -84,10 +111,7 @@ impl Compliance {
 /// The PII session of a request and the request's text as the logs keep
 /// it: the caller's JSON with placeholders, or as sent when the policy
 /// turns redaction off.
-pub(crate) fn redacted_request(
-    policy: &CompliancePolicy,
-    raw: &str,
-) -> (Option<pii::Session>, String) {
+fn redacted_request(policy: &CompliancePolicy, raw: &str) -> (Option<pii::Session>, String) {
     if policy.pii_redaction == pii::Mode::Off {
         return (None, raw.to_owned());
     }
@@ -106,15 +130,15 @@ pub(crate) async fn gate(
     gateway: &Gateway,
     key: &ApiKey,
     policy: &CompliancePolicy,
-    request: &ChatRequest,
+    request: &GateInput<'_>,
     request_id: &str,
 ) -> Result<Classification, ApiError> {
     let classifying = traces::child(|| "classify".into(), SpanKind::Internal, Vec::new);
     let risk = async {
         let rules_only = gateway.classifier.classify(
-            request.purpose.as_deref(),
-            request.deployer_context.as_ref(),
-            &request.body["messages"],
+            request.service.purpose.as_deref(),
+            request.service.deployer_context.as_ref(),
+            request.messages,
         );
         crate::compliance::judge::decide(gateway.judge(), policy, request, rules_only).await
     }
@@ -132,7 +156,7 @@ fn refuse(
     gateway: &Gateway,
     key: &ApiKey,
     policy: &CompliancePolicy,
-    request: &ChatRequest,
+    request: &GateInput<'_>,
     request_id: &str,
     risk: Classification,
 ) -> Result<Classification, ApiError> {
@@ -159,6 +183,7 @@ fn refuse(
         Level::High => {
             if policy.require_purpose
                 && request
+                    .service
                     .purpose
                     .as_deref()
                     .is_none_or(|p| p.trim().is_empty())
@@ -174,7 +199,7 @@ fn refuse(
                 return Err(error);
             }
             if policy.require_consent {
-                let Some(id) = request.user_consent_id.as_deref() else {
+                let Some(id) = request.service.user_consent_id.as_deref() else {
                     let mut error = ApiError::new(
                         Code::ConsentRequired,
                         format!(
@@ -188,7 +213,12 @@ fn refuse(
                 let checked = gateway
                     .store
                     .read(|tx| {
-                        consents::check(tx, &key.tenant_id, id, request.end_user_id.as_deref())
+                        consents::check(
+                            tx,
+                            &key.tenant_id,
+                            id,
+                            request.service.end_user_id.as_deref(),
+                        )
                     })
                     .map_err(|e| ApiError::internal("reading the consent record", e))?;
                 if let Err(invalid) = checked {

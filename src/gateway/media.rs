@@ -23,11 +23,11 @@ use std::time::Instant;
 
 use bytes::Bytes;
 use futures::StreamExt;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use super::audio::{self, Source};
 use super::form::FormPart;
-use super::request::ChatRequest;
+use super::gate::GateInput;
 use super::walk::{Call, Walk};
 use super::{Attempt, Compliance, Extensions, Served};
 use crate::auth::keys::ApiKey;
@@ -40,7 +40,6 @@ use crate::events::Event;
 use crate::gateway::Gateway;
 use crate::providers::media::{ByteStream, MediaCall, MediaReply};
 use crate::providers::{Providers, UpstreamError, gemini_image};
-use crate::tenants::ReviewMode;
 
 /// The four media routes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -146,14 +145,10 @@ pub async fn serve(
     }
     let admitted = super::admit(gateway, key, estimated_cost(&request, &model))?;
     let tenant = &admitted.tenant;
-    let chat = gated_request(&request);
-    let risk = super::gate(gateway, key, &tenant.policy, &chat, request_id).await?;
-    let hold = match tenant.policy.review_mode {
-        ReviewMode::Off => false,
-        ReviewMode::HighRisk => risk.level >= crate::compliance::Level::High,
-        ReviewMode::All => true,
-    };
-    if hold && request.route == Route::Speech {
+    let mut messages = Value::Null;
+    let input = GateInput::text(&mut messages, &request.text, &request.service);
+    let risk = super::gate(gateway, key, &tenant.policy, &input, request_id).await?;
+    if super::gate::holds(&tenant.policy, &risk) && request.route == Route::Speech {
         return Err(ApiError::new(
             Code::CapabilityUnsupported,
             "the tenant policy holds this answer for human review, and speech audio cannot be held: send the text through /v1/chat/completions for review first",
@@ -161,17 +156,12 @@ pub async fn serve(
     }
     super::take_multimodal_cap(gateway, &admitted).await?;
     let registered = super::registered_providers(gateway, &tenant.policy)?;
-    let (pii, logged) = super::redacted_request(&tenant.policy, &request.logged);
-    let compliance = Arc::new(Compliance {
-        policy: tenant.policy.clone(),
-        purpose: request.service.purpose.clone(),
-        end_user_id: request.service.end_user_id.clone(),
-        deployer_context: request.service.deployer_context.clone(),
-        user_consent_id: request.service.user_consent_id.clone(),
-        request: (tenant.policy.log_bodies || hold).then_some(logged),
-        hold,
-        pii,
-    });
+    let compliance = Arc::new(Compliance::new(
+        &tenant.policy,
+        &request.service,
+        &request.logged,
+        &risk,
+    ));
     let reduce_to = ask_for_duration(&mut request.call, &model);
     let file = uploaded_file(&request.call);
     let walk = Walk {
@@ -224,15 +214,7 @@ pub async fn serve(
         }
         MediaReply::Json(answer) => imaged(extensions, &model, answer).await,
         MediaReply::Audio { content_type, body } => {
-            spoken(
-                extensions,
-                &model,
-                &risk,
-                &chat_text(&chat),
-                content_type,
-                body,
-            )
-            .await
+            spoken(extensions, &model, &risk, &request.text, content_type, body).await
         }
         MediaReply::Text { .. } => Err(ApiError::new(
             Code::AllProvidersFailed,
@@ -322,41 +304,6 @@ fn gemini_size(call: &MediaCall, model: &Model) -> Result<(), ApiError> {
             gemini_image::ASPECT_RATIOS.join(", ")
         ),
     ))
-}
-
-/// The request as the classifier and the gate read it: the carried text
-/// as one user message, with the service fields.
-fn gated_request(request: &MediaRequest) -> ChatRequest {
-    gated(&request.model, &request.text, &request.service)
-}
-
-/// `text` as one user message of a chat request for `model`, with the
-/// service fields: what the classifier and the gate read of a request that
-/// is not chat.
-pub(super) fn gated(model: &str, text: &str, service: &ServiceFields) -> ChatRequest {
-    let mut body = Map::new();
-    body.insert("model".into(), Value::String(model.to_owned()));
-    body.insert(
-        "messages".into(),
-        json!([{ "role": "user", "content": text }]),
-    );
-    ChatRequest {
-        body,
-        chain: vec![model.to_owned()],
-        stream: false,
-        auto_truncate: false,
-        purpose: service.purpose.clone(),
-        user_consent_id: service.user_consent_id.clone(),
-        end_user_id: service.end_user_id.clone(),
-        deployer_context: service.deployer_context.clone(),
-    }
-}
-
-fn chat_text(chat: &ChatRequest) -> String {
-    chat.body["messages"][0]["content"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned()
 }
 
 /// Why a deployment cannot take `request` at all, if it cannot: its

@@ -84,10 +84,7 @@ pub async fn translated(
         chain: vec![translated.model],
         stream: translated.stream,
         auto_truncate: false,
-        purpose: service.purpose,
-        user_consent_id: service.user_consent_id,
-        end_user_id: service.end_user_id,
-        deployer_context: service.deployer_context,
+        service,
     };
     let outcome = match chat_on(gateway, key, request_id, request, raw, Endpoint::Messages).await? {
         ChatOutcome::Complete(completion) => {

@@ -29,7 +29,8 @@ use bytes::Bytes;
 use futures::StreamExt;
 use serde_json::{Map, Value};
 
-use super::request::ChatRequest;
+use super::gate::GateInput;
+pub use super::request::ServiceFields;
 use super::{Attempt, Compliance, Extensions, Served, admit, gate, take_tier_caps, tokens, walk};
 use crate::auth::keys::ApiKey;
 use crate::base::error::{ApiError, Code};
@@ -51,17 +52,6 @@ const MAX_ANSWER: usize = 64 * 1024 * 1024;
 /// The `anthropic-version` sent when the caller sent none.
 const DEFAULT_ANTHROPIC_VERSION: &str = crate::providers::anthropic::API_VERSION;
 
-/// The compliance service fields of a request: a native request's come
-/// from `x-tollgate-*` headers (its body has no room for them), a JSON
-/// body's from the body ([`crate::gateway::request::service_fields`]).
-#[derive(Debug, Default, Clone)]
-pub struct ServiceFields {
-    pub purpose: Option<String>,
-    pub user_consent_id: Option<String>,
-    pub end_user_id: Option<String>,
-    pub deployer_context: Option<Value>,
-}
-
 /// A native request, parsed once; `body` is what goes upstream.
 pub struct NativeCall {
     pub wire: Wire,
@@ -77,8 +67,10 @@ pub struct NativeCall {
     renamed: Vec<(String, Bytes)>,
     /// `anthropic-version` and `anthropic-beta`, as the caller sent them.
     pub headers: Vec<(&'static str, String)>,
-    /// The OpenAI-style view the classifier and the caps read.
-    pub view: ChatRequest,
+    /// The OpenAI-style messages the classifier and the caps read.
+    pub view: Value,
+    /// The compliance service fields (headers, or the body's own).
+    pub service: ServiceFields,
     /// The completion the body allows itself (Anthropic's `max_tokens`,
     /// Gemini's `generationConfig.maxOutputTokens`), for token limits.
     pub max_output: Option<u64>,
@@ -145,25 +137,11 @@ impl NativeCall {
             body = strip_service_fields(wire, &mut value, body, &mut service)?;
         }
         let model = resolve(models, wire, &requested)?;
-        let messages = wire.classification_view(&value)?;
+        let view = wire.classification_view(&value)?;
         let max_output = value["max_tokens"]
             .as_u64()
             .or_else(|| value["max_output_tokens"].as_u64())
             .or_else(|| value["generationConfig"]["maxOutputTokens"].as_u64());
-
-        let mut view_body = Map::new();
-        view_body.insert("model".into(), Value::String(requested.clone()));
-        view_body.insert("messages".into(), messages);
-        let view = ChatRequest {
-            body: view_body,
-            chain: vec![requested.clone()],
-            stream,
-            auto_truncate: false,
-            purpose: service.purpose,
-            user_consent_id: service.user_consent_id,
-            end_user_id: service.end_user_id,
-            deployer_context: service.deployer_context,
-        };
         drop(value);
         let mut renamed: Vec<(String, Bytes)> = Vec::new();
         if wire != Wire::Gemini {
@@ -185,6 +163,7 @@ impl NativeCall {
             renamed,
             headers,
             view,
+            service,
             max_output,
         })
     }
@@ -314,7 +293,7 @@ pub async fn passthrough(
     call: NativeCall,
 ) -> Result<NativeOutcome, ApiError> {
     let started = Instant::now();
-    let prompt = tokens::estimate_messages(&call.view.body["messages"]);
+    let prompt = tokens::estimate_messages(&call.view);
     let output = super::expected_output(call.max_output, &call.model);
     let admitted = admit(
         gateway,
@@ -322,13 +301,13 @@ pub async fn passthrough(
         super::estimated_cost(&call.model, prompt, output),
     )?;
     let tenant = &admitted.tenant;
-    let risk = gate(gateway, key, &tenant.policy, &call.view, request_id).await?;
-    let compliance = Arc::new(Compliance::new(
-        &tenant.policy,
-        &call.view,
-        &call.body,
-        &risk,
-    ));
+    let input = GateInput {
+        messages: &call.view,
+        service: &call.service,
+    };
+    let risk = gate(gateway, key, &tenant.policy, &input, request_id).await?;
+    let sent = String::from_utf8_lossy(&call.body);
+    let compliance = Arc::new(Compliance::new(&tenant.policy, &call.service, &sent, &risk));
     if compliance.hold && call.stream {
         // The body is forwarded unchanged, so it cannot be turned into a
         // plain request the way the chat route does.
@@ -381,7 +360,7 @@ pub async fn passthrough(
         started,
         risk,
         replaced_parts: 0,
-        prompt_estimate: tokens::estimate_messages(&call.view.body["messages"]),
+        prompt_estimate: tokens::estimate_messages(&call.view),
         truncation: None,
         compliance,
         retries,
@@ -421,7 +400,7 @@ fn hold_tokens(
         .max_output
         .or(call.model.max_output_tokens.map(u64::from))
         .unwrap_or(0);
-    let reserve = tokens::estimate_messages(&call.view.body["messages"]) + allowance;
+    let reserve = tokens::estimate_messages(&call.view) + allowance;
     let model = walk::hold_model(gateway, &call.model, reserve)?;
     let key = walk::hold_key_tokens(gateway, key, reserve)?;
     Ok(model.into_iter().chain(key).collect())

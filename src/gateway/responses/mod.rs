@@ -73,12 +73,7 @@ pub async fn create_response(
     service: ServiceFields,
 ) -> Result<Answer, ApiError> {
     let mut request = input::parse(&raw)?;
-    request.purpose = request.purpose.or(service.purpose.clone());
-    request.user_consent_id = request.user_consent_id.or(service.user_consent_id.clone());
-    request.end_user_id = request.end_user_id.or(service.end_user_id.clone());
-    request.deployer_context = request
-        .deployer_context
-        .or(service.deployer_context.clone());
+    request.service = request.service.or(&service);
     let model = request
         .chain
         .iter()
@@ -144,7 +139,7 @@ pub async fn create_response(
     let keep = request.store.then(|| Keeper {
         store: gateway.store.clone(),
         tenant_id: key.tenant_id.clone(),
-        end_user_id: request.end_user_id.clone(),
+        end_user_id: request.service.end_user_id.clone(),
         id: frame.id.clone(),
         conversation,
         retention: retention(gateway, key),
