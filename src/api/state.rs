@@ -69,3 +69,16 @@ pub struct Shared {
     /// Unix seconds at start, for `created` fields of catalogue views.
     pub started_at: i64,
 }
+
+#[cfg(test)]
+mod tests {
+    /// Axum clones the state for each handler and each state-taking
+    /// middleware of every request: the clone stays one pointer.
+    #[test]
+    fn the_state_each_request_clones_is_one_pointer() {
+        assert_eq!(
+            std::mem::size_of::<super::AppState>(),
+            std::mem::size_of::<usize>()
+        );
+    }
+}

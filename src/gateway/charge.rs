@@ -162,6 +162,9 @@ impl Extensions {
     /// The charge of this request as the journal keeps it: the usage
     /// record with the audit entry, conversation record and review written
     /// in the charge's own transaction.
+    // Long on purpose: it assembles one journal record field by field (audit
+    // details, conversation, review), each part reading the same redacted
+    // values; split, the parts would pass those values around.
     fn charge_record(
         &self,
         record: &UsageRecord,

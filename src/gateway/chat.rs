@@ -21,9 +21,10 @@ use super::{
 use crate::auth::keys::ApiKey;
 use crate::base::error::{ApiError, Code};
 use crate::base::time::now_ms;
+use crate::billing::ledger::CreditHold;
 use crate::billing::{Endpoint, limits};
 use crate::catalogue::Model;
-use crate::compliance::pii;
+use crate::compliance::{Classification, pii, registry};
 use crate::events::Event;
 use crate::providers::{ChunkStream, Failure, Reply, UpstreamError};
 
@@ -39,8 +40,9 @@ pub async fn chat_completions(
 
 /// The chat pipeline for a request that came in on `endpoint` (chat, or a
 /// route translated into chat: `/v1/messages` on a non-Anthropic model,
-/// `/v1/responses` off OpenAI's own API): every stage of the chat route, its usage record carrying
-/// `endpoint`. `raw` is the body as the caller sent it (for the logs).
+/// `/v1/responses` off OpenAI's own API): every stage of the chat route,
+/// its usage record carrying `endpoint`. `raw` is the body as the caller
+/// sent it (for the logs).
 pub async fn chat_on(
     gateway: &Gateway,
     key: &ApiKey,
@@ -50,31 +52,7 @@ pub async fn chat_on(
     endpoint: Endpoint,
 ) -> Result<ChatOutcome, ApiError> {
     let started = Instant::now();
-    let route = match endpoint {
-        Endpoint::Responses => "/v1/responses",
-        Endpoint::Messages => "/v1/messages",
-        _ => "/v1/chat/completions",
-    };
-    if !request
-        .chain
-        .iter()
-        .any(|m| gateway.catalogue.get_for(&key.tenant_id, m).is_some())
-    {
-        return Err(ApiError::new(
-            Code::ModelNotFound,
-            format!(
-                "none of the requested models is in the catalogue: {}",
-                request.chain.join(", ")
-            ),
-        ));
-    }
-    for model in request
-        .chain
-        .iter()
-        .filter_map(|m| gateway.catalogue.get_for(&key.tenant_id, m))
-    {
-        kind_fits(&model, false, route)?;
-    }
+    chain_fits(gateway, key, &request.chain, endpoint)?;
     let admitted = admit(gateway, key, chat_estimate(gateway, key, &request))?;
     let tenant = &admitted.tenant;
     let risk = gate(
@@ -102,7 +80,7 @@ pub async fn chat_on(
     take_tier_caps(gateway, &admitted, &request.body["messages"]).await?;
     let key_reservation = reserve_key_tokens(gateway, key, &request)?;
     // `upstream` mode: the provider sees placeholders; the answer gets the
-    // values back below, before anything else reads it.
+    // values back in `respond`, before anything else reads it.
     let upstream_pii = compliance.upstream_pii().map(|mut session| {
         if let Some(messages) = request.body.get_mut("messages") {
             session.redact_json(messages);
@@ -110,137 +88,253 @@ pub async fn chat_on(
         session
     });
     let registered = registered_providers(gateway, &tenant.policy)?;
-    let mut attempts: Vec<Attempt> = Vec::new();
-    let mut known = 0;
-    let mut limited: Option<ApiError> = None;
-    for name in &request.chain {
-        let Some(model) = gateway.catalogue.get_for(&key.tenant_id, name) else {
+    let run = ChatRun {
+        gateway,
+        key,
+        request_id,
+        request: &request,
+        started,
+        risk,
+        compliance,
+        admission: &admitted.hold,
+        upstream_pii,
+        endpoint,
+    };
+    run.walk_chain(registered.as_deref(), key_reservation).await
+}
+
+/// The model's own request and token limits, for `reserve` tokens. A
+/// refusal is recorded as the model's attempt and kept in `limited` (the
+/// answer when every model of the chain is at its limit): `None` then.
+fn model_admission(
+    gateway: &Gateway,
+    model: &Model,
+    name: &str,
+    reserve: u64,
+    attempts: &mut Vec<Attempt>,
+    limited: &mut Option<ApiError>,
+) -> Option<Option<limits::Reservation>> {
+    match gateway.model_limits.admit(
+        &model.id,
+        model.rpm_limit,
+        model.tpm_limit,
+        reserve,
+        now_ms(),
+    ) {
+        Ok(reservation) => Some(reservation),
+        Err(refusal) => {
             attempts.push(Attempt {
-                model: name.clone(),
-                status: "unknown_model".into(),
-                message: format!("`{name}` is not in the catalogue"),
+                model: name.to_owned(),
+                status: "model_rate_limited".into(),
+                message: refusal.message.clone(),
                 ..Attempt::default()
             });
-            continue;
-        };
-        known += 1;
-        let (body, replaced_parts, truncation) = prepare(&request, &model);
-        let prompt_estimate = tokens::estimate_messages(&body["messages"]);
-        let reserve = prompt_estimate + completion_allowance(&body, &model);
-        let reservation = match gateway.model_limits.admit(
-            &model.id,
-            model.rpm_limit,
-            model.tpm_limit,
-            reserve,
-            now_ms(),
-        ) {
-            Ok(reservation) => reservation,
-            Err(refusal) => {
-                attempts.push(Attempt {
-                    model: name.clone(),
-                    status: "model_rate_limited".into(),
-                    message: refusal.message.clone(),
-                    ..Attempt::default()
-                });
-                let mut error = ApiError::new(Code::ModelRateLimitExceeded, refusal.message);
-                error.retry_after = Some(refusal.retry_after_seconds as u64);
-                limited.get_or_insert(error);
-                continue;
-            }
-        };
-        let walk = Walk {
-            gateway,
-            tenant_id: &key.tenant_id,
-            model: &model,
-            name,
-            registered: registered.as_deref(),
-        };
-        let call = ChatCall {
-            providers: &gateway.providers,
-            body,
-            stream: request.stream,
-        };
-        match walk.run(&call, &mut attempts).await {
-            Walked::Served {
-                reply,
-                view,
-                retries,
-                in_flight,
-            } => {
-                let served = Served {
-                    request_id: request_id.to_owned(),
-                    key_id: key.id.clone(),
-                    tenant_id: key.tenant_id.clone(),
-                    model: view,
-                    requested: name.clone(),
-                    chain: request.chain.clone(),
-                    attempts,
-                    started,
-                    risk: risk.clone(),
-                    replaced_parts,
-                    prompt_estimate,
-                    truncation: truncation.clone(),
-                    compliance: compliance.clone(),
-                    retries,
-                    in_flight: Some(Arc::new(in_flight)),
-                    endpoint,
-                    admission: admitted.hold.clone(),
-                };
-                let reservations: Vec<limits::Reservation> =
-                    reservation.into_iter().chain(key_reservation).collect();
-                return match reply {
-                    Reply::Complete(mut completion) => {
-                        if let Some(session) = &upstream_pii {
-                            session.restore_json(&mut completion["choices"]);
-                        }
-                        finish(gateway, completion, &served, reservations).await
-                    }
-                    Reply::Stream(chunks) => {
-                        let chunks = match &upstream_pii {
-                            Some(session) if session.issued() => {
-                                pii::restore_stream(chunks, session.table())
-                            }
-                            _ => chunks,
-                        };
-                        gateway.metrics.first_token(name, started.elapsed());
-                        let extensions =
-                            Extensions::new(gateway, &served, true).with_reservations(reservations);
-                        Ok(ChatOutcome::Stream {
-                            body: stream::relay(chunks, served, extensions),
-                            model: name.clone(),
-                        })
-                    }
-                };
-            }
-            Walked::Refused { error, view } => return Err(relay_refusal(&view, &error)),
-            Walked::Failed { .. } => {}
+            let mut error = ApiError::new(Code::ModelRateLimitExceeded, refusal.message);
+            error.retry_after = Some(refusal.retry_after_seconds as u64);
+            limited.get_or_insert(error);
+            None
         }
     }
-    if let Some(error) = limited
-        && attempts
-            .iter()
-            .all(|a| a.status == "model_rate_limited" || a.status == "unknown_model")
-    {
-        // Nothing failed upstream: every model was at its own limit.
-        return Err(error);
-    }
-    debug_assert!(known > 0, "checked before the walk");
-    let summary: Vec<String> = attempts
+}
+
+/// The admit stage's check of a chain: some model of it is in the
+/// tenant's catalogue (404 `model_not_found` otherwise), and none is an
+/// embedding model.
+fn chain_fits(
+    gateway: &Gateway,
+    key: &ApiKey,
+    chain: &[String],
+    endpoint: Endpoint,
+) -> Result<(), ApiError> {
+    let route = match endpoint {
+        Endpoint::Responses => "/v1/responses",
+        Endpoint::Messages => "/v1/messages",
+        _ => "/v1/chat/completions",
+    };
+    if !chain
         .iter()
-        .map(|a| format!("{} ({}: {})", a.model, a.status, a.message))
-        .collect();
-    tracing::warn!(chain = ?request.chain, "every model of the chain failed");
-    gateway.metrics.exhausted();
-    gateway.events.publish(Event::providers_exhausted(
-        &key.tenant_id,
-        request_id,
-        &request.chain,
-        &attempts,
-    ));
-    Err(ApiError::new(
-        Code::AllProvidersFailed,
-        format!("every model of the chain failed: {}", summary.join("; ")),
-    ))
+        .any(|m| gateway.catalogue.get_for(&key.tenant_id, m).is_some())
+    {
+        return Err(ApiError::new(
+            Code::ModelNotFound,
+            format!(
+                "none of the requested models is in the catalogue: {}",
+                chain.join(", ")
+            ),
+        ));
+    }
+    for model in chain
+        .iter()
+        .filter_map(|m| gateway.catalogue.get_for(&key.tenant_id, m))
+    {
+        kind_fits(&model, false, route)?;
+    }
+    Ok(())
+}
+
+/// One chat request past the gate: what its route, call and respond
+/// stages share.
+struct ChatRun<'a> {
+    gateway: &'a Gateway,
+    key: &'a ApiKey,
+    request_id: &'a str,
+    request: &'a ChatRequest,
+    started: Instant,
+    risk: Classification,
+    compliance: Arc<Compliance>,
+    /// What admission reserved; the charge settles it.
+    admission: &'a CreditHold,
+    /// The request's redaction in `upstream` mode, to restore the answer.
+    upstream_pii: Option<pii::Session>,
+    endpoint: Endpoint,
+}
+
+impl ChatRun<'_> {
+    /// The route and call stages: each model of the chain in order, a
+    /// later one only after a retryable failure of the one before; within
+    /// a model, the walk over its deployments. The first served answer
+    /// goes to [`ChatRun::respond`].
+    async fn walk_chain(
+        &self,
+        registered: Option<&[registry::SubProcessor]>,
+        key_reservation: Option<limits::Reservation>,
+    ) -> Result<ChatOutcome, ApiError> {
+        let (gateway, key) = (self.gateway, self.key);
+        let mut attempts: Vec<Attempt> = Vec::new();
+        let mut limited: Option<ApiError> = None;
+        for name in &self.request.chain {
+            let Some(model) = gateway.catalogue.get_for(&key.tenant_id, name) else {
+                attempts.push(Attempt {
+                    model: name.clone(),
+                    status: "unknown_model".into(),
+                    message: format!("`{name}` is not in the catalogue"),
+                    ..Attempt::default()
+                });
+                continue;
+            };
+            let (body, replaced_parts, truncation) = prepare(self.request, &model);
+            let prompt_estimate = tokens::estimate_messages(&body["messages"]);
+            let reserve = prompt_estimate + completion_allowance(&body, &model);
+            let Some(reservation) =
+                model_admission(gateway, &model, name, reserve, &mut attempts, &mut limited)
+            else {
+                continue;
+            };
+            let walk = Walk {
+                gateway,
+                tenant_id: &key.tenant_id,
+                model: &model,
+                name,
+                registered,
+            };
+            let call = ChatCall {
+                providers: &gateway.providers,
+                body,
+                stream: self.request.stream,
+            };
+            match walk.run(&call, &mut attempts).await {
+                Walked::Served {
+                    reply,
+                    view,
+                    retries,
+                    in_flight,
+                } => {
+                    let served = Served {
+                        request_id: self.request_id.to_owned(),
+                        key_id: key.id.clone(),
+                        tenant_id: key.tenant_id.clone(),
+                        model: view,
+                        requested: name.clone(),
+                        chain: self.request.chain.clone(),
+                        attempts,
+                        started: self.started,
+                        risk: self.risk.clone(),
+                        replaced_parts,
+                        prompt_estimate,
+                        truncation,
+                        compliance: self.compliance.clone(),
+                        retries,
+                        in_flight: Some(Arc::new(in_flight)),
+                        endpoint: self.endpoint,
+                        admission: self.admission.clone(),
+                    };
+                    let reservations = reservation.into_iter().chain(key_reservation).collect();
+                    return self.respond(reply, served, reservations).await;
+                }
+                Walked::Refused { error, view } => return Err(relay_refusal(&view, &error)),
+                Walked::Failed { .. } => {}
+            }
+        }
+        Err(self.exhausted(&attempts, limited))
+    }
+
+    /// The charge and respond stages of a served answer: a whole one is
+    /// charged before it leaves ([`finish`]); a stream is relayed and
+    /// charged at its end.
+    async fn respond(
+        &self,
+        reply: Reply,
+        served: Served,
+        reservations: Vec<limits::Reservation>,
+    ) -> Result<ChatOutcome, ApiError> {
+        match reply {
+            Reply::Complete(mut completion) => {
+                if let Some(session) = &self.upstream_pii {
+                    session.restore_json(&mut completion["choices"]);
+                }
+                finish(self.gateway, completion, &served, reservations).await
+            }
+            Reply::Stream(chunks) => {
+                let chunks = match &self.upstream_pii {
+                    Some(session) if session.issued() => {
+                        pii::restore_stream(chunks, session.table())
+                    }
+                    _ => chunks,
+                };
+                let model = served.requested.clone();
+                self.gateway
+                    .metrics
+                    .first_token(&model, self.started.elapsed());
+                let extensions =
+                    Extensions::new(self.gateway, &served, true).with_reservations(reservations);
+                Ok(ChatOutcome::Stream {
+                    body: stream::relay(chunks, served, extensions),
+                    model,
+                })
+            }
+        }
+    }
+
+    /// The refusal once no model of the chain served: the first model's
+    /// own limit when every model was at its limit (or unknown), else 502
+    /// `all_providers_failed` with each attempt, counted and published.
+    fn exhausted(&self, attempts: &[Attempt], limited: Option<ApiError>) -> ApiError {
+        if let Some(error) = limited
+            && attempts
+                .iter()
+                .all(|a| a.status == "model_rate_limited" || a.status == "unknown_model")
+        {
+            // Nothing failed upstream: every model was at its own limit.
+            return error;
+        }
+        let chain = &self.request.chain;
+        let summary: Vec<String> = attempts
+            .iter()
+            .map(|a| format!("{} ({}: {})", a.model, a.status, a.message))
+            .collect();
+        tracing::warn!(?chain, "every model of the chain failed");
+        self.gateway.metrics.exhausted();
+        self.gateway.events.publish(Event::providers_exhausted(
+            &self.key.tenant_id,
+            self.request_id,
+            chain,
+            attempts,
+        ));
+        ApiError::new(
+            Code::AllProvidersFailed,
+            format!("every model of the chain failed: {}", summary.join("; ")),
+        )
+    }
 }
 
 /// A chat request's estimate: the most any model of its chain could cost

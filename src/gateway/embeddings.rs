@@ -27,7 +27,7 @@ use serde_json::{Map, Value, json};
 use super::gate::GateInput;
 use super::media::{ServiceFields, exhausted};
 use super::walk::{Call, Walk, hold_key_tokens};
-use super::{Compliance, Extensions, Served, tokens};
+use super::{Compliance, Extensions, Single, tokens};
 use crate::auth::keys::ApiKey;
 use crate::base::error::{ApiError, Code};
 use crate::base::time::now_ms;
@@ -89,6 +89,9 @@ pub struct EmbeddingRequest {
     pub body: Map<String, Value>,
 }
 
+// Long on purpose: the adapter is the stages in order (admit, gate, limits,
+// route and call, charge, respond), each one call; split, the order would no
+// longer read in one place.
 pub async fn serve(
     gateway: &Gateway,
     key: &ApiKey,
@@ -172,25 +175,18 @@ pub async fn serve(
         .run(&forward, &mut attempts)
         .await
         .served_or(|| exhausted(gateway, key, request_id, &request.model, &attempts))?;
-    let served = Served {
-        request_id: request_id.to_owned(),
-        key_id: key.id.clone(),
-        tenant_id: key.tenant_id.clone(),
-        model: model.clone(),
-        requested: request.model.clone(),
-        chain: vec![request.model.clone()],
-        attempts,
+    let single = Single {
+        key,
+        request_id,
+        requested: &request.model,
         started,
-        risk,
-        replaced_parts: 0,
-        prompt_estimate: estimate,
-        truncation: None,
-        compliance,
-        retries,
-        in_flight: Some(Arc::new(in_flight)),
         endpoint: Endpoint::Embeddings,
+        risk,
+        compliance,
         admission: admitted.hold,
+        prompt_estimate: estimate,
     };
+    let served = single.served(model, attempts, retries, in_flight);
     let extensions = Extensions::new(gateway, &served, false).with_reservations(reservations);
     let (prompt_tokens, estimated) = match answer["usage"]["prompt_tokens"].as_u64() {
         Some(reported) => (reported, false),

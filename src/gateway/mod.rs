@@ -46,6 +46,7 @@ use std::time::Instant;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::auth::keys::ApiKey;
 use crate::billing::Endpoint;
 use crate::billing::ledger::CreditHold;
 use crate::catalogue::Model;
@@ -125,5 +126,54 @@ pub struct Served {
 impl Served {
     pub fn is_fallback(&self) -> bool {
         !self.attempts.is_empty()
+    }
+}
+
+/// What a single-model route (embeddings, media, native) knows of its
+/// request once past the gate: who asked, for which model, on which route,
+/// and what admission and the gate produced.
+pub(crate) struct Single<'a> {
+    pub key: &'a ApiKey,
+    pub request_id: &'a str,
+    /// The name the caller used for its model.
+    pub requested: &'a str,
+    pub started: Instant,
+    pub endpoint: Endpoint,
+    pub risk: Classification,
+    pub compliance: Arc<Compliance>,
+    pub admission: CreditHold,
+    pub prompt_estimate: u64,
+}
+
+impl Single<'_> {
+    /// Its served attempt on `view` (the deployment that served, after
+    /// `attempts` failed): its model is its whole chain; nothing was
+    /// replaced or truncated.
+    pub(crate) fn served(
+        self,
+        view: Arc<Model>,
+        attempts: Vec<Attempt>,
+        retries: u32,
+        in_flight: routing::InFlight,
+    ) -> Served {
+        Served {
+            request_id: self.request_id.to_owned(),
+            key_id: self.key.id.clone(),
+            tenant_id: self.key.tenant_id.clone(),
+            model: view,
+            requested: self.requested.to_owned(),
+            chain: vec![self.requested.to_owned()],
+            attempts,
+            started: self.started,
+            risk: self.risk,
+            replaced_parts: 0,
+            prompt_estimate: self.prompt_estimate,
+            truncation: None,
+            compliance: self.compliance,
+            retries,
+            in_flight: Some(Arc::new(in_flight)),
+            endpoint: self.endpoint,
+            admission: self.admission,
+        }
     }
 }

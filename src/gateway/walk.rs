@@ -114,6 +114,9 @@ impl<R> Walked<R, UpstreamError> {
 }
 
 impl Walk<'_> {
+    // Long on purpose: the walk over a model's deployments is one loop whose
+    // state (tried, retries, cooldowns, the last failure) every branch reads;
+    // split, that state would be passed around in pieces.
     pub(super) async fn run<C: Call>(
         &self,
         call: &C,

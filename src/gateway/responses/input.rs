@@ -107,6 +107,8 @@ impl ResponsesRequest {
 }
 
 /// Parses and validates a Responses request body.
+// Long on purpose: a field-by-field parse, one step a field, in the order of
+// docs/responses.md.
 pub fn parse(bytes: &[u8]) -> Result<ResponsesRequest, ApiError> {
     let mut body = crate::gateway::request::object(bytes)?;
     let service = crate::gateway::request::service_fields(&mut body)?;
@@ -256,6 +258,8 @@ pub fn classification_view(body: &Value) -> Result<Value, ApiError> {
 
 /// `input` as chat messages: a string is one user message; items become
 /// messages, assistant tool calls and tool results.
+// Long on purpose: one arm per input item type, in the order of
+// docs/responses.md.
 pub fn input_messages(input: &Value) -> Result<Vec<Value>, ApiError> {
     let items = match input {
         Value::String(text) if text.is_empty() => {

@@ -65,6 +65,8 @@ pub struct Answer {
 
 /// Serves one Responses request for `key`. `service` holds the service
 /// fields of the `x-tollgate-*` headers; the body's own win.
+// Long on purpose: it decides between the native passthrough and the
+// translation into chat, then maps either outcome; each step is one call.
 pub async fn create_response(
     gateway: &Gateway,
     key: &ApiKey,

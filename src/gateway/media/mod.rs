@@ -29,7 +29,7 @@ use super::audio::{self, Source};
 use super::form::FormPart;
 use super::gate::GateInput;
 use super::walk::{Call, Walk};
-use super::{Attempt, Compliance, Extensions, Served};
+use super::{Attempt, Compliance, Extensions, Single};
 use crate::auth::keys::ApiKey;
 use crate::base::error::{ApiError, Code};
 use crate::base::money::{charge_for, credits_to_micros};
@@ -91,7 +91,11 @@ impl Route {
 
 /// The service fields of a media request, taken out before forwarding
 /// (spec, "Chat completion request"): the same as a native request's.
+mod answer;
+
 pub use super::native::ServiceFields;
+use answer::{estimated_cost, imaged, reduce, spoken, transcribed, transcribed_text};
+pub use answer::{image_cost, speech_cost};
 
 /// A parsed media request.
 pub struct MediaRequest {
@@ -127,6 +131,9 @@ pub enum MediaAnswer {
     },
 }
 
+// Long on purpose: the adapter is the stages in order (admit, gate, caps, route
+// and call, then the answer of its kind), each one call; split, the order would
+// no longer read in one place.
 pub async fn serve(
     gateway: &Gateway,
     key: &ApiKey,
@@ -180,25 +187,18 @@ pub async fn serve(
         .run(&forward, &mut attempts)
         .await
         .served_or(|| exhausted(gateway, key, request_id, &request.model, &attempts))?;
-    let served = Served {
-        request_id: request_id.to_owned(),
-        key_id: key.id.clone(),
-        tenant_id: key.tenant_id.clone(),
-        model: model.clone(),
-        requested: request.model.clone(),
-        chain: vec![request.model.clone()],
-        attempts,
+    let single = Single {
+        key,
+        request_id,
+        requested: &request.model,
         started,
-        risk: risk.clone(),
-        replaced_parts: 0,
-        prompt_estimate: 0,
-        truncation: None,
-        compliance,
-        retries,
-        in_flight: Some(Arc::new(in_flight)),
         endpoint: request.route.endpoint(),
+        risk: risk.clone(),
+        compliance,
         admission: admitted.hold,
+        prompt_estimate: 0,
     };
+    let served = single.served(model.clone(), attempts, retries, in_flight);
     let streamed = request.route == Route::Speech;
     let extensions = Extensions::new(gateway, &served, streamed);
     match reply {
@@ -454,354 +454,4 @@ fn renamed(parts: Vec<FormPart>, upstream: &str) -> Vec<FormPart> {
             }
         })
         .collect()
-}
-
-/// A verbose answer asked for internally, as the caller asked for it.
-fn reduce(answer: Value, to: Option<&str>) -> TranscriptAnswer {
-    match to {
-        Some("text") => TranscriptAnswer::Text(answer["text"].as_str().unwrap_or_default().into()),
-        Some(_) => TranscriptAnswer::Json(json!({ "text": answer["text"] })),
-        None => TranscriptAnswer::Json(answer),
-    }
-}
-
-enum TranscriptAnswer {
-    Json(Value),
-    Text(String),
-}
-
-/// Images: billed per image returned (the upstream's reported price, else
-/// the catalogue's), per token when the model is priced so and the
-/// upstream reports tokens, or per request.
-async fn imaged(
-    extensions: Extensions,
-    model: &Model,
-    mut answer: Value,
-) -> Result<MediaAnswer, ApiError> {
-    let images = answer["data"].as_array().map_or(0, Vec::len) as u64;
-    let (cost, source) = image_cost(&model.pricing, &answer, images);
-    let cost = cost.ok_or_else(|| extensions.overflowed(format_args!("{images} images")))?;
-    let extensions = extensions.with_units(json!({ "images": images, "priceSource": source }));
-    let output = if extensions.keeps_output() {
-        revised_prompts(&answer)
-    } else {
-        String::new()
-    };
-    if let Some(held) = hold(&extensions, &mut answer, cost, false, &output).await? {
-        return Ok(held);
-    }
-    let charged = extensions.charge_priced(cost, false, &output, None).await?;
-    extensions.apply(&mut answer, &charged);
-    Ok(MediaAnswer::Json(answer))
-}
-
-/// The price of `images` images (`None` when too large to record), and
-/// where the per-image price came from.
-pub fn image_cost(pricing: &Pricing, answer: &Value, images: u64) -> (Option<u64>, &'static str) {
-    let usage = &answer["usage"];
-    let credits = |v: &Value| v.as_f64().and_then(|c| credits_to_micros(c).ok());
-    match *pricing {
-        Pricing::PerImage { per_image } => {
-            if let Some(each) = credits(&usage["cost_per_image"]) {
-                (charge_for(images, each, 1), "upstream")
-            } else if let Some(total) = credits(&usage["cost"]) {
-                (Some(total), "upstream")
-            } else {
-                (charge_for(images, per_image, 1), "catalogue")
-            }
-        }
-        Pricing::PerToken { .. } => {
-            let input = usage["input_tokens"].as_u64().unwrap_or(0);
-            let output = usage["output_tokens"].as_u64().unwrap_or(0);
-            (super::cost(pricing, input, output), "tokens")
-        }
-        Pricing::PerRequest { per_request } => (Some(per_request), "catalogue"),
-        Pricing::PerSecond { .. } | Pricing::PerMinute { .. } | Pricing::PerCharacter { .. } => {
-            (Some(0), "not_applicable")
-        }
-    }
-}
-
-fn revised_prompts(answer: &Value) -> String {
-    answer["data"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|d| d["revised_prompt"].as_str())
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-/// A transcript in JSON: billed by its duration.
-async fn transcribed(
-    extensions: Extensions,
-    model: &Model,
-    risk: &Classification,
-    answer: TranscriptAnswer,
-    reported: Option<u64>,
-    file: Option<Bytes>,
-) -> Result<MediaAnswer, ApiError> {
-    match answer {
-        TranscriptAnswer::Json(answer) => {
-            let text = answer["text"].as_str().unwrap_or_default().to_owned();
-            let duration = reported.map(|ms| (ms, Source::Upstream));
-            let (cost, estimated, units) = transcript_cost(model, &answer, duration, file);
-            let cost = cost.ok_or_else(|| extensions.overflowed("a transcript"))?;
-            let extensions = extensions.with_units(units);
-            let mut answer = answer;
-            if let Some(held) = hold(&extensions, &mut answer, cost, estimated, &text).await? {
-                return Ok(held);
-            }
-            let charged = extensions
-                .charge_priced(cost, estimated, &text, None)
-                .await?;
-            extensions.apply(&mut answer, &charged);
-            Ok(MediaAnswer::Json(answer))
-        }
-        TranscriptAnswer::Text(body) => {
-            let duration = reported.map(|ms| (ms, Source::Upstream));
-            let reply = MediaReply::Text {
-                body,
-                content_type: "text/plain; charset=utf-8".into(),
-            };
-            transcribed_text(extensions, model, risk, reply, duration, file).await
-        }
-    }
-}
-
-/// A transcript in `text`, `srt` or `vtt`: billed by its duration, the
-/// extensions in headers.
-async fn transcribed_text(
-    extensions: Extensions,
-    model: &Model,
-    risk: &Classification,
-    reply: MediaReply,
-    duration: Option<(u64, Source)>,
-    file: Option<Bytes>,
-) -> Result<MediaAnswer, ApiError> {
-    let MediaReply::Text { body, content_type } = reply else {
-        unreachable!("called with text only");
-    };
-    let (cost, estimated, units) = transcript_cost(model, &Value::Null, duration, file);
-    let cost = cost.ok_or_else(|| extensions.overflowed("a transcript"))?;
-    let extensions = extensions.with_units(units);
-    let mut held = json!({ "text": body });
-    if let Some(answer) = hold(&extensions, &mut held, cost, estimated, &body).await? {
-        return Ok(answer);
-    }
-    let charged = extensions
-        .charge_priced(cost, estimated, &body, None)
-        .await?;
-    Ok(MediaAnswer::Text {
-        body,
-        content_type,
-        headers: billing_headers(&charged, risk),
-    })
-}
-
-/// The price of a transcript: by its duration (from the upstream, the
-/// cues, the WAV header, else the file's size), by tokens, or per request.
-/// Returns the cost (`None` when too large to record), whether it was
-/// estimated, and the billed units.
-fn transcript_cost(
-    model: &Model,
-    answer: &Value,
-    duration: Option<(u64, Source)>,
-    file: Option<Bytes>,
-) -> (Option<u64>, bool, Value) {
-    let pricing = model.pricing;
-    if let Pricing::PerToken { .. } = pricing {
-        let usage = &answer["usage"];
-        let input = usage["input_tokens"].as_u64().unwrap_or(0);
-        let output = usage["output_tokens"].as_u64().unwrap_or(0);
-        return (
-            super::cost(&pricing, input, output),
-            false,
-            json!({ "inputTokens": input, "outputTokens": output }),
-        );
-    }
-    let file = file.unwrap_or_default();
-    let (ms, source) = duration
-        .or_else(|| audio::file_duration_ms(&file))
-        .unwrap_or_else(|| (audio::estimate_ms(file.len()), Source::SizeEstimate));
-    let cost = match pricing {
-        Pricing::PerSecond { per_second } => proportional(ms, per_second, 1000),
-        Pricing::PerMinute { per_minute } => proportional(ms, per_minute, 60_000),
-        Pricing::PerRequest { per_request } => Some(per_request),
-        Pricing::PerToken { .. } | Pricing::PerImage { .. } | Pricing::PerCharacter { .. } => {
-            Some(0)
-        }
-    };
-    (
-        cost,
-        source == Source::SizeEstimate,
-        json!({ "seconds": ms as f64 / 1000.0, "durationSource": source.as_str() }),
-    )
-}
-
-/// What admission reserves for a media request, from what is known before
-/// the call: the images asked for (`n`, one by default) at the per-image
-/// price, the speech input's characters, one minute of a transcription
-/// (its length is known only from the answer), a per-request price, or a
-/// token price for the prompt and the default output.
-fn estimated_cost(request: &MediaRequest, model: &Model) -> u64 {
-    let images = match &request.call {
-        MediaCall::Generate(body) => body["n"].as_u64().unwrap_or(1).max(1),
-        _ => 1,
-    };
-    let cost = match model.pricing {
-        Pricing::PerImage { per_image } => charge_for(images, per_image, 1),
-        Pricing::PerCharacter { .. } => speech_cost(&model.pricing, &request.text),
-        Pricing::PerSecond { per_second } => Some(per_second.saturating_mul(60)),
-        Pricing::PerMinute { per_minute } => Some(per_minute),
-        Pricing::PerRequest { per_request } => Some(per_request),
-        Pricing::PerToken { .. } => {
-            let prompt = super::tokens::estimate_text(&request.text);
-            return super::estimated_cost(model, prompt, super::expected_output(None, model));
-        }
-    };
-    cost.unwrap_or(crate::base::money::MAX_CHARGE)
-        .min(crate::base::money::MAX_CHARGE)
-}
-
-/// `ms` of a price per `per_ms` milliseconds, to the nearest micro-credit.
-fn proportional(ms: u64, price: u64, per_ms: u64) -> Option<u64> {
-    charge_for(ms, price, per_ms)
-}
-
-/// Speech: charged (per input character, per request, or by estimated
-/// input tokens) before its first byte is relayed; the bytes then flow as
-/// they come, the extensions in headers.
-async fn spoken(
-    extensions: Extensions,
-    model: &Model,
-    risk: &Classification,
-    input: &str,
-    content_type: Option<String>,
-    body: ByteStream,
-) -> Result<MediaAnswer, ApiError> {
-    let characters = input.chars().count() as u64;
-    let cost = speech_cost(&model.pricing, input)
-        .ok_or_else(|| extensions.overflowed(format_args!("{characters} characters of speech")))?;
-    let extensions = extensions.with_units(json!({ "characters": characters }));
-    let charged = extensions.charge_priced(cost, false, "", None).await?;
-    let headers = billing_headers(&charged, risk);
-    // The extensions live as long as the stream: they hold the
-    // streams-in-flight gauge up.
-    let body = body.map(move |chunk| {
-        let _alive = &extensions;
-        chunk
-    });
-    Ok(MediaAnswer::Audio {
-        content_type: content_type.unwrap_or_else(|| "application/octet-stream".into()),
-        headers,
-        body: Box::pin(body),
-    })
-}
-
-pub fn speech_cost(pricing: &Pricing, input: &str) -> Option<u64> {
-    match *pricing {
-        Pricing::PerCharacter {
-            per_million_characters,
-        } => proportional(
-            input.chars().count() as u64,
-            per_million_characters,
-            1_000_000,
-        ),
-        Pricing::PerRequest { per_request } => Some(per_request),
-        Pricing::PerToken { .. } => super::cost(pricing, super::tokens::estimate_text(input), 0),
-        Pricing::PerImage { .. } | Pricing::PerSecond { .. } | Pricing::PerMinute { .. } => Some(0),
-    }
-}
-
-/// Holds a JSON answer for human review when the policy says so: charged,
-/// stored with every extension but `billing`, and answered 202.
-async fn hold(
-    extensions: &Extensions,
-    answer: &mut Value,
-    cost: u64,
-    estimated: bool,
-    output: &str,
-) -> Result<Option<MediaAnswer>, ApiError> {
-    if !extensions.holds() {
-        return Ok(None);
-    }
-    let held = extensions
-        .charge_held((0, 0), Some(cost), estimated, output, answer.take())
-        .await?;
-    Ok(Some(MediaAnswer::Held(held)))
-}
-
-/// The extensions of an answer that is not JSON, as response headers.
-fn billing_headers(charged: &Charged, risk: &Classification) -> Vec<(&'static str, String)> {
-    let credits = |micros: i64| crate::base::money::micros_to_credits(micros).to_string();
-    let mut headers = vec![
-        (
-            "x-tollgate-cost",
-            crate::base::money::micros_to_credits(charged.cost).to_string(),
-        ),
-        ("x-tollgate-balance-after", credits(charged.balance_after)),
-        ("x-tollgate-risk-level", risk.level.as_str().to_owned()),
-    ];
-    if let Some(remaining) = charged.key_remaining {
-        headers.push(("x-tollgate-key-remaining", credits(remaining)));
-    }
-    headers
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn images_are_priced_from_the_upstream_report_else_the_catalogue() {
-        let per_image = Pricing::PerImage { per_image: 40_000 };
-        let plain = json!({ "data": [{}, {}] });
-        assert_eq!(
-            image_cost(&per_image, &plain, 2),
-            (Some(80_000), "catalogue")
-        );
-        let reported = json!({ "data": [{}, {}], "usage": { "cost_per_image": 0.05 } });
-        assert_eq!(
-            image_cost(&per_image, &reported, 2),
-            (Some(100_000), "upstream")
-        );
-        let total = json!({ "data": [{}], "usage": { "cost": 0.07 } });
-        assert_eq!(
-            image_cost(&per_image, &total, 1),
-            (Some(70_000), "upstream")
-        );
-    }
-
-    #[test]
-    fn an_overflowing_media_price_is_refused_not_saturated() {
-        let dear = Pricing::PerImage {
-            per_image: crate::base::money::MAX_CHARGE,
-        };
-        assert_eq!(image_cost(&dear, &json!({}), 2), (None, "catalogue"));
-        // An upstream's report is checked the same way.
-        let reported = json!({ "usage": { "cost_per_image": 9.0e12 } });
-        let cheap = Pricing::PerImage { per_image: 1 };
-        assert_eq!(image_cost(&cheap, &reported, 2).0, None);
-        assert_eq!(proportional(u64::MAX, u64::MAX, 1000), None);
-        let per_char = Pricing::PerCharacter {
-            per_million_characters: crate::base::money::MAX_CHARGE,
-        };
-        assert_eq!(speech_cost(&per_char, &"x".repeat(2_000_000)), None);
-    }
-
-    #[test]
-    fn audio_is_priced_proportionally_to_the_micro_credit() {
-        assert_eq!(proportional(2500, 100, 1000), Some(250));
-        assert_eq!(proportional(30_000, 6000, 60_000), Some(3000));
-        assert_eq!(proportional(1, 1, 1000), Some(0));
-        let per_char = Pricing::PerCharacter {
-            per_million_characters: 15_000_000,
-        };
-        assert_eq!(speech_cost(&per_char, "héllo"), Some(75));
-        assert_eq!(
-            speech_cost(&Pricing::PerRequest { per_request: 9 }, "x"),
-            Some(9)
-        );
-    }
 }
