@@ -4,10 +4,8 @@
 
 use std::sync::Arc;
 
-use crate::auth::keys::Keys;
-use crate::catalogue::overlay::LiveCatalogue;
 use crate::config::Config;
-use crate::store::Store;
+use crate::gateway::Gateway;
 
 /// What the HTTP layer's handlers and middleware are given. Axum clones
 /// the state for every handler and every `from_fn_with_state` layer of
@@ -30,44 +28,37 @@ impl std::ops::Deref for AppState {
     }
 }
 
-/// The parts a handler may reach, built once by the composition root
-/// (`app`). The gateway's own parts are shared handles (`Arc`s) to the same
-/// values the [`crate::gateway::Gateway`] holds.
+/// What a handler may reach, built once by the composition root (`app`):
+/// the gateway, and what handlers alone need. The gateway's parts (store,
+/// catalogue, keys, ledger, providers, router, limits, classifier, sampler,
+/// events, metrics) are read through it: `Shared` derefs to the
+/// [`Gateway`], so a handler writes `state.store` for `state.gateway.store`
+/// and each part exists once.
 pub struct Shared {
     /// The inference pipeline, with its parts: every `/v1` handler calls
     /// it.
-    pub gateway: Arc<crate::gateway::Gateway>,
+    pub gateway: Arc<Gateway>,
     pub config: Arc<Config>,
-    pub store: Arc<Store>,
-    /// The configuration's models with the dashboard's edits merged over
-    /// them; swapped whole on each edit.
-    pub catalogue: Arc<LiveCatalogue>,
-    pub keys: Keys,
-    pub providers: crate::providers::Providers,
-    pub classifier: Arc<crate::compliance::Classifier>,
+    /// Keys' requests per minute (the `/v1` handlers' rate headers).
     pub limiter: Arc<crate::billing::limits::RateLimiter>,
     /// Failed sign-ins, per account and address (in memory).
     pub sign_in_throttle: Arc<crate::auth::throttle::SignInThrottle>,
-    /// Keys' tokens per minute (`tpmLimit`), per allowance.
-    pub key_tokens: Arc<crate::billing::limits::TokenLimiter>,
-    /// What admission reads: keys' cycles, wallets, day counters and the
-    /// credits requests in flight reserved (DESIGN section 4).
-    pub ledger: Arc<crate::billing::ledger::Ledger>,
-    /// Models' own request and token limits, across all keys.
-    pub model_limits: Arc<crate::billing::limits::ModelLimits>,
-    /// Deployment health and load, for choosing a model's deployment.
-    pub router: Arc<crate::routing::Router>,
-    pub metrics: Arc<crate::metrics::Metrics>,
     /// OpenTelemetry spans and their exporter (off without `otlp_endpoint`).
     pub traces: crate::traces::Traces,
-    pub events: crate::events::Events,
-    pub sampler: crate::compliance::incidents::Sampler,
     /// Unauthenticated refusals, logged once per source and minute.
     pub refusals: Arc<crate::auth::refusals::RefusalLog>,
     /// Single sign-on, when `[sso]` is configured.
     pub sso: Option<Arc<crate::sso::Sso>>,
     /// Unix seconds at start, for `created` fields of catalogue views.
     pub started_at: i64,
+}
+
+impl std::ops::Deref for Shared {
+    type Target = Gateway;
+
+    fn deref(&self) -> &Gateway {
+        &self.gateway
+    }
 }
 
 #[cfg(test)]
