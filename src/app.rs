@@ -1,214 +1,118 @@
-//! The running server: [`AppState`] (built once), the router and its
-//! layers, the admin socket, and graceful shutdown.
+//! The composition root: builds every part (store handles, catalogue,
+//! ledger, providers, classifier, events, metrics, traces) once, the
+//! application state over them, and runs the server: the HTTP router, the
+//! admin socket, and graceful shutdown.
 //!
-//! Layers, outermost first: request id, tracing (path only: a query may
-//! carry a key), dialect of error bodies, the 50 MB body limit, then
-//! authentication, which denies by default. Shutdown on SIGTERM or Ctrl-C
-//! stops accepting, lets requests in flight finish (up to the configured
-//! grace), stops the admin socket, then flushes the writer.
+//! Shutdown on SIGTERM or Ctrl-C stops accepting, lets requests in flight
+//! finish (up to the configured grace), stops the admin socket, then
+//! flushes the writer.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use axum::Router;
-use axum::extract::{DefaultBodyLimit, Request};
-use axum::http::{HeaderName, header};
-use axum::middleware::{self, Next};
-use axum::response::{IntoResponse, Response};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
-use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
-use tower_http::sensitive_headers::SetSensitiveRequestHeadersLayer;
-use tower_http::trace::TraceLayer;
 
 use crate::admin;
-use crate::api::error::render_in_dialect;
-use crate::api::extract::authenticate;
+use crate::api::router::router;
+use crate::api::state::{AppState, Shared};
 use crate::auth::keys::Keys;
-use crate::base::error::{ApiError, Code};
 use crate::catalogue::overlay::LiveCatalogue;
 use crate::config::Config;
+use crate::gateway::{Gateway, Settings};
 use crate::store::Store;
 
-/// Bodies above this size are refused with 413 (spec, "Limits").
-pub const MAX_BODY_BYTES: usize = 50 * 1024 * 1024;
-
-static REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
-
-/// Everything a request may need, cloned cheaply into each handler.
-#[derive(Clone)]
-pub struct AppState {
-    pub config: Arc<Config>,
-    pub store: Arc<Store>,
-    /// The configuration's models with the dashboard's edits merged over
-    /// them; swapped whole on each edit.
-    pub catalogue: Arc<LiveCatalogue>,
-    pub keys: Keys,
-    pub providers: crate::providers::Providers,
-    pub classifier: Arc<crate::compliance::Classifier>,
-    pub limiter: Arc<crate::billing::limits::RateLimiter>,
-    /// Failed sign-ins, per account and address (in memory).
-    pub sign_in_throttle: Arc<crate::auth::throttle::SignInThrottle>,
-    /// Keys' tokens per minute (`tpmLimit`), per allowance.
-    pub key_tokens: Arc<crate::billing::limits::TokenLimiter>,
-    /// What admission reads: keys' cycles, wallets, day counters and the
-    /// credits requests in flight reserved (DESIGN section 4).
-    pub ledger: Arc<crate::billing::ledger::Ledger>,
-    /// Models' own request and token limits, across all keys.
-    pub model_limits: Arc<crate::billing::limits::ModelLimits>,
-    /// Deployment health and load, for choosing a model's deployment.
-    pub router: Arc<crate::routing::Router>,
-    pub metrics: Arc<crate::metrics::Metrics>,
-    /// OpenTelemetry spans and their exporter (off without `otlp_endpoint`).
-    pub traces: crate::traces::Traces,
-    pub events: crate::events::Events,
-    pub sampler: crate::compliance::incidents::Sampler,
-    /// Unauthenticated refusals, logged once per source and minute.
-    pub refusals: Arc<crate::auth::refusals::RefusalLog>,
-    /// Single sign-on, when `[sso]` is configured.
-    pub sso: Option<Arc<crate::sso::Sso>>,
-    /// Unix seconds at start, for `created` fields of catalogue views.
-    pub started_at: i64,
-}
-
-impl AppState {
-    /// Builds the state and starts the webhook dispatcher on the current
-    /// runtime.
-    pub fn new(config: Config, store: Store) -> AppState {
-        let store = Arc::new(store);
-        let allow_private_images = config.image_fetch_allow_private_targets;
-        let metrics = Arc::new(crate::metrics::Metrics::new());
-        let observer = metrics.clone();
-        // Set once per store; a second AppState on the same store (tests)
-        // keeps the first observer.
-        let _ = store
-            .writer_stats()
-            .commit_observer
-            .set(Box::new(move |elapsed| observer.store_commit(elapsed)));
-        let events =
-            crate::events::Events::start(&config.webhooks(), store.clone(), metrics.clone());
-        let traces = crate::traces::Traces::start(&config.traces(), metrics.clone());
-        let connect_timeout = config
-            .providers
-            .iter()
-            .map(|p| p.connect_timeout)
-            .max()
-            .unwrap_or(std::time::Duration::from_secs(5));
-        let classifier = config.risk_rules.clone();
-        let sampler = crate::compliance::incidents::Sampler::start(
-            crate::compliance::incidents::SamplerSettings {
-                share: config.incident_sample_share,
-                window: std::time::Duration::from_secs(config.incident_window_seconds),
-                refusal_burst: config.incident_refusal_burst,
-            },
-            store.clone(),
-            classifier.clone(),
-            events.clone(),
-        );
-        crate::compliance::start_sweeper(
-            store.clone(),
-            std::time::Duration::from_secs(config.compliance_sweep_seconds),
-            crate::billing::retention::Retention {
-                usage_days: config.usage_retention_days,
-                audit_days: config.audit_retention_days,
-            },
-        );
-        let catalogue = LiveCatalogue::load(&config.providers, &config.models, &store)
-            .unwrap_or_else(|e| {
-                tracing::error!(error = %e, "reading the stored catalogue entries failed; serving the configuration's only");
-                LiveCatalogue::configured(&config.providers, &config.models)
-            });
-        let ledger = crate::billing::ledger::Ledger::load(&store, crate::base::time::now_ms())
-            .unwrap_or_else(|e| {
-                // Each key and wallet is then read on its first request.
-                tracing::error!(error = %e, "loading the ledger failed; reading it as requests come");
-                crate::billing::ledger::Ledger::default()
-            });
-        let sso = config
-            .sso
-            .clone()
-            .map(|sso| Arc::new(crate::sso::Sso::new(sso)));
-        AppState {
-            sso,
-            catalogue: Arc::new(catalogue),
-            config: Arc::new(config),
-            keys: Keys::new(store.clone()),
-            providers: crate::providers::Providers::new(connect_timeout, allow_private_images),
-            classifier,
-            sampler,
-            refusals: Arc::default(),
-            limiter: Arc::default(),
-            sign_in_throttle: Arc::default(),
-            key_tokens: Arc::default(),
-            model_limits: Arc::default(),
-            ledger: Arc::new(ledger),
-            router: Arc::default(),
-            metrics,
-            traces,
-            events,
-            store,
-            started_at: crate::base::time::now_ms() / 1000,
-        }
-    }
-}
-
-pub fn router(state: AppState) -> Router {
-    crate::api::routes()
-        .merge(crate::api::ui::routes())
-        .fallback(|| async { ApiError::not_found("no such route") })
-        .method_not_allowed_fallback(|| async {
-            ApiError::new(Code::MethodNotAllowed, "this route does not accept that method")
-        })
-        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
-        .layer(middleware::from_fn_with_state(
-            state.config.body_read_timeout,
-            crate::api::serve::body_deadline,
-        ))
-        .layer(middleware::from_fn_with_state(state.clone(), authenticate))
-        .layer(middleware::from_fn(refuse_oversized))
-        .layer(middleware::from_fn_with_state(
-            state.clone(),
-            crate::metrics::track,
-        ))
-        .layer(middleware::from_fn(render_in_dialect))
-        .layer(TraceLayer::new_for_http().make_span_with(|request: &Request| {
-            let id = request.headers().get(&REQUEST_ID).and_then(|v| v.to_str().ok()).unwrap_or("");
-            // The path is cut short: every line logged in the span repeats it.
-            let path = crate::auth::refusals::bounded_path(request.uri().path());
-            tracing::info_span!("request", method = %request.method(), path = %path, request_id = %id)
-        }))
-        .layer(SetSensitiveRequestHeadersLayer::new([
-            header::AUTHORIZATION,
-            HeaderName::from_static("x-api-key"),
-            HeaderName::from_static("x-goog-api-key"),
-        ]))
-        .layer(PropagateRequestIdLayer::new(REQUEST_ID.clone()))
-        .layer(SetRequestIdLayer::new(REQUEST_ID.clone(), MakeRequestUuid))
-        .with_state(state)
-}
-
-/// Refuses a declared body above the limit before authentication or any
-/// reading; a body without a length is cut at the limit when read.
-async fn refuse_oversized(request: Request, next: Next) -> Response {
-    let declared = request
-        .headers()
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > MAX_BODY_BYTES as u64) {
-        return payload_too_large().into_response();
-    }
-    next.run(request).await
-}
-
-pub fn payload_too_large() -> ApiError {
-    ApiError::new(
-        Code::PayloadTooLarge,
-        format!(
-            "the request body exceeds {} MB",
-            MAX_BODY_BYTES / (1024 * 1024)
-        ),
-    )
+/// Builds every part once and the application state over them; starts
+/// the webhook dispatcher, the incident sampler and the compliance sweeper
+/// on the current runtime.
+pub fn build(config: Config, store: Store) -> AppState {
+    let store = Arc::new(store);
+    let allow_private_images = config.image_fetch_allow_private_targets;
+    let metrics = Arc::new(crate::metrics::Metrics::new());
+    let observer = metrics.clone();
+    // Set once per store; a second AppState on the same store (tests)
+    // keeps the first observer.
+    let _ = store
+        .writer_stats()
+        .commit_observer
+        .set(Box::new(move |elapsed| observer.store_commit(elapsed)));
+    let events = crate::events::Events::start(&config.webhooks(), store.clone(), metrics.clone());
+    let traces = crate::traces::Traces::start(&config.traces(), metrics.clone());
+    let connect_timeout = config
+        .providers
+        .iter()
+        .map(|p| p.connect_timeout)
+        .max()
+        .unwrap_or(std::time::Duration::from_secs(5));
+    let classifier = config.risk_rules.clone();
+    let sampler = crate::compliance::incidents::Sampler::start(
+        crate::compliance::incidents::SamplerSettings {
+            share: config.incident_sample_share,
+            window: std::time::Duration::from_secs(config.incident_window_seconds),
+            refusal_burst: config.incident_refusal_burst,
+        },
+        store.clone(),
+        classifier.clone(),
+        events.clone(),
+    );
+    crate::compliance::start_sweeper(
+        store.clone(),
+        std::time::Duration::from_secs(config.compliance_sweep_seconds),
+        crate::billing::retention::Retention {
+            usage_days: config.usage_retention_days,
+            audit_days: config.audit_retention_days,
+        },
+    );
+    let catalogue = LiveCatalogue::load(&config.providers, &config.models, &store)
+        .unwrap_or_else(|e| {
+            tracing::error!(error = %e, "reading the stored catalogue entries failed; serving the configuration's only");
+            LiveCatalogue::configured(&config.providers, &config.models)
+        });
+    let ledger = crate::billing::ledger::Ledger::load(&store, crate::base::time::now_ms())
+        .unwrap_or_else(|e| {
+            // Each key and wallet is then read on its first request.
+            tracing::error!(error = %e, "loading the ledger failed; reading it as requests come");
+            crate::billing::ledger::Ledger::default()
+        });
+    let sso = config
+        .sso
+        .clone()
+        .map(|sso| Arc::new(crate::sso::Sso::new(sso)));
+    let catalogue = Arc::new(catalogue);
+    let keys = Keys::new(store.clone());
+    let providers = crate::providers::Providers::new(connect_timeout, allow_private_images);
+    let ledger = Arc::new(ledger);
+    let router = Arc::<crate::routing::Router>::default();
+    let model_limits = Arc::<crate::billing::limits::ModelLimits>::default();
+    let key_tokens = Arc::<crate::billing::limits::TokenLimiter>::default();
+    let gateway = Arc::new(Gateway {
+        store,
+        catalogue,
+        keys,
+        ledger,
+        providers,
+        router,
+        model_limits,
+        key_tokens,
+        classifier,
+        sampler,
+        events,
+        metrics,
+        settings: Settings {
+            free_multimodal_per_day: config.free_multimodal_per_day,
+            judge_timeout: std::time::Duration::from_millis(config.judge_timeout_ms),
+        },
+    });
+    AppState::new(Shared {
+        gateway,
+        sso,
+        config: Arc::new(config),
+        refusals: Arc::default(),
+        limiter: Arc::default(),
+        sign_in_throttle: Arc::default(),
+        traces,
+        started_at: crate::base::time::now_ms() / 1000,
+    })
 }
 
 /// A server bound to its address, not yet serving.

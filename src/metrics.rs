@@ -1,4 +1,9 @@
-//! Prometheus metrics (`GET /metrics`), kept with prometheus-client.
+//! The Prometheus metrics registry, kept with prometheus-client: every
+//! metric, its help text and labels, and the text rendering. It takes
+//! plain labels (route patterns, catalogue ids, deployment names): the
+//! middleware that counts responses and the `GET /metrics` endpoint that
+//! reads router health and the ledger live in the HTTP layer
+//! (`api::metrics`).
 //!
 //! Labels stay bounded: routes are the router's patterns, models are
 //! catalogue ids, providers are configured ids, codes come from the error
@@ -7,22 +12,16 @@
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use axum::extract::{MatchedPath, Request, State};
-use axum::http::{HeaderValue, StatusCode, header};
-use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
-use subtle::ConstantTimeEq;
 
-use crate::app::AppState;
-use crate::base::error::{ApiError, Code};
+use crate::base::error::Code;
 
 /// The content type `promtool` and Prometheus read (exposition 0.0.4).
 pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
@@ -102,11 +101,6 @@ fn latency_histogram() -> Histogram {
     // 0.5 ms to about 2 minutes.
     Histogram::new(exponential_buckets(0.0005, 2.5, 14))
 }
-
-/// The catalogue id a response was about; handlers put it in the
-/// response's extensions for the `model` label.
-#[derive(Debug, Clone)]
-pub struct ModelLabel(pub String);
 
 /// Every metric the server keeps.
 pub struct Metrics {
@@ -330,14 +324,17 @@ impl Metrics {
         }
     }
 
-    /// Counts one answered request.
-    fn response(&self, route: &str, response: &Response, elapsed: Duration) {
-        let status = response.status();
-        let model = response
-            .extensions()
-            .get::<ModelLabel>()
-            .map(|m| m.0.clone())
-            .unwrap_or_default();
+    /// Counts one answered request: its route pattern, the catalogue id
+    /// it was about (empty when none), its HTTP status, how long it took,
+    /// and the error code it was refused with.
+    pub fn answered(
+        &self,
+        route: &str,
+        model: String,
+        status: u16,
+        elapsed: Duration,
+        error: Option<Code>,
+    ) {
         self.requests
             .get_or_create(&RequestLabels {
                 route: route.to_owned(),
@@ -350,13 +347,13 @@ impl Metrics {
                 route: route.to_owned(),
             })
             .observe(elapsed.as_secs_f64());
-        if let Some(error) = response.extensions().get::<ApiError>() {
+        if let Some(code) = error {
             self.errors
                 .get_or_create(&CodeLabels {
-                    code: error.code.as_str(),
+                    code: code.as_str(),
                 })
                 .inc();
-            let reason = match error.code {
+            let reason = match code {
                 Code::RateLimitExceeded => Some("rate_limit"),
                 Code::TokenRateLimitExceeded => Some("token_rate_limit"),
                 Code::ModelRateLimitExceeded => Some("model_rate_limit"),
@@ -412,15 +409,19 @@ impl Metrics {
             .inc();
     }
 
-    /// Sets the health gauge of every deployment, read before rendering.
-    pub fn deployment_health(&self, health: &[crate::routing::Health]) {
-        for h in health {
+    /// Sets the health gauge of every deployment, read before rendering:
+    /// `(model, deployment, healthy)` for each.
+    pub fn deployment_health<'a>(
+        &self,
+        health: impl IntoIterator<Item = (&'a str, &'a str, bool)>,
+    ) {
+        for (model, deployment, healthy) in health {
             self.deployment_healthy
                 .get_or_create(&DeploymentLabels {
-                    model: h.model.clone(),
-                    deployment: h.deployment.clone(),
+                    model: model.to_owned(),
+                    deployment: deployment.to_owned(),
                 })
-                .set(i64::from(h.state == crate::routing::HealthState::Healthy));
+                .set(i64::from(healthy));
         }
     }
 
@@ -481,25 +482,21 @@ impl Metrics {
             .inc();
     }
 
-    /// Holds the streams-in-flight gauge up while it lives.
-    /// Counts one request's PII redactions (`counts` by placeholder type).
+    /// Counts one request's PII redactions, by placeholder type. The
+    /// caller bounds the labels (a custom pattern counts as `CUSTOM`).
     pub fn pii_redacted(
         &self,
         mode: &'static str,
-        counts: &std::collections::BTreeMap<String, u64>,
+        counts: impl IntoIterator<Item = (&'static str, u64)>,
     ) {
-        for (label, n) in counts {
-            let kind = crate::pii::Kind::ALL
-                .iter()
-                .map(|k| k.label())
-                .find(|l| l == label)
-                .unwrap_or("CUSTOM");
+        for (kind, n) in counts {
             self.pii_redactions
                 .get_or_create(&PiiLabels { kind, mode })
-                .inc_by(*n);
+                .inc_by(n);
         }
     }
 
+    /// Holds the streams-in-flight gauge up while it lives.
     pub fn stream_open(self: &Arc<Self>) -> StreamGuard {
         self.streams_in_flight.inc();
         StreamGuard(self.clone())
@@ -580,64 +577,14 @@ impl Drop for StreamGuard {
     }
 }
 
-fn status_class(status: StatusCode) -> &'static str {
-    match status.as_u16() {
+fn status_class(status: u16) -> &'static str {
+    match status {
         100..=199 => "1xx",
         200..=299 => "2xx",
         300..=399 => "3xx",
         400..=499 => "4xx",
         _ => "5xx",
     }
-}
-
-/// The middleware that counts and times every request.
-pub async fn track(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    let route = request
-        .extensions()
-        .get::<MatchedPath>()
-        .map_or_else(|| "unmatched".to_owned(), |p| p.as_str().to_owned());
-    let started = Instant::now();
-    let response = next.run(request).await;
-    state.metrics.response(&route, &response, started.elapsed());
-    response
-}
-
-/// `GET /metrics`: public unless the operator set `metrics_token`.
-pub async fn scrape(State(state): State<AppState>, request: Request) -> Response {
-    if let Some(token) = &state.config.metrics_token {
-        let presented = request
-            .headers()
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(crate::api::extract::bearer_token)
-            .unwrap_or("");
-        let matches: bool = presented.as_bytes().ct_eq(token.expose().as_bytes()).into();
-        if !matches {
-            return ApiError::new(
-                Code::MissingToken,
-                "this server's /metrics needs `Authorization: Bearer <metrics token>`",
-            )
-            .into_response();
-        }
-    }
-    state
-        .metrics
-        .deployment_health(&state.router.health(state.catalogue.models().iter()));
-    let (reserved, holds) = state.ledger.totals();
-    state.metrics.reservations(reserved, holds);
-    let text = state.metrics.render(
-        state
-            .store
-            .writer_stats()
-            .queued
-            .load(std::sync::atomic::Ordering::Relaxed),
-        state.events.queue_depth(),
-    );
-    (
-        [(header::CONTENT_TYPE, HeaderValue::from_static(CONTENT_TYPE))],
-        text,
-    )
-        .into_response()
 }
 
 #[cfg(test)]

@@ -19,7 +19,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::http::{HeaderMap, HeaderValue};
+use http::{HeaderMap, HeaderValue};
 use opentelemetry::propagation::{Extractor, Injector, TextMapPropagator};
 use opentelemetry::trace::{SpanKind, TraceContextExt, Tracer as _, TracerProvider as _};
 use opentelemetry::{Context, KeyValue};

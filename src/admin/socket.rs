@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::{Command, Context, execute};
-use crate::app::AppState;
+use crate::api::state::AppState;
 use crate::store::{SOCKET_FILE, StoreError};
 
 /// A command line longer than this is refused.

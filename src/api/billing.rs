@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 
 use crate::api::extract::{Require, Signed, perm};
 use crate::api::json::{Json, Query};
-use crate::app::AppState;
+use crate::api::state::AppState;
 use crate::auth::accounts::{Permission, Role};
 use crate::auth::keys::ApiKey;
 use crate::auth::sessions::CurrentAccount;

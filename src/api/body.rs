@@ -18,7 +18,7 @@ impl<S: Send + Sync> FromRequest<S> for Body {
         match Bytes::from_request(request, state).await {
             Ok(bytes) => Ok(Body(bytes)),
             Err(rejection) if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE => {
-                Err(crate::app::payload_too_large())
+                Err(crate::api::router::payload_too_large())
             }
             Err(rejection) => Err(ApiError::new(Code::InvalidRequest, rejection.body_text())),
         }

@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 use crate::api::billing::{store_error, tenant_scope};
 use crate::api::extract::{Require, Signed, perm};
 use crate::api::json::{Json, Query};
-use crate::app::AppState;
+use crate::api::state::AppState;
 use crate::auth::accounts::{Account, Role};
 use crate::auth::sessions::CurrentAccount;
 use crate::base::error::ApiError;

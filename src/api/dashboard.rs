@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 use crate::api::extract::Signed;
 use crate::api::json::Json;
-use crate::app::AppState;
+use crate::api::state::AppState;
 use crate::auth::accounts::Permission;
 use crate::auth::sessions;
 use crate::base::error::{ApiError, Code};

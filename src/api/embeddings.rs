@@ -15,11 +15,11 @@ use serde_json::Value;
 use crate::api::extract::InferenceKey;
 use crate::api::json::JsonBody;
 use crate::api::media::{no_chain, object, service_fields_json};
+use crate::api::metrics::ModelLabel;
+use crate::api::state::AppState;
 use crate::api::v1::{request_id, traced, with_rate_limit};
-use crate::app::AppState;
 use crate::base::error::ApiError;
 use crate::gateway::embeddings::{self, EmbeddingRequest, Inputs, OPERATION};
-use crate::metrics::ModelLabel;
 use crate::traces;
 
 /// The most inputs one request may carry (OpenAI's limit).
@@ -44,7 +44,7 @@ async fn create_embedding(
         let model = request.model.clone();
         traces::request_model(OPERATION, &model);
         let mut response =
-            match embeddings::serve(&state, &key, request_id(&headers), request).await {
+            match embeddings::serve(&state.gateway, &key, request_id(&headers), request).await {
                 Ok(answer) => axum::Json(answer).into_response(),
                 Err(error) => error.into_response(),
             };

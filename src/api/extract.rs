@@ -17,7 +17,7 @@ use axum::http::request::Parts;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-use crate::app::AppState;
+use crate::api::state::AppState;
 use crate::audit::{self, Draft};
 use crate::auth::accounts::Permission;
 use crate::auth::keys::ApiKey;
@@ -230,9 +230,9 @@ async fn audited_act(
     next: Next,
 ) -> Response {
     let (mut parts, body) = request.into_parts();
-    let bytes = match axum::body::to_bytes(body, crate::app::MAX_BODY_BYTES).await {
+    let bytes = match axum::body::to_bytes(body, crate::api::router::MAX_BODY_BYTES).await {
         Ok(bytes) => bytes,
-        Err(_) => return crate::app::payload_too_large().into_response(),
+        Err(_) => return crate::api::router::payload_too_large().into_response(),
     };
     let route = parts
         .extensions

@@ -5,7 +5,7 @@ use axum::extract::State;
 use axum::routing::get;
 use serde_json::{Value, json};
 
-use crate::app::AppState;
+use crate::api::state::AppState;
 use crate::base::error::{ApiError, Code};
 
 pub fn routes() -> Router<AppState> {

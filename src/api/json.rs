@@ -259,7 +259,7 @@ fn reject(rejection: JsonRejection) -> ApiError {
         ),
         JsonRejection::JsonDataError(e) => ApiError::new(Code::InvalidRequest, e.body_text()),
         JsonRejection::BytesRejection(e) if e.status() == StatusCode::PAYLOAD_TOO_LARGE => {
-            crate::app::payload_too_large()
+            crate::api::router::payload_too_large()
         }
         other => ApiError::new(Code::InvalidRequest, other.body_text()),
     }

@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 use crate::api::billing::{key_visible, store_error, tenant_scope, visible_key};
 use crate::api::extract::Signed;
 use crate::api::json::{Json, Query};
-use crate::app::AppState;
+use crate::api::state::AppState;
 use crate::auth::accounts::{self, Account, Permission};
 use crate::auth::keys::{
     IssuedKey, KeySettings, KeyState, KeyUpdate, Latitude, Patch, ResetInterval,

@@ -19,12 +19,13 @@ use serde_json::{Map, Value, json};
 use crate::api::body::Body;
 use crate::api::extract::InferenceKey;
 use crate::api::json::JsonBody;
+use crate::api::metrics::ModelLabel;
+use crate::api::state::AppState;
 use crate::api::v1::{request_id, traced, with_rate_limit};
-use crate::app::AppState;
 use crate::auth::keys::ApiKey;
 use crate::base::error::{ApiError, Code};
 use crate::gateway::media::{self, MediaAnswer, MediaRequest, Route, ServiceFields};
-use crate::metrics::ModelLabel;
+
 use crate::providers::form::{self, FormPart};
 use crate::providers::media::MediaCall;
 use crate::traces;
@@ -139,10 +140,11 @@ async fn handle(
         let request = parse()?;
         let model = request.model.clone();
         traces::request_model(operation, &model);
-        let mut response = match media::serve(state, key, request_id(headers), request).await {
-            Ok(answer) => respond(answer),
-            Err(error) => error.into_response(),
-        };
+        let mut response =
+            match media::serve(&state.gateway, key, request_id(headers), request).await {
+                Ok(answer) => respond(answer),
+                Err(error) => error.into_response(),
+            };
         if state.catalogue.get_for(&key.tenant_id, &model).is_some() {
             response.extensions_mut().insert(ModelLabel(model));
         }

@@ -19,15 +19,15 @@ use serde_json::Value;
 
 use crate::api::extract::InferenceKey;
 use crate::api::json::JsonBody;
+use crate::api::metrics::ModelLabel;
 use crate::api::native::{run, service_fields};
+use crate::api::state::AppState;
 use crate::api::v1::{event_stream, request_id, traced, with_rate_limit};
-use crate::app::AppState;
 use crate::auth::keys::ApiKey;
 use crate::base::error::{ApiError, Code};
 use crate::gateway::messages::{self, Counted, MessagesOutcome};
 use crate::gateway::native::wire::Wire;
 use crate::gateway::native::{NativeCall, ServiceFields};
-use crate::metrics::ModelLabel;
 use crate::traces;
 
 pub fn routes() -> Router<AppState> {
@@ -75,7 +75,7 @@ async fn create_message(
             .model
             .as_ref()
             .and_then(Value::as_str)
-            .and_then(|name| messages::named_model(&state, &key, name.trim()))
+            .and_then(|name| messages::named_model(&state.gateway, &key, name.trim()))
             .filter(|model| !messages::is_native(model));
         if let Some(model) = model {
             return translated(&state, &key, &headers, &body.0, &model, service).await;
@@ -108,17 +108,24 @@ async fn translated(
         .map_err(|e| ApiError::new(Code::InvalidRequest, format!("malformed JSON: {e}")))?;
     traces::request_model(Wire::Anthropic.operation(), &model.id);
     let label = model.id.clone();
-    let (outcome, dropped) =
-        match messages::translated(state, key, request_id(headers), model, raw, &value, service)
-            .await
-        {
-            Ok(done) => done,
-            Err(error) => {
-                let mut response = error.into_response();
-                response.extensions_mut().insert(ModelLabel(label));
-                return Ok(response);
-            }
-        };
+    let (outcome, dropped) = match messages::translated(
+        &state.gateway,
+        key,
+        request_id(headers),
+        model,
+        raw,
+        &value,
+        service,
+    )
+    .await
+    {
+        Ok(done) => done,
+        Err(error) => {
+            let mut response = error.into_response();
+            response.extensions_mut().insert(ModelLabel(label));
+            return Ok(response);
+        }
+    };
     let mut response = match outcome {
         MessagesOutcome::Complete(message) => axum::Json(message).into_response(),
         MessagesOutcome::Held(review) => (StatusCode::ACCEPTED, axum::Json(review)).into_response(),
@@ -156,7 +163,7 @@ async fn count_tokens(
                 ));
             }
         };
-        let model = messages::named_model(&state, &key, &name).ok_or_else(|| {
+        let model = messages::named_model(&state.gateway, &key, &name).ok_or_else(|| {
             ApiError::new(
                 Code::ModelNotFound,
                 format!("the model `{name}` is not in the catalogue"),
@@ -164,7 +171,7 @@ async fn count_tokens(
         })?;
         traces::request_model("count_tokens", &name);
         let counted = messages::count_tokens(
-            &state,
+            &state.gateway,
             &model,
             body.0.clone(),
             &value,

@@ -33,13 +33,16 @@ pub mod json;
 pub mod keys;
 pub mod media;
 pub mod messages;
+pub mod metrics;
 pub mod models;
 pub mod native;
 pub mod openapi;
 pub mod playground;
 pub mod responses;
+pub mod router;
 pub mod serve;
 pub mod sso;
+pub mod state;
 pub mod stats;
 pub mod tenants;
 pub mod ui;
@@ -49,7 +52,7 @@ pub mod webhooks;
 
 use axum::Router;
 
-use crate::app::AppState;
+use crate::api::state::AppState;
 
 pub fn routes() -> Router<AppState> {
     Router::new()
@@ -72,5 +75,5 @@ pub fn routes() -> Router<AppState> {
         .merge(stats::routes())
         .merge(playground::routes())
         .merge(openapi::routes())
-        .route("/metrics", axum::routing::get(crate::metrics::scrape))
+        .route("/metrics", axum::routing::get(crate::api::metrics::scrape))
 }

@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 use crate::api::billing::store_error;
 use crate::api::extract::{Require, perm};
 use crate::api::json::Json;
-use crate::app::AppState;
+use crate::api::state::AppState;
 use crate::base::error::ApiError;
 use crate::base::json::nullable;
 use crate::catalogue::overlay::{Entry, ModelChange, PRICING_REFUSED, PricingInput};

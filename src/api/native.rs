@@ -22,14 +22,14 @@ use serde_json::Value;
 
 use crate::api::extract::InferenceKey;
 use crate::api::json::JsonBody;
+use crate::api::metrics::ModelLabel;
+use crate::api::state::AppState;
 use crate::api::v1::{event_stream, request_id, traced, with_rate_limit};
-use crate::app::AppState;
 use crate::auth::keys::ApiKey;
 use crate::base::error::{ApiError, Code};
 use crate::base::money::micros_to_credits;
 use crate::gateway::native::wire::Wire;
 use crate::gateway::native::{self, NativeCall, NativeOutcome, ServiceFields};
-use crate::metrics::ModelLabel;
 use crate::traces;
 
 pub fn routes() -> Router<AppState> {
@@ -137,7 +137,8 @@ pub(crate) async fn run(
     call: NativeCall,
 ) -> Response {
     let model = call.requested.clone();
-    let mut response = render(native::passthrough(state, key, request_id(headers), call).await);
+    let mut response =
+        render(native::passthrough(&state.gateway, key, request_id(headers), call).await);
     response.extensions_mut().insert(ModelLabel(model));
     response
 }

@@ -12,7 +12,7 @@ use axum::response::IntoResponse;
 use axum::routing::get;
 
 use crate::api::extract::Signed;
-use crate::app::AppState;
+use crate::api::state::AppState;
 
 pub const DOCUMENT: &str = include_str!("../../assets/openapi.json");
 

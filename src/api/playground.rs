@@ -25,7 +25,7 @@ use axum::routing::post;
 use crate::api::billing::store_error;
 use crate::api::extract::{Require, perm, record_entry, refusal};
 use crate::api::json::JsonBody;
-use crate::app::AppState;
+use crate::api::state::AppState;
 use crate::auth::accounts::Account;
 // The playground key has default settings, chosen here, not by the caller.
 use crate::auth::keys::{ApiKey, KeySettings, KeyState, Latitude};

@@ -17,12 +17,12 @@ use opentelemetry::context::FutureExt as _;
 
 use crate::api::extract::InferenceKey;
 use crate::api::json::JsonBody;
+use crate::api::metrics::ModelLabel;
 use crate::api::native::{render, service_fields};
+use crate::api::state::AppState;
 use crate::api::v1::{event_stream, request_id, traced, with_rate_limit};
-use crate::app::AppState;
 use crate::gateway::native::wire::Wire;
 use crate::gateway::responses::{self, ResponsesOutcome};
-use crate::metrics::ModelLabel;
 
 pub fn routes() -> Router<AppState> {
     Router::new().route("/v1/responses", post(create_response))
@@ -38,7 +38,8 @@ async fn create_response(
     let handled = with_rate_limit(&state, &key, async {
         let service = service_fields(&headers)?;
         let answer =
-            responses::create_response(&state, &key, request_id(&headers), body.0, service).await?;
+            responses::create_response(&state.gateway, &key, request_id(&headers), body.0, service)
+                .await?;
         let mut response = match answer.outcome {
             ResponsesOutcome::Complete(response) => axum::Json(response).into_response(),
             ResponsesOutcome::Held(review) => {

@@ -16,7 +16,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::api::json::Json;
-use crate::app::AppState;
+use crate::api::state::AppState;
 use crate::auth::accounts::ACCOUNT_TABLE;
 use crate::auth::sessions;
 use crate::base::error::{ApiError, Code};

@@ -29,7 +29,7 @@ use serde_json::{Value, json};
 use crate::api::billing::{endpoint_filter, store_error, tenant_scope};
 use crate::api::extract::Signed;
 use crate::api::json::Query;
-use crate::app::AppState;
+use crate::api::state::AppState;
 use crate::auth::accounts::Permission;
 use crate::auth::keys::ResetInterval;
 use crate::base::error::{ApiError, Code};

@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use crate::api::billing::{store_error, tenant_scope};
 use crate::api::extract::{Require, perm};
 use crate::api::json::Json;
-use crate::app::AppState;
+use crate::api::state::AppState;
 use crate::base::error::{ApiError, Code};
 use crate::base::json::nullable;
 use crate::tenants::{self, Tier};

@@ -21,7 +21,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use rust_embed::RustEmbed;
 
-use crate::app::AppState;
+use crate::api::state::AppState;
 use crate::base::error::ApiError;
 
 #[derive(RustEmbed)]

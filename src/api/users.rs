@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 use crate::api::billing::{store_error, tenant_scope};
 use crate::api::extract::{Require, perm};
 use crate::api::json::{Json, Query};
-use crate::app::AppState;
+use crate::api::state::AppState;
 use crate::auth::accounts::{self, Account, Permission, Role};
 use crate::auth::sessions;
 use crate::base::error::{ApiError, Code};

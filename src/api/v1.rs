@@ -8,17 +8,17 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 
 use crate::api::json::JsonBody;
+use crate::api::metrics::ModelLabel;
 use crate::auth::keys::ApiKey;
 use crate::base::error::{ApiError, Code};
 use crate::base::time::now_ms;
 use crate::billing::limits::RateDecision;
 use crate::compliance::reviews;
 use crate::gateway::{self, ChatOutcome, request};
-use crate::metrics::ModelLabel;
 use serde_json::{Value, json};
 
 use crate::api::extract::InferenceKey;
-use crate::app::AppState;
+use crate::api::state::AppState;
 use crate::traces;
 use opentelemetry::context::FutureExt as _;
 use opentelemetry::{Context, KeyValue};
@@ -222,7 +222,7 @@ async fn chat(
         .cloned()
         .unwrap_or_default();
     let (mut response, model) =
-        match gateway::chat_completions(state, key, request_id, request, body).await {
+        match gateway::chat_completions(&state.gateway, key, request_id, request, body).await {
             Ok(ChatOutcome::Held(review)) => (
                 (axum::http::StatusCode::ACCEPTED, axum::Json(review)).into_response(),
                 primary.clone(),

@@ -16,7 +16,7 @@ use clap::{Args, Parser, Subcommand};
 use serde_json::Value;
 
 use crate::admin::{self, Command as Admin, socket};
-use crate::app::{AppState, Server, shutdown_signal};
+use crate::app::{Server, shutdown_signal};
 use crate::auth::accounts::Role;
 use crate::auth::keys::{KeySettings, KeyUpdate, Patch, ResetInterval};
 use crate::base::money::credits_to_micros;
@@ -886,7 +886,7 @@ async fn serve(config: Config) -> Result<(), Failure> {
     }
     let data_dir = config.data_dir.clone();
     let signal = shutdown_signal();
-    let state = AppState::new(config, store);
+    let state = crate::app::build(config, store);
     let server = match Server::bind(state.clone()).await {
         Ok(server) => server,
         Err(e) => {

@@ -24,18 +24,18 @@ use std::time::Instant;
 
 use serde_json::{Map, Value, json};
 
-use super::media::{ServiceFields, exhausted, gated};
+use super::gate::GateInput;
+use super::media::{ServiceFields, exhausted};
 use super::walk::{Call, Walk, hold_key_tokens};
-use super::{AttemptStatus, Compliance, Extensions, Served, tokens};
-use crate::app::AppState;
+use super::{AttemptStatus, Compliance, Extensions, Single, tokens};
 use crate::auth::keys::ApiKey;
 use crate::base::error::{ApiError, Code};
 use crate::base::time::now_ms;
 use crate::billing::limits;
 use crate::catalogue::Endpoint;
 use crate::catalogue::{Model, ProviderKind};
+use crate::gateway::Gateway;
 use crate::providers::{Providers, UpstreamError};
-use crate::tenants::ReviewMode;
 
 pub const PATH: &str = "/v1/embeddings";
 /// The `gen_ai.operation.name` of its spans (the GenAI conventions' name).
@@ -90,14 +90,17 @@ pub struct EmbeddingRequest {
     pub body: Map<String, Value>,
 }
 
+// Long on purpose: the adapter is the stages in order (admit, gate, limits,
+// route and call, charge, respond), each one call; split, the order would no
+// longer read in one place.
 pub async fn serve(
-    state: &AppState,
+    gateway: &Gateway,
     key: &ApiKey,
     request_id: &str,
     request: EmbeddingRequest,
 ) -> Result<Value, ApiError> {
     let started = Instant::now();
-    let model = super::catalogued(state, key, &request.model)?;
+    let model = super::catalogued(gateway, key, &request.model)?;
     super::kind_fits(&model, true, PATH)?;
     if let Some(refusal) = (0..model.deployments.len())
         .map(|i| unfit(&request.inputs, &model.on(i)))
@@ -114,23 +117,20 @@ pub async fn serve(
         ));
     }
     let (estimate, estimated) = request.inputs.tokens();
-    let admitted = super::admit(state, key, super::estimated_cost(&model, estimate, 0))?;
+    let admitted = super::admit(gateway, key, super::estimated_cost(&model, estimate, 0))?;
     let tenant = &admitted.tenant;
-    let chat = gated(&request.model, &request.inputs.text(), &request.service);
-    let risk = super::gate(state, key, &tenant.policy, &chat, request_id).await?;
-    let hold = match tenant.policy.review_mode {
-        ReviewMode::Off => false,
-        ReviewMode::HighRisk => risk.level >= crate::compliance::Level::High,
-        ReviewMode::All => true,
-    };
-    if hold {
+    let mut messages = Value::Null;
+    let text = request.inputs.text();
+    let input = GateInput::text(&mut messages, &text, &request.service);
+    let risk = super::gate(gateway, key, &tenant.policy, &input, request_id).await?;
+    if super::gate::holds(&tenant.policy, &risk) {
         return Err(ApiError::new(
             Code::CapabilityUnsupported,
             "the tenant policy holds this answer for human review, and an embedding cannot be held: a vector is nothing a reviewer can judge",
         ));
     }
     let mut reservations: Vec<limits::Reservation> = Vec::new();
-    match state.model_limits.admit(
+    match gateway.model_limits.admit(
         &model.id,
         model.rpm_limit,
         model.tpm_limit,
@@ -144,33 +144,30 @@ pub async fn serve(
             return Err(error);
         }
     }
-    reservations.extend(hold_key_tokens(state, key, estimate)?);
-    let registered = super::registered_providers(state, &tenant.policy)?;
-    let (pii, logged) = super::redacted_request(&tenant.policy, &request.logged);
-    let compliance = Arc::new(Compliance {
-        policy: tenant.policy.clone(),
-        purpose: request.service.purpose.clone(),
-        end_user_id: request.service.end_user_id.clone(),
-        deployer_context: request.service.deployer_context.clone(),
-        user_consent_id: request.service.user_consent_id.clone(),
-        request: tenant.policy.log_bodies.then_some(logged),
-        hold: false,
-        pii,
-    });
+    reservations.extend(hold_key_tokens(gateway, key, estimate)?);
+    let registered = super::registered_providers(gateway, &tenant.policy)?;
+    // Never held (refused above), so the log keeps the request only with
+    // `logBodies`, as for any unheld answer.
+    let compliance = Arc::new(Compliance::new(
+        &tenant.policy,
+        &request.service,
+        &request.logged,
+        &risk,
+    ));
     // `upstream` redaction: the provider embeds the texts with placeholders.
     let mut body = Value::Object(request.body.clone());
     if let Some(mut session) = compliance.upstream_pii() {
         session.redact_json(&mut body["input"]);
     }
     let walk = Walk {
-        state,
+        gateway,
         tenant_id: &key.tenant_id,
         model: &model,
         name: &request.model,
         registered: registered.as_deref(),
     };
     let forward = Forward {
-        providers: &state.providers,
+        providers: &gateway.providers,
         inputs: &request.inputs,
         body,
     };
@@ -178,27 +175,20 @@ pub async fn serve(
     let (mut answer, model, retries, in_flight) = walk
         .run(&forward, &mut attempts)
         .await
-        .served_or(|| exhausted(state, key, request_id, &request.model, &attempts))?;
-    let served = Served {
-        request_id: request_id.to_owned(),
-        key_id: key.id.clone(),
-        tenant_id: key.tenant_id.clone(),
-        model: model.clone(),
-        requested: request.model.clone(),
-        chain: vec![request.model.clone()],
-        attempts,
+        .served_or(|| exhausted(gateway, key, request_id, &request.model, &attempts))?;
+    let single = Single {
+        key,
+        request_id,
+        requested: &request.model,
         started,
-        risk,
-        replaced_parts: 0,
-        prompt_estimate: estimate,
-        truncation: None,
-        compliance,
-        retries,
-        in_flight: Some(Arc::new(in_flight)),
         endpoint: Endpoint::Embeddings,
+        risk,
+        compliance,
         admission: admitted.hold,
+        prompt_estimate: estimate,
     };
-    let extensions = Extensions::new(state, &served, false).with_reservations(reservations);
+    let served = single.served(model, attempts, retries, in_flight);
+    let extensions = Extensions::new(gateway, &served, false).with_reservations(reservations);
     let (prompt_tokens, estimated) = match answer["usage"]["prompt_tokens"].as_u64() {
         Some(reported) => (reported, false),
         None => {

@@ -13,10 +13,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::app::AppState;
 use crate::compliance::judgement::{Judgement, LOWER_CONFIDENCE, LOWERING_REASONS, grey_zone};
 use crate::compliance::{Classification, Level, Source};
-use crate::gateway::request::ChatRequest;
+use crate::gateway::gate::GateInput;
 use crate::providers::Reply;
 use crate::tenants::CompliancePolicy;
 
@@ -34,9 +33,9 @@ exception_clause, use_on_people, other>: <one short sentence>\"}.";
 /// The rules' result, reviewed by the judge when the policy asks for it and
 /// the result is a grey zone.
 pub async fn decide(
-    state: &AppState,
+    parts: JudgeParts<'_>,
     policy: &CompliancePolicy,
-    request: &ChatRequest,
+    request: &GateInput<'_>,
     mut risk: Classification,
 ) -> Classification {
     let Some(model_name) = policy
@@ -59,7 +58,7 @@ pub async fn decide(
         error: None,
         effect: "kept",
     };
-    match ask(state, model_name, request, &risk).await {
+    match ask(&parts, model_name, request, &risk).await {
         Err(error) => {
             tracing::warn!(judge = %model_name, %error, "the judge gave no usable answer; the rule result stands");
             judgement.error = Some(error);
@@ -97,6 +96,15 @@ pub async fn decide(
     risk
 }
 
+/// What the judge uses: the catalogue to find its model, the providers to
+/// ask it, the metrics to count the call, and how long it may take.
+pub struct JudgeParts<'a> {
+    pub catalogue: &'a crate::catalogue::overlay::LiveCatalogue,
+    pub providers: &'a crate::providers::Providers,
+    pub metrics: &'a crate::metrics::Metrics,
+    pub timeout: Duration,
+}
+
 struct Verdict {
     level: Level,
     area: Option<String>,
@@ -105,16 +113,17 @@ struct Verdict {
 }
 
 async fn ask(
-    state: &AppState,
+    parts: &JudgeParts<'_>,
     model_name: &str,
-    request: &ChatRequest,
+    request: &GateInput<'_>,
     risk: &Classification,
 ) -> Result<Verdict, String> {
-    let model = state
+    let model = parts
         .catalogue
         .get(model_name)
         .ok_or_else(|| format!("`{model_name}` is not in the catalogue"))?;
-    let conversation: Vec<Value> = request.body["messages"]
+    let conversation: Vec<Value> = request
+        .messages
         .as_array()
         .map(|m| {
             let asked: Vec<&Value> = m.iter().filter(|m| m["role"] != "assistant").collect();
@@ -125,8 +134,8 @@ async fn ask(
         })
         .unwrap_or_default();
     let question = json!({
-        "declared_purpose": request.purpose,
-        "deployer_context": request.deployer_context,
+        "declared_purpose": request.service.purpose,
+        "deployer_context": request.service.deployer_context,
         "conversation": conversation,
         "rule_result": { "level": risk.level.as_str(), "rules": risk.triggered_rules() },
     });
@@ -139,15 +148,15 @@ async fn ask(
         "temperature": 0,
         "max_tokens": 300,
     });
-    let timeout = Duration::from_millis(state.config.judge_timeout_ms);
+    let timeout = parts.timeout;
     let started = Instant::now();
-    let reply = tokio::time::timeout(timeout, state.providers.chat(&model, body, false)).await;
+    let reply = tokio::time::timeout(timeout, parts.providers.chat(&model, body, false)).await;
     let outcome = match &reply {
         Err(_) => "timeout".to_owned(),
         Ok(Err(e)) => e.status_label(),
         Ok(Ok(_)) => "ok".to_owned(),
     };
-    state
+    parts
         .metrics
         .upstream(&model.provider.id, &outcome, started.elapsed());
     let completion = match reply {

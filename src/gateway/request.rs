@@ -9,7 +9,6 @@ use base64::Engine;
 use serde_json::{Map, Value};
 
 use crate::base::error::{ApiError, Code};
-use crate::gateway::native::ServiceFields;
 
 /// Fields of ours, removed before forwarding (spec, "Chat completion request").
 pub const SERVICE_FIELDS: [&str; 6] = [
@@ -39,10 +38,46 @@ pub struct ChatRequest {
     pub chain: Vec<String>,
     pub stream: bool,
     pub auto_truncate: bool,
+    /// The compliance service fields, taken out of the body.
+    pub service: ServiceFields,
+}
+
+/// The compliance service fields of a request: a native request's come
+/// from `x-tollgate-*` headers (its body has no room for them), a JSON
+/// body's from the body ([`service_fields`]).
+#[derive(Debug, Default, Clone)]
+pub struct ServiceFields {
     pub purpose: Option<String>,
     pub user_consent_id: Option<String>,
     pub end_user_id: Option<String>,
     pub deployer_context: Option<Value>,
+}
+
+impl ServiceFields {
+    /// These fields, each filled from `other` where it is absent (a body's
+    /// own win over the headers').
+    pub fn or(self, other: &ServiceFields) -> ServiceFields {
+        ServiceFields {
+            purpose: self.purpose.or_else(|| other.purpose.clone()),
+            user_consent_id: self
+                .user_consent_id
+                .or_else(|| other.user_consent_id.clone()),
+            end_user_id: self.end_user_id.or_else(|| other.end_user_id.clone()),
+            deployer_context: self
+                .deployer_context
+                .or_else(|| other.deployer_context.clone()),
+        }
+    }
+}
+
+impl ChatRequest {
+    /// What the gate reads of this request.
+    pub fn gate_input(&self) -> crate::gateway::gate::GateInput<'_> {
+        crate::gateway::gate::GateInput {
+            messages: self.body.get("messages").unwrap_or(&Value::Null),
+            service: &self.service,
+        }
+    }
 }
 
 fn invalid(param: &str, message: impl Into<String>) -> ApiError {
@@ -116,12 +151,7 @@ pub fn model_list(list: &[Value]) -> Result<Vec<String>, ApiError> {
 
 pub fn parse(bytes: &[u8]) -> Result<ChatRequest, ApiError> {
     let mut body = object(bytes)?;
-    let ServiceFields {
-        purpose,
-        user_consent_id,
-        end_user_id,
-        deployer_context,
-    } = service_fields(&mut body)?;
+    let service = service_fields(&mut body)?;
     let auto_truncate = match body.remove("auto_truncate") {
         None | Some(Value::Null) => false,
         Some(Value::Bool(b)) => b,
@@ -164,10 +194,7 @@ pub fn parse(bytes: &[u8]) -> Result<ChatRequest, ApiError> {
         chain,
         stream,
         auto_truncate,
-        purpose,
-        user_consent_id,
-        end_user_id,
-        deployer_context,
+        service,
     })
 }
 
@@ -382,7 +409,7 @@ mod tests {
         }
         assert!(request.body.contains_key("vendor_extra"));
         assert!(request.auto_truncate);
-        assert_eq!(request.purpose.as_deref(), Some("p"));
+        assert_eq!(request.service.purpose.as_deref(), Some("p"));
     }
 
     #[test]

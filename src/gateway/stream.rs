@@ -47,6 +47,8 @@ fn event(value: &Value) -> String {
     format!("data: {value}\n\n")
 }
 
+// Long on purpose: the relay is one stream whose state (usage seen, text kept,
+// the guard that charges on drop) the closure reads at each chunk.
 pub fn relay(chunks: ChunkStream, served: Served, extensions: Extensions) -> SseBody {
     let relay = Relay {
         output: extensions.keeps_output().then(String::new),

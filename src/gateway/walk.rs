@@ -12,7 +12,6 @@ use opentelemetry::context::FutureExt as _;
 
 use super::attempt::AttemptSpan;
 use super::{Attempt, AttemptStatus, first_chunk, tokens};
-use crate::app::AppState;
 use crate::auth::keys::ApiKey;
 use crate::base::error::{ApiError, Code};
 use crate::base::time::now_ms;
@@ -20,6 +19,7 @@ use crate::billing::limits;
 use crate::catalogue::Model;
 use crate::compliance::registry;
 use crate::events::Event;
+use crate::gateway::Gateway;
 use crate::gateway::request::ChatRequest;
 use crate::providers::{Failure, Providers, Reply, UpstreamError};
 use crate::routing;
@@ -32,7 +32,7 @@ use crate::routing;
 /// that deployment. Chat, the native passthroughs and the media routes
 /// share it; each says what one attempt is ([`Call`]).
 pub(super) struct Walk<'a> {
-    pub(super) state: &'a AppState,
+    pub(super) gateway: &'a Gateway,
     /// Whose request it is (the cooldown event goes to that tenant).
     pub(super) tenant_id: &'a str,
     pub(super) model: &'a Arc<Model>,
@@ -114,19 +114,22 @@ impl<R> Walked<R, UpstreamError> {
 }
 
 impl Walk<'_> {
+    // Long on purpose: the walk over a model's deployments is one loop whose
+    // state (tried, retries, cooldowns, the last failure) every branch reads;
+    // split, that state would be passed around in pieces.
     pub(super) async fn run<C: Call>(
         &self,
         call: &C,
         attempts: &mut Vec<Attempt>,
     ) -> Walked<C::Reply, C::Error> {
-        let (state, model, name) = (self.state, self.model, self.name);
+        let (gateway, model, name) = (self.gateway, self.model, self.name);
         let unfit: Vec<(usize, AttemptStatus, String)> = (0..model.deployments.len())
             .filter_map(|i| {
                 call.unfit(&model.on(i))
                     .map(|(status, message)| (i, status, message))
             })
             .collect();
-        let (order, forced) = state.router.order_among(
+        let (order, forced) = gateway.router.order_among(
             model,
             &|i| !unfit.iter().any(|(u, _, _)| *u == i),
             Instant::now(),
@@ -181,7 +184,7 @@ impl Walk<'_> {
             loop {
                 // Another request took the probe of this resting deployment
                 // since the order was drawn.
-                let Some(in_flight) = state.router.begin(model, index, Instant::now(), forced)
+                let Some(in_flight) = gateway.router.begin(model, index, Instant::now(), forced)
                 else {
                     attempts.push(attempt(
                         AttemptStatus::Cooldown,
@@ -221,12 +224,12 @@ impl Walk<'_> {
                         AttemptStatus::Failed(failure)
                     }
                 };
-                state
+                gateway
                     .metrics
                     .upstream(&view.provider.id, &status.label(), elapsed);
                 let failure = match outcome {
                     Ok(reply) => {
-                        state.router.success(in_flight.key(), elapsed);
+                        gateway.router.success(in_flight.key(), elapsed);
                         return Walked::Served {
                             reply,
                             view,
@@ -242,14 +245,14 @@ impl Walk<'_> {
                 let mut resting = false;
                 if error.retries_same_deployment()
                     && let Some(cooled) =
-                        state
+                        gateway
                             .router
                             .failure(model, index, view.provider.cooldown, Instant::now())
                 {
                     resting = true;
                     tracing::warn!(model = %cooled.model, deployment = %cooled.deployment, failures = cooled.failures, seconds = cooled.seconds, "deployment cooling down");
-                    state.metrics.cooldown(&cooled.model, &cooled.deployment);
-                    state
+                    gateway.metrics.cooldown(&cooled.model, &cooled.deployment);
+                    gateway
                         .events
                         .publish(Event::deployment_cooldown(self.tenant_id, &cooled));
                 }
@@ -287,7 +290,7 @@ impl Walk<'_> {
                     break;
                 };
                 retries += 1;
-                state.metrics.retry(&view.provider.id);
+                gateway.metrics.retry(&view.provider.id);
                 tokio::time::sleep(wait).await;
             }
         }
@@ -359,7 +362,7 @@ const TIMEOUT_SPENT: &str = "no answer within the request's request_timeout_ms";
 /// as estimated plus the completion it allows itself (`max_tokens`). The
 /// charge replaces the reservation by the upstream's usage.
 pub(super) fn reserve_key_tokens(
-    state: &AppState,
+    gateway: &Gateway,
     key: &ApiKey,
     request: &ChatRequest,
 ) -> Result<Option<limits::Reservation>, ApiError> {
@@ -372,7 +375,7 @@ pub(super) fn reserve_key_tokens(
         .or_else(|| body["max_completion_tokens"].as_u64())
         .unwrap_or(0);
     hold_key_tokens(
-        state,
+        gateway,
         key,
         tokens::estimate_messages(&body["messages"]) + allowance,
     )
@@ -380,7 +383,7 @@ pub(super) fn reserve_key_tokens(
 
 /// Reserves `reserve` tokens against the key's `tpmLimit`, if it has one.
 pub(super) fn hold_key_tokens(
-    state: &AppState,
+    gateway: &Gateway,
     key: &ApiKey,
     reserve: u64,
 ) -> Result<Option<limits::Reservation>, ApiError> {
@@ -388,7 +391,7 @@ pub(super) fn hold_key_tokens(
         return Ok(None);
     };
     let scope = key.rotated_from.as_deref().unwrap_or(&key.id);
-    match state.key_tokens.hold(scope, limit, reserve, now_ms()) {
+    match gateway.key_tokens.hold(scope, limit, reserve, now_ms()) {
         Ok(reservation) => Ok(Some(reservation)),
         Err(decision) => {
             let mut error = ApiError::new(
@@ -411,11 +414,11 @@ pub(super) fn hold_key_tokens(
 /// model (the native passthroughs) refuse at once; the chat route skips to
 /// the next model of its chain instead.
 pub(super) fn hold_model(
-    state: &AppState,
+    gateway: &Gateway,
     model: &Model,
     reserve: u64,
 ) -> Result<Option<limits::Reservation>, ApiError> {
-    state
+    gateway
         .model_limits
         .admit(
             &model.id,

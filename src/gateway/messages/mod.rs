@@ -29,12 +29,12 @@ use super::native::ServiceFields;
 use super::native::wire::Wire;
 use super::request::ChatRequest;
 use super::{ChatOutcome, chat_on};
-use crate::app::AppState;
 use crate::auth::keys::ApiKey;
 use crate::base::error::{ApiError, Code};
 use crate::base::redact::without_url;
 use crate::catalogue::Endpoint;
 use crate::catalogue::{Model, ProviderKind};
+use crate::gateway::Gateway;
 use crate::providers::http::endpoint;
 
 /// Whether `model` is served by the native passthrough: it has a
@@ -70,7 +70,7 @@ pub enum MessagesOutcome {
 /// Serves a Messages request on a non-Anthropic `model` by translation.
 /// Returns the outcome and what was dropped untranslated.
 pub async fn translated(
-    state: &AppState,
+    gateway: &Gateway,
     key: &ApiKey,
     request_id: &str,
     model: &Model,
@@ -85,12 +85,9 @@ pub async fn translated(
         chain: vec![translated.model],
         stream: translated.stream,
         auto_truncate: false,
-        purpose: service.purpose,
-        user_consent_id: service.user_consent_id,
-        end_user_id: service.end_user_id,
-        deployer_context: service.deployer_context,
+        service,
     };
-    let outcome = match chat_on(state, key, request_id, request, raw, Endpoint::Messages).await? {
+    let outcome = match chat_on(gateway, key, request_id, request, raw, Endpoint::Messages).await? {
         ChatOutcome::Complete(completion) => {
             MessagesOutcome::Complete(translate::to_message(&completion, &requested))
         }
@@ -115,7 +112,7 @@ pub enum Counted {
 /// failure, a 429 or a 5xx), counted locally otherwise. `headers` are the
 /// caller's `anthropic-version` and `anthropic-beta`.
 pub async fn count_tokens(
-    state: &AppState,
+    gateway: &Gateway,
     model: &Model,
     raw: Bytes,
     body: &Value,
@@ -123,7 +120,7 @@ pub async fn count_tokens(
 ) -> Result<Counted, ApiError> {
     super::kind_fits(model, false, "/v1/messages/count_tokens")?;
     if counted_upstream(model) {
-        return forward_count(state, model, raw, headers).await;
+        return forward_count(gateway, model, raw, headers).await;
     }
     let translated = translate::to_chat(body, None)?;
     let messages = &translated.body["messages"];
@@ -140,7 +137,7 @@ pub async fn count_tokens(
 }
 
 async fn forward_count(
-    state: &AppState,
+    gateway: &Gateway,
     model: &Model,
     raw: Bytes,
     headers: &[(&'static str, String)],
@@ -163,7 +160,7 @@ async fn forward_count(
                 .map(Bytes::from)
                 .unwrap_or_else(|| raw.clone())
         };
-        let mut request = state
+        let mut request = gateway
             .providers
             .http()
             .post(endpoint(base, &["messages", "count_tokens"]))
@@ -213,6 +210,6 @@ pub fn counted_body(tokens: u64) -> Value {
 }
 
 /// The catalogue model a Messages body names, for the tenant.
-pub fn named_model(state: &AppState, key: &ApiKey, name: &str) -> Option<Arc<Model>> {
-    state.catalogue.get_for(&key.tenant_id, name)
+pub fn named_model(gateway: &Gateway, key: &ApiKey, name: &str) -> Option<Arc<Model>> {
+    gateway.catalogue.get_for(&key.tenant_id, name)
 }

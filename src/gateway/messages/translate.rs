@@ -134,6 +134,8 @@ pub fn to_chat(body: &Value, max_output: Option<u32>) -> Result<Translated, ApiE
 
 /// `max_tokens`, `temperature`, `top_p`, `stop_sequences`, `tools`,
 /// `tool_choice`.
+// Long on purpose: a field-by-field translation, one arm a field, in the order
+// of docs/messages.md.
 fn options(
     fields: &Map<String, Value>,
     max_output: Option<u32>,

@@ -19,6 +19,7 @@
 //! budget); one of another kind could not take the native body and is
 //! skipped.
 
+mod forward;
 pub mod relay;
 pub mod wire;
 
@@ -29,12 +30,11 @@ use bytes::Bytes;
 use futures::StreamExt;
 use serde_json::{Map, Value};
 
-use super::request::ChatRequest;
+use super::gate::GateInput;
+pub use super::request::ServiceFields;
 use super::{
-    Attempt, AttemptStatus, Compliance, Extensions, Served, admit, gate, take_tier_caps, tokens,
-    walk,
+    Attempt, Compliance, Extensions, Served, Single, admit, gate, take_tier_caps, tokens, walk,
 };
-use crate::app::AppState;
 use crate::auth::keys::ApiKey;
 use crate::base::error::{ApiError, Code};
 use crate::base::redact::without_url;
@@ -44,8 +44,10 @@ use crate::catalogue::overlay::TenantCatalogue;
 use crate::catalogue::{Capability, Model, ProviderKind};
 use crate::compliance::Level;
 use crate::events::Event;
+use crate::gateway::Gateway;
 use crate::providers::http::endpoint;
 use crate::providers::{Failure, UpstreamError, mock, vertex};
+use forward::{Answer, Forward, Refusal};
 use wire::{Meter, Wire};
 
 /// Error bodies of the upstream are relayed up to this size.
@@ -54,17 +56,6 @@ const MAX_ERROR_BODY: usize = 64 * 1024;
 const MAX_ANSWER: usize = 64 * 1024 * 1024;
 /// The `anthropic-version` sent when the caller sent none.
 const DEFAULT_ANTHROPIC_VERSION: &str = crate::providers::anthropic::API_VERSION;
-
-/// The compliance service fields of a request: a native request's come
-/// from `x-tollgate-*` headers (its body has no room for them), a JSON
-/// body's from the body ([`crate::gateway::request::service_fields`]).
-#[derive(Debug, Default, Clone)]
-pub struct ServiceFields {
-    pub purpose: Option<String>,
-    pub user_consent_id: Option<String>,
-    pub end_user_id: Option<String>,
-    pub deployer_context: Option<Value>,
-}
 
 /// A native request, parsed once; `body` is what goes upstream.
 pub struct NativeCall {
@@ -81,8 +72,10 @@ pub struct NativeCall {
     renamed: Vec<(String, Bytes)>,
     /// `anthropic-version` and `anthropic-beta`, as the caller sent them.
     pub headers: Vec<(&'static str, String)>,
-    /// The OpenAI-style view the classifier and the caps read.
-    pub view: ChatRequest,
+    /// The OpenAI-style messages the classifier and the caps read.
+    pub view: Value,
+    /// The compliance service fields (headers, or the body's own).
+    pub service: ServiceFields,
     /// The completion the body allows itself (Anthropic's `max_tokens`,
     /// Gemini's `generationConfig.maxOutputTokens`), for token limits.
     pub max_output: Option<u64>,
@@ -149,25 +142,11 @@ impl NativeCall {
             body = strip_service_fields(wire, &mut value, body, &mut service)?;
         }
         let model = resolve(models, wire, &requested)?;
-        let messages = wire.classification_view(&value)?;
+        let view = wire.classification_view(&value)?;
         let max_output = value["max_tokens"]
             .as_u64()
             .or_else(|| value["max_output_tokens"].as_u64())
             .or_else(|| value["generationConfig"]["maxOutputTokens"].as_u64());
-
-        let mut view_body = Map::new();
-        view_body.insert("model".into(), Value::String(requested.clone()));
-        view_body.insert("messages".into(), messages);
-        let view = ChatRequest {
-            body: view_body,
-            chain: vec![requested.clone()],
-            stream,
-            auto_truncate: false,
-            purpose: service.purpose,
-            user_consent_id: service.user_consent_id,
-            end_user_id: service.end_user_id,
-            deployer_context: service.deployer_context,
-        };
         drop(value);
         let mut renamed: Vec<(String, Bytes)> = Vec::new();
         if wire != Wire::Gemini {
@@ -189,6 +168,7 @@ impl NativeCall {
             renamed,
             headers,
             view,
+            service,
             max_output,
         })
     }
@@ -311,28 +291,31 @@ fn upstream_named(body: &Bytes, upstream: &str) -> Result<Bytes, ApiError> {
 }
 
 /// Runs a native request through every stage, then forwards it.
+// Long on purpose: the adapter is the stages in order (admit, gate, caps, route
+// and call, charge, respond), each one call; split, the order would no longer
+// read in one place.
 pub async fn passthrough(
-    state: &AppState,
+    gateway: &Gateway,
     key: &ApiKey,
     request_id: &str,
     call: NativeCall,
 ) -> Result<NativeOutcome, ApiError> {
     let started = Instant::now();
-    let prompt = tokens::estimate_messages(&call.view.body["messages"]);
+    let prompt = tokens::estimate_messages(&call.view);
     let output = super::expected_output(call.max_output, &call.model);
     let admitted = admit(
-        state,
+        gateway,
         key,
         super::estimated_cost(&call.model, prompt, output),
     )?;
     let tenant = &admitted.tenant;
-    let risk = gate(state, key, &tenant.policy, &call.view, request_id).await?;
-    let compliance = Arc::new(Compliance::new(
-        &tenant.policy,
-        &call.view,
-        &call.body,
-        &risk,
-    ));
+    let input = GateInput {
+        messages: &call.view,
+        service: &call.service,
+    };
+    let risk = gate(gateway, key, &tenant.policy, &input, request_id).await?;
+    let sent = String::from_utf8_lossy(&call.body);
+    let compliance = Arc::new(Compliance::new(&tenant.policy, &call.service, &sent, &risk));
     if compliance.hold && call.stream {
         // The body is forwarded unchanged, so it cannot be turned into a
         // plain request the way the chat route does.
@@ -341,18 +324,21 @@ pub async fn passthrough(
             "the tenant policy holds this response for human review, and a held response cannot be streamed: send the request without streaming",
         ));
     }
-    take_tier_caps(state, &admitted, &call.view).await?;
-    let reservations = hold_tokens(state, key, &call)?;
-    let registered = super::registered_providers(state, &tenant.policy)?;
+    take_tier_caps(gateway, &admitted, &call.view).await?;
+    let reservations = hold_tokens(gateway, key, &call)?;
+    let registered = super::registered_providers(gateway, &tenant.policy)?;
     let walk = walk::Walk {
-        state,
+        gateway,
         tenant_id: &key.tenant_id,
         model: &call.model,
         name: &call.requested,
         registered: registered.as_deref(),
     };
     let mut attempts = Vec::new();
-    let forward = Forward { state, call: &call };
+    let forward = Forward {
+        gateway,
+        call: &call,
+    };
     let (answer, view, retries, in_flight) = match walk.run(&forward, &mut attempts).await {
         walk::Walked::Served {
             reply,
@@ -368,32 +354,26 @@ pub async fn passthrough(
             });
         }
         walk::Walked::Failed { last } => {
-            return exhausted(state, key, request_id, &call, &attempts, last);
+            return exhausted(gateway, key, request_id, &call, &attempts, last);
         }
     };
-    let served = Served {
-        request_id: request_id.to_owned(),
-        key_id: key.id.clone(),
-        tenant_id: key.tenant_id.clone(),
-        model: view,
-        requested: call.requested.clone(),
-        chain: vec![call.requested.clone()],
-        attempts,
+    let single = Single {
+        key,
+        request_id,
+        requested: &call.requested,
         started,
-        risk,
-        replaced_parts: 0,
-        prompt_estimate: tokens::estimate_messages(&call.view.body["messages"]),
-        truncation: None,
-        compliance,
-        retries,
-        in_flight: Some(Arc::new(in_flight)),
         endpoint: call.wire.endpoint(),
+        risk,
+        compliance,
         admission: admitted.hold,
+        prompt_estimate: tokens::estimate_messages(&call.view),
     };
+    let served = single.served(view, attempts, retries, in_flight);
     match answer {
         Answer::Stream(upstream) => {
-            let extensions = Extensions::new(state, &served, true).with_reservations(reservations);
-            state
+            let extensions =
+                Extensions::new(gateway, &served, true).with_reservations(reservations);
+            gateway
                 .metrics
                 .first_token(&call.requested, started.elapsed());
             Ok(NativeOutcome::Stream(relay::relay(
@@ -401,7 +381,7 @@ pub async fn passthrough(
             )))
         }
         Answer::Whole(body, answer) => {
-            finish(state, &served, call.wire, body, answer, reservations).await
+            finish(gateway, &served, call.wire, body, answer, reservations).await
         }
     }
 }
@@ -413,7 +393,7 @@ pub async fn passthrough(
 /// `max_output_tokens`). The charge replaces them by the upstream's usage;
 /// a failed request releases them.
 fn hold_tokens(
-    state: &AppState,
+    gateway: &Gateway,
     key: &ApiKey,
     call: &NativeCall,
 ) -> Result<Vec<limits::Reservation>, ApiError> {
@@ -421,23 +401,23 @@ fn hold_tokens(
         .max_output
         .or(call.model.max_output_tokens.map(u64::from))
         .unwrap_or(0);
-    let reserve = tokens::estimate_messages(&call.view.body["messages"]) + allowance;
-    let model = walk::hold_model(state, &call.model, reserve)?;
-    let key = walk::hold_key_tokens(state, key, reserve)?;
+    let reserve = tokens::estimate_messages(&call.view) + allowance;
+    let model = walk::hold_model(gateway, &call.model, reserve)?;
+    let key = walk::hold_key_tokens(gateway, key, reserve)?;
     Ok(model.into_iter().chain(key).collect())
 }
 
 /// Charges a whole answer; it leaves only after the charge committed (or,
 /// held, goes to the review queue in the charge's transaction).
 async fn finish(
-    state: &AppState,
+    gateway: &Gateway,
     served: &Served,
     wire: Wire,
     body: Bytes,
     answer: Value,
     reservations: Vec<limits::Reservation>,
 ) -> Result<NativeOutcome, ApiError> {
-    let extensions = Extensions::new(state, served, false).with_reservations(reservations);
+    let extensions = Extensions::new(gateway, served, false).with_reservations(reservations);
     let mut meter = Meter::new(extensions.keeps_output());
     meter.observe_answer(wire, &answer);
     let (prompt, completion, estimated) = meter.tokens(served.prompt_estimate);
@@ -458,336 +438,13 @@ async fn finish(
     })
 }
 
-/// One attempt of a native request: its body to one deployment of the
-/// wire's kind, with that provider's key.
-struct Forward<'a> {
-    state: &'a AppState,
-    call: &'a NativeCall,
-}
-
-/// A served attempt: a stream at its first chunk, or a whole answer.
-enum Answer {
-    Stream(relay::UpstreamBytes),
-    Whole(Bytes, Value),
-}
-
-/// A failed attempt: the upstream's error, and the status and body it
-/// answered (relayed as sent when the walk ends on it).
-struct Refusal {
-    error: UpstreamError,
-    status: u16,
-    body: Bytes,
-}
-
-impl AsRef<UpstreamError> for Refusal {
-    fn as_ref(&self) -> &UpstreamError {
-        &self.error
-    }
-}
-
-impl From<UpstreamError> for Refusal {
-    /// A failure without an upstream answer (nothing to relay).
-    fn from(error: UpstreamError) -> Refusal {
-        Refusal {
-            error,
-            status: 0,
-            body: Bytes::new(),
-        }
-    }
-}
-
-impl walk::Call for Forward<'_> {
-    type Reply = Answer;
-    type Error = Refusal;
-
-    fn operation(&self) -> &'static str {
-        self.call.wire.operation()
-    }
-
-    fn unfit(&self, deployment: &Model) -> Option<(AttemptStatus, String)> {
-        let wire = self.call.wire;
-        (!wire.serves(&deployment.provider, &deployment.upstream)).then(|| {
-            (
-                AttemptStatus::WrongKind,
-                format!(
-                    "the provider `{}` is of kind `{}`; {} forwards only to providers of kind `{}`",
-                    deployment.provider.id,
-                    deployment.provider.kind.as_str(),
-                    wire.route(),
-                    wire.provider_kind().as_str()
-                ),
-            )
-        })
-    }
-
-    async fn attempt(&self, deployment: Arc<Model>) -> Result<Answer, Refusal> {
-        if deployment.provider.kind == ProviderKind::Mock {
-            return mocked(self.call, &deployment);
-        }
-        let sent = send(self.state, self.call, &deployment).await?;
-        if self.call.stream {
-            return Ok(Answer::Stream(Box::pin(
-                futures::stream::iter([Ok(sent.first)]).chain(
-                    sent.response
-                        .bytes_stream()
-                        .map(|r| r.map_err(|e| without_url(&e))),
-                ),
-            )));
-        }
-        // A whole answer is read within the attempt: until it is here,
-        // nothing reached the caller and another attempt may serve.
-        let body = read_rest(sent, MAX_ANSWER)
-            .await
-            .map_err(|message| UpstreamError::new(Failure::Garbage, message))?;
-        let answer = serde_json::from_slice::<Value>(&body)
-            .map_err(|_| UpstreamError::new(Failure::Garbage, "the answer is not JSON"))?;
-        Ok(Answer::Whole(body, answer))
-    }
-}
-
-/// A legacy completion answered by the built-in mock provider, in the
-/// completions shape (`providers::mock::completion`).
-fn mocked(call: &NativeCall, deployment: &Model) -> Result<Answer, Refusal> {
-    let body = forwarded_body(call, deployment);
-    let request: Value = serde_json::from_slice(body)
-        .map_err(|_| UpstreamError::new(Failure::Garbage, "the body is not JSON"))?;
-    let chunks =
-        mock::completion(&deployment.upstream, &request, call.stream).map_err(|error| {
-            let status = match error.failure {
-                Failure::Status(status) => status,
-                _ => 0,
-            };
-            let body = serde_json::json!({ "error": { "message": error.message, "type": "invalid_request_error", "code": null, "param": null } });
-            Refusal {
-                error,
-                status,
-                body: Bytes::from(body.to_string()),
-            }
-        })?;
-    if call.stream {
-        return Ok(Answer::Stream(Box::pin(futures::stream::iter(
-            chunks.into_iter().map(Ok),
-        ))));
-    }
-    let body = chunks.concat();
-    let answer = serde_json::from_slice::<Value>(&body)
-        .map_err(|_| UpstreamError::new(Failure::Garbage, "the answer is not JSON"))?;
-    Ok(Answer::Whole(Bytes::from(body), answer))
-}
-
-/// The body sent to `deployment`: renamed for its upstream name if needed.
-fn forwarded_body<'a>(call: &'a NativeCall, deployment: &Model) -> &'a Bytes {
-    call.renamed
-        .iter()
-        .find(|(name, _)| *name == deployment.upstream)
-        .map_or(&call.body, |(_, body)| body)
-}
-
-/// The Messages body as Vertex AI's `:rawPredict` takes it:
-/// `anthropic_version` set to Vertex's, `model` removed, the rest as sent.
-fn vertex_anthropic_body(body: &Bytes) -> Result<Bytes, Refusal> {
-    let mut value: Map<String, Value> = serde_json::from_slice(body)
-        .map_err(|_| UpstreamError::new(Failure::Garbage, "the body is not a JSON object"))?;
-    value.remove("model");
-    value.insert(
-        "anthropic_version".into(),
-        Value::String(vertex::ANTHROPIC_VERSION.into()),
-    );
-    Ok(Bytes::from(Value::Object(value).to_string()))
-}
-
-/// A successful upstream response, its first body chunk already here.
-struct Sent {
-    response: reqwest::Response,
-    first: Bytes,
-    deadline: Instant,
-}
-
-/// Sends the caller's body to `deployment`'s provider with the provider's
-/// key, and waits for the first chunk within the first-byte timeout.
-async fn send(state: &AppState, call: &NativeCall, deployment: &Model) -> Result<Sent, Refusal> {
-    let provider = &deployment.provider;
-    let Some(base) = provider.base_url.as_ref() else {
-        return Err(
-            UpstreamError::new(Failure::Unsupported, "the provider has no base_url").into(),
-        );
-    };
-    let http = state.providers.http();
-    // Vertex's Anthropic models take the Messages body with a changed
-    // version field and no model (the path names it).
-    let mut body = forwarded_body(call, deployment).clone();
-    let mut request = match call.wire {
-        Wire::Anthropic if provider.kind == ProviderKind::Vertex => {
-            let (base, vertex) = vertex::settings(provider)?;
-            let action = if call.stream {
-                "streamRawPredict"
-            } else {
-                "rawPredict"
-            };
-            body = vertex_anthropic_body(&call.body)?;
-            let url = vertex::model_url(base, vertex, &deployment.upstream, action);
-            vertex::post(http, provider, vertex, url).await?
-        }
-        Wire::Anthropic => {
-            let mut request = http.post(endpoint(base, &["messages"]));
-            if !call.headers.iter().any(|(n, _)| *n == "anthropic-version") {
-                request = request.header("anthropic-version", DEFAULT_ANTHROPIC_VERSION);
-            }
-            if let Some(key) = &provider.api_key {
-                request = request.header("x-api-key", key.expose());
-            }
-            request
-        }
-        // Vertex AI: the same body at the publisher's URL, with a token.
-        Wire::Gemini if provider.kind == ProviderKind::Vertex => {
-            let (base, vertex) = vertex::settings(provider)?;
-            let action = if call.stream {
-                "streamGenerateContent"
-            } else {
-                "generateContent"
-            };
-            let mut url = vertex::model_url(base, vertex, &deployment.upstream, action);
-            if call.stream {
-                url.set_query(Some("alt=sse"));
-            }
-            vertex::post(http, provider, vertex, url).await?
-        }
-        Wire::Gemini => {
-            let url = crate::providers::gemini::endpoint(base, &deployment.upstream, call.stream);
-            let mut request = http.post(url);
-            if let Some(key) = &provider.api_key {
-                request = request.header("x-goog-api-key", key.expose());
-            }
-            request
-        }
-        Wire::Completions | Wire::Responses => {
-            let path = if call.wire == Wire::Completions {
-                "completions"
-            } else {
-                "responses"
-            };
-            let mut request = http.post(endpoint(base, &[path]));
-            if let Some(key) = &provider.api_key {
-                request = request.bearer_auth(key.expose());
-            }
-            request
-        }
-    };
-    for (name, value) in &call.headers {
-        // Vertex takes the version in the body only.
-        if provider.kind == ProviderKind::Vertex && *name == "anthropic-version" {
-            continue;
-        }
-        request = request.header(*name, value);
-    }
-    // The attempt's client span continues upstream (W3C trace context).
-    if let Some(traceparent) = crate::traces::traceparent() {
-        request = request.header("traceparent", traceparent);
-    }
-    // `Bytes` clones share the buffer: the body is held once, whatever
-    // the number of attempts.
-    request = request
-        .header("content-type", "application/json")
-        .body(body);
-    let timeout = provider.first_byte_timeout;
-    let deadline = Instant::now() + timeout;
-    let mut response = match tokio::time::timeout(timeout, request.send()).await {
-        Err(_) => {
-            return Err(UpstreamError::new(
-                Failure::Timeout,
-                "no response before the first-byte timeout",
-            )
-            .into());
-        }
-        Ok(Err(e)) if e.is_connect() => {
-            return Err(UpstreamError::new(
-                Failure::Connect,
-                format!("cannot connect to the provider `{}`", provider.id),
-            )
-            .into());
-        }
-        Ok(Err(e)) => {
-            return Err(UpstreamError::new(
-                Failure::Connect,
-                format!("the request failed: {}", without_url(&e)),
-            )
-            .into());
-        }
-        Ok(Ok(response)) => response,
-    };
-    let status = response.status();
-    if !status.is_success() {
-        let retry_after = crate::providers::http::retry_after(response.headers());
-        let body = read_rest(
-            Sent {
-                response,
-                first: Bytes::new(),
-                deadline,
-            },
-            MAX_ERROR_BODY,
-        )
-        .await
-        .unwrap_or_default();
-        let status = status.as_u16();
-        let mut error = UpstreamError::new(Failure::Status(status), error_message(&body, status));
-        error.retry_after = retry_after;
-        return Err(Refusal {
-            error,
-            status,
-            body,
-        });
-    }
-    let left = deadline.saturating_duration_since(Instant::now());
-    let first = match tokio::time::timeout(left, response.chunk()).await {
-        Err(_) => {
-            return Err(UpstreamError::new(
-                Failure::Timeout,
-                "no first byte before the first-byte timeout",
-            )
-            .into());
-        }
-        Ok(Err(e)) => {
-            return Err(UpstreamError::new(
-                Failure::Garbage,
-                format!("the body broke off: {}", without_url(&e)),
-            )
-            .into());
-        }
-        Ok(Ok(first)) => first.unwrap_or_default(),
-    };
-    Ok(Sent {
-        response,
-        first,
-        deadline,
-    })
-}
-
-/// The rest of a body, up to `limit` bytes.
-async fn read_rest(mut sent: Sent, limit: usize) -> Result<Bytes, String> {
-    let mut body = bytes::BytesMut::from(&sent.first[..]);
-    loop {
-        let left = sent.deadline.saturating_duration_since(Instant::now());
-        match tokio::time::timeout(left.max(Duration::from_secs(30)), sent.response.chunk()).await {
-            Err(_) => return Err("the body did not arrive in time".into()),
-            Ok(Err(e)) => return Err(format!("the body broke off: {}", without_url(&e))),
-            Ok(Ok(None)) => return Ok(body.freeze()),
-            Ok(Ok(Some(chunk))) => {
-                if body.len() + chunk.len() > limit {
-                    return Err(format!("the body exceeds {limit} bytes"));
-                }
-                body.extend_from_slice(&chunk);
-            }
-        }
-    }
-}
-
 /// Every deployment failed (or was skipped): counted and announced as a
 /// one-model chain on the chat route is, and answered with the last
 /// upstream error relayed as sent, unless it was the provider's own
 /// credential or model problem (401, 403, 404) or no upstream answered:
 /// then 502.
 fn exhausted(
-    state: &AppState,
+    gateway: &Gateway,
     key: &ApiKey,
     request_id: &str,
     call: &NativeCall,
@@ -795,8 +452,8 @@ fn exhausted(
     last: Option<(Refusal, Arc<Model>)>,
 ) -> Result<NativeOutcome, ApiError> {
     tracing::info!(model = %call.requested, attempts = attempts.len(), "every deployment of the native model failed");
-    state.metrics.exhausted();
-    state.events.publish(Event::providers_exhausted(
+    gateway.metrics.exhausted();
+    gateway.events.publish(Event::providers_exhausted(
         &key.tenant_id,
         request_id,
         std::slice::from_ref(&call.requested),

@@ -43,10 +43,8 @@ pub struct ResponsesRequest {
     /// Fields echoed on the response object as the caller sent them.
     pub echo: Echo,
     pub auto_truncate: bool,
-    pub purpose: Option<String>,
-    pub user_consent_id: Option<String>,
-    pub end_user_id: Option<String>,
-    pub deployer_context: Option<Value>,
+    /// The compliance service fields, taken out of the body.
+    pub service: ServiceFields,
 }
 
 /// What a response object repeats of its request.
@@ -103,23 +101,17 @@ impl ResponsesRequest {
             chain: self.chain.clone(),
             stream: self.stream,
             auto_truncate: self.auto_truncate,
-            purpose: self.purpose.clone(),
-            user_consent_id: self.user_consent_id.clone(),
-            end_user_id: self.end_user_id.clone(),
-            deployer_context: self.deployer_context.clone(),
+            service: self.service.clone(),
         }
     }
 }
 
 /// Parses and validates a Responses request body.
+// Long on purpose: a field-by-field parse, one step a field, in the order of
+// docs/responses.md.
 pub fn parse(bytes: &[u8]) -> Result<ResponsesRequest, ApiError> {
     let mut body = crate::gateway::request::object(bytes)?;
-    let ServiceFields {
-        purpose,
-        user_consent_id,
-        end_user_id,
-        deployer_context,
-    } = crate::gateway::request::service_fields(&mut body)?;
+    let service = crate::gateway::request::service_fields(&mut body)?;
     debug_assert!(SERVICE_FIELDS.contains(&"deployer_context"));
     let from_models = body.contains_key("models");
     let chain = chain(&mut body)?;
@@ -235,10 +227,7 @@ pub fn parse(bytes: &[u8]) -> Result<ResponsesRequest, ApiError> {
         chat_fields,
         echo,
         auto_truncate,
-        purpose,
-        user_consent_id,
-        end_user_id,
-        deployer_context,
+        service,
     })
 }
 
@@ -269,6 +258,8 @@ pub fn classification_view(body: &Value) -> Result<Value, ApiError> {
 
 /// `input` as chat messages: a string is one user message; items become
 /// messages, assistant tool calls and tool results.
+// Long on purpose: one arm per input item type, in the order of
+// docs/responses.md.
 pub fn input_messages(input: &Value) -> Result<Vec<Value>, ApiError> {
     let items = match input {
         Value::String(text) if text.is_empty() => {

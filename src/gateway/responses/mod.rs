@@ -31,13 +31,13 @@ use super::native::wire::Wire;
 use super::native::{self, NativeCall, NativeOutcome, ServiceFields};
 use super::stream::SseBody;
 use super::{ChatOutcome, chat_on};
-use crate::app::AppState;
 use crate::auth::keys::ApiKey;
 use crate::base::error::{ApiError, Code};
 use crate::base::time::now_ms;
 use crate::catalogue::Endpoint;
 use crate::compliance::conversations::DAY_MS;
 use crate::compliance::stored_responses::StoredResponse;
+use crate::gateway::Gateway;
 use crate::store::Store;
 use output::Frame;
 
@@ -64,38 +64,35 @@ pub struct Answer {
 
 /// Serves one Responses request for `key`. `service` holds the service
 /// fields of the `x-tollgate-*` headers; the body's own win.
+// Long on purpose: it decides between the native passthrough and the
+// translation into chat, then maps either outcome; each step is one call.
 pub async fn create_response(
-    state: &AppState,
+    gateway: &Gateway,
     key: &ApiKey,
     request_id: &str,
     raw: Bytes,
     service: ServiceFields,
 ) -> Result<Answer, ApiError> {
     let mut request = input::parse(&raw)?;
-    request.purpose = request.purpose.or(service.purpose.clone());
-    request.user_consent_id = request.user_consent_id.or(service.user_consent_id.clone());
-    request.end_user_id = request.end_user_id.or(service.end_user_id.clone());
-    request.deployer_context = request
-        .deployer_context
-        .or(service.deployer_context.clone());
+    request.service = request.service.or(&service);
     let model = request
         .chain
         .iter()
-        .find(|m| state.catalogue.get_for(&key.tenant_id, m).is_some())
+        .find(|m| gateway.catalogue.get_for(&key.tenant_id, m).is_some())
         .cloned()
         .unwrap_or_default();
     crate::traces::request_model(Wire::Responses.operation(), &request.chain[0]);
     let now = now_ms();
     let history = match &request.previous_response_id {
         None => None,
-        Some(id) => state
+        Some(id) => gateway
             .store
             .read(|tx| crate::compliance::stored_responses::messages(tx, &key.tenant_id, id, now))
             .map_err(|e| ApiError::internal("reading a stored response", e))?,
     };
-    if history.is_none() && forwarded(state, key, &request) {
+    if history.is_none() && forwarded(gateway, key, &request) {
         let call = NativeCall::parse(
-            state.catalogue.for_tenant(&key.tenant_id),
+            gateway.catalogue.for_tenant(&key.tenant_id),
             Wire::Responses,
             None,
             None,
@@ -103,7 +100,7 @@ pub async fn create_response(
             Vec::new(),
             service,
         )?;
-        let outcome = native::passthrough(state, key, request_id, call).await?;
+        let outcome = native::passthrough(gateway, key, request_id, call).await?;
         return Ok(Answer {
             outcome: ResponsesOutcome::Forwarded(outcome),
             model,
@@ -141,14 +138,14 @@ pub async fn create_response(
         echo: request.echo.clone(),
     };
     let keep = request.store.then(|| Keeper {
-        store: state.store.clone(),
+        store: gateway.store.clone(),
         tenant_id: key.tenant_id.clone(),
-        end_user_id: request.end_user_id.clone(),
+        end_user_id: request.service.end_user_id.clone(),
         id: frame.id.clone(),
         conversation,
-        retention: retention(state, key),
+        retention: retention(gateway, key),
     });
-    let outcome = match chat_on(state, key, request_id, chat, &raw, Endpoint::Responses).await? {
+    let outcome = match chat_on(gateway, key, request_id, chat, &raw, Endpoint::Responses).await? {
         ChatOutcome::Held(review) => ResponsesOutcome::Held(review),
         ChatOutcome::Complete(completion) => {
             let mut frame = frame;
@@ -183,14 +180,14 @@ pub async fn create_response(
 /// Whether the request goes to a provider's own `/responses`: one model
 /// named by `model` (a `models` chain is a gateway feature, always
 /// translated), which has a deployment that serves the Responses wire.
-fn forwarded(state: &AppState, key: &ApiKey, request: &input::ResponsesRequest) -> bool {
+fn forwarded(gateway: &Gateway, key: &ApiKey, request: &input::ResponsesRequest) -> bool {
     let [name] = request.chain.as_slice() else {
         return false;
     };
     if request.from_models {
         return false;
     }
-    state
+    gateway
         .catalogue
         .get_for(&key.tenant_id, name)
         .is_some_and(|model| {
@@ -202,8 +199,8 @@ fn forwarded(state: &AppState, key: &ApiKey, request: &input::ResponsesRequest) 
 }
 
 /// The tenant's retention in days: (ordinary, high-risk).
-fn retention(state: &AppState, key: &ApiKey) -> (u32, u32) {
-    state
+fn retention(gateway: &Gateway, key: &ApiKey) -> (u32, u32) {
+    gateway
         .store
         .read(|tx| crate::tenants::resolve(tx, &key.tenant_id))
         .map(|t| (t.policy.retention_days, t.policy.high_risk_retention_days))
