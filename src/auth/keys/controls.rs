@@ -208,6 +208,9 @@ mod tests {
         tpm_limit: Some(1_000),
     };
 
+    /// One change to a key's controls.
+    type Change = fn(&mut Controls);
+
     /// `CAPPED` with one change applied.
     fn capped_with(change: impl FnOnce(&mut Controls)) -> Controls {
         let mut after = CAPPED;
@@ -232,7 +235,7 @@ mod tests {
     #[test]
     fn a_user_may_not_loosen_a_key() {
         let loosened = |after: Controls| CAPPED.loosened_by(after, 60, true);
-        let cases: [(fn(&mut Controls), &str); 11] = [
+        let cases: [(Change, &str); 11] = [
             (|c| c.allow_high_risk = true, "allowHighRisk"),
             (|c| c.credit_limit = None, "creditLimit"),
             (|c| c.credit_limit = Some(11), "creditLimit"),
