@@ -40,12 +40,13 @@ pub const USAGE_TABLE: Table<UsageRecord> = Table::new(USAGE);
 pub const EVENT_TABLE: Table<StoredEvent> = Table::new(EVENTS);
 pub const WALLET_TABLE: Table<WalletEntry> = Table::new(WALLET_ENTRIES);
 
+/// The spend events' names (re-exported by `events` with the others).
+pub const SPEND_50: &str = "spend.50_percent";
+pub const SPEND_80: &str = "spend.80_percent";
+pub const BUDGET_EXCEEDED: &str = "budget.exceeded";
+
 /// The spend thresholds, in percent of `creditLimit`, with their events.
-pub const THRESHOLDS: [(u8, &str); 3] = [
-    (50, "spend.50_percent"),
-    (80, "spend.80_percent"),
-    (100, "budget.exceeded"),
-];
+pub const THRESHOLDS: [(u8, &str); 3] = [(50, SPEND_50), (80, SPEND_80), (100, BUDGET_EXCEEDED)];
 
 /// What one served request costs, and everything its usage record keeps.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

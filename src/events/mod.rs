@@ -18,9 +18,8 @@ pub use dispatch::{Delivery, Events};
 
 /// The eight event names of the spec.
 pub const REQUEST_COMPLETED: &str = "request.completed";
-pub const SPEND_50: &str = "spend.50_percent";
-pub const SPEND_80: &str = "spend.80_percent";
-pub const BUDGET_EXCEEDED: &str = "budget.exceeded";
+/// The spend events are named where the thresholds that raise them are.
+pub use crate::billing::{BUDGET_EXCEEDED, SPEND_50, SPEND_80};
 pub const PROVIDERS_EXHAUSTED: &str = "providers.exhausted";
 pub const FALLBACK_TRIGGERED: &str = "fallback.triggered";
 pub const INCIDENT_CREATED: &str = "incident.created";
