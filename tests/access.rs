@@ -503,8 +503,21 @@ async fn tenant_b_can_neither_read_nor_change_tenant_a_keys_usage_wallet_or_webh
 fn routes_in_source() -> Vec<String> {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/src/api");
     let mut found = Vec::new();
-    for entry in std::fs::read_dir(dir).expect("src/api") {
-        let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+    let mut files = Vec::new();
+    let mut dirs = vec![std::path::PathBuf::from(dir)];
+    // Modules split into directories (src/api/compliance/) are read too.
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(dir).expect("src/api") {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else {
+                files.push(path);
+            }
+        }
+    }
+    for file in files {
+        let text = std::fs::read_to_string(file).unwrap();
         for piece in text.split('"').skip(1).step_by(2) {
             let is_route = [
                 "/api/", "/v1/", "/v1beta/", "/healthz", "/readyz", "/metrics",

@@ -1104,9 +1104,21 @@ async fn the_playground_answers_plain_and_streamed_like_the_inference_api() {
 /// read from the handlers' `routes()` functions.
 fn served_routes() -> Vec<(String, String)> {
     let mut out = Vec::new();
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/api");
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let source = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+    let mut files = Vec::new();
+    let mut dirs = vec![std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/api")];
+    // Modules split into directories (src/api/compliance/) are read too.
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else {
+                files.push(path);
+            }
+        }
+    }
+    for file in files {
+        let source = std::fs::read_to_string(file).unwrap();
         let mut rest = source.as_str();
         while let Some(at) = rest.find(".route(") {
             rest = &rest[at + ".route(".len()..];

@@ -100,12 +100,13 @@ fn range(query: &RangeQuery) -> Result<(i64, i64), ApiError> {
     Ok((from, to))
 }
 
-/// The usage scope of a signed-in account for a query.
-fn usage_scope(
+/// Whose usage an account may read: `None` for every key of its scope
+/// (`usage.view_all`), else the keys it owns (`usage.view_own`); a role
+/// with neither is refused. The usage endpoint and the stats share it.
+pub(crate) fn usage_keys(
     state: &AppState,
     current: &CurrentAccount,
-    query: &RangeQuery,
-) -> Result<usage::Scope, ApiError> {
+) -> Result<Option<Vec<String>>, ApiError> {
     let account = &current.account;
     let all = account.role.can(Permission::ViewAllUsage);
     if !all && !account.role.can(Permission::ViewOwnUsage) {
@@ -114,21 +115,29 @@ fn usage_scope(
             format!("the role `{}` cannot read usage", account.role.as_str()),
         ));
     }
+    if all {
+        return Ok(None);
+    }
+    let own = state
+        .keys
+        .list(Some(&account.tenant_id))
+        .map_err(store_error)?
+        .into_iter()
+        .filter(|k| k.owner_account_id.as_deref() == Some(&account.id))
+        .map(|k| k.id)
+        .collect();
+    Ok(Some(own))
+}
+
+/// The usage scope of a signed-in account for a query.
+fn usage_scope(
+    state: &AppState,
+    current: &CurrentAccount,
+    query: &RangeQuery,
+) -> Result<usage::Scope, ApiError> {
+    let mut key_ids = usage_keys(state, current)?;
     let (from, to) = range(query)?;
     let tenant_id = tenant_scope(current, query.tenant.as_deref(), state)?;
-    let mut key_ids = if all {
-        None
-    } else {
-        let own: Vec<String> = state
-            .keys
-            .list(Some(&account.tenant_id))
-            .map_err(store_error)?
-            .into_iter()
-            .filter(|k| k.owner_account_id.as_deref() == Some(&account.id))
-            .map(|k| k.id)
-            .collect();
-        Some(own)
-    };
     if let Some(key) = &query.key_id {
         // A key the caller may not see is 404, as on `GET /keys/{id}`.
         visible_key(state, current, key)?;

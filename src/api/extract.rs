@@ -19,7 +19,7 @@ use axum::response::{IntoResponse, Response};
 
 use crate::api::state::AppState;
 use crate::audit::{self, Draft};
-use crate::auth::accounts::Permission;
+pub use crate::auth::accounts::{PermissionMarker, perm};
 use crate::auth::keys::ApiKey;
 use crate::auth::refusals;
 use crate::auth::sessions::{self, CurrentAccount};
@@ -353,11 +353,6 @@ impl<S: Send + Sync> FromRequestParts<S> for Signed {
     }
 }
 
-/// A permission as a type, so a handler can require it in its signature.
-pub trait PermissionMarker: Send + Sync + 'static {
-    const PERMISSION: Permission;
-}
-
 /// A signed-in account whose role has the permission `P`.
 pub struct Require<P: PermissionMarker>(pub CurrentAccount, PhantomData<P>);
 
@@ -383,49 +378,6 @@ impl<P: PermissionMarker, S: Send + Sync> FromRequestParts<S> for Require<P> {
         }
         Ok(Require(current, PhantomData))
     }
-}
-
-/// Marker types, one per permission.
-pub mod perm {
-    use super::PermissionMarker;
-    use crate::auth::accounts::Permission;
-
-    macro_rules! markers {
-        ($($name:ident),*) => {$(
-            pub struct $name;
-            impl PermissionMarker for $name {
-                const PERMISSION: Permission = Permission::$name;
-            }
-        )*};
-    }
-    markers!(
-        ManageModels,
-        HardDeleteModels,
-        ManageUsers,
-        AssignOwner,
-        ManagePolicies,
-        TopUpCredits,
-        ManagePaymentMethods,
-        ViewBilling,
-        ViewAllUsage,
-        ViewConversations,
-        ViewAudit,
-        ReviewItems,
-        ManageAllKeys,
-        ManageOwnKeys,
-        ViewOwnUsage,
-        SendInference,
-        UsePlayground,
-        ManageWebhooks,
-        ManageRegistry,
-        ManageIncidents,
-        ViewIncidents,
-        ManageConsents,
-        EraseSubjects,
-        ViewModels,
-        ManageTenants,
-        ManageModelAccess
-    );
 }
 
 #[cfg(test)]

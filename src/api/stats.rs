@@ -26,13 +26,12 @@ use axum::routing::get;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::api::billing::{endpoint_filter, store_error, tenant_scope};
+use crate::api::billing::{endpoint_filter, store_error, tenant_scope, usage_keys};
 use crate::api::extract::Signed;
 use crate::api::json::Query;
 use crate::api::state::AppState;
-use crate::auth::accounts::Permission;
 use crate::auth::keys::ResetInterval;
-use crate::base::error::{ApiError, Code};
+use crate::base::error::ApiError;
 use crate::base::money::micros_to_credits;
 use crate::base::time::{format_rfc3339, now_ms};
 use crate::billing::usage;
@@ -106,14 +105,7 @@ async fn stats(
     Signed(current): Signed,
     Query(query): Query<StatsQuery>,
 ) -> Result<axum::Json<Value>, ApiError> {
-    let account = &current.account;
-    let all = account.role.can(Permission::ViewAllUsage);
-    if !all && !account.role.can(Permission::ViewOwnUsage) {
-        return Err(ApiError::new(
-            Code::Forbidden,
-            format!("the role `{}` cannot read usage", account.role.as_str()),
-        ));
-    }
+    let key_ids = usage_keys(&state, &current)?;
     let days = query.days.unwrap_or(14);
     if !(1..=90).contains(&days) {
         return Err(ApiError::invalid("days", "`days` must be 1 to 90"));
@@ -123,20 +115,6 @@ async fn stats(
     let to = today + DAY_MS;
     let endpoint = endpoint_filter(query.endpoint.as_deref())?;
     let tenant_id = tenant_scope(&current, query.tenant.as_deref(), &state)?;
-    let key_ids = if all {
-        None
-    } else {
-        Some(
-            state
-                .keys
-                .list(Some(&account.tenant_id))
-                .map_err(store_error)?
-                .into_iter()
-                .filter(|k| k.owner_account_id.as_deref() == Some(&account.id))
-                .map(|k| k.id)
-                .collect::<Vec<_>>(),
-        )
-    };
     let scope = usage::Scope {
         tenant_id: tenant_id.clone(),
         key_ids: key_ids.clone(),

@@ -105,67 +105,75 @@ impl std::str::FromStr for Role {
     }
 }
 
-/// What a dashboard account may do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Permission {
-    ManageModels,
-    HardDeleteModels,
-    ManageUsers,
-    AssignOwner,
-    ManagePolicies,
-    TopUpCredits,
-    ManagePaymentMethods,
-    ViewBilling,
-    ViewAllUsage,
-    ViewConversations,
-    ViewAudit,
-    ReviewItems,
-    ManageAllKeys,
-    ManageOwnKeys,
-    ViewOwnUsage,
-    SendInference,
-    UsePlayground,
-    ManageWebhooks,
-    ManageRegistry,
-    ManageIncidents,
-    ViewIncidents,
-    ManageConsents,
-    EraseSubjects,
-    ViewModels,
-    ManageTenants,
-    ManageModelAccess,
+/// Declares every permission once: its variant of [`Permission`], its
+/// name, its place in [`Permission::ALL`] and its marker type in [`perm`]
+/// (what a handler names in its signature).
+macro_rules! permissions {
+    ($($name:ident => $text:literal,)*) => {
+        /// What a dashboard account may do.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum Permission {
+            $($name,)*
+        }
+
+        impl Permission {
+            pub const ALL: [Permission; [$(Permission::$name,)*].len()] = [$(Permission::$name,)*];
+
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(Permission::$name => $text,)*
+                }
+            }
+        }
+
+        /// Marker types, one per permission.
+        pub mod perm {
+            use super::{Permission, PermissionMarker};
+            $(
+                pub struct $name;
+                impl PermissionMarker for $name {
+                    const PERMISSION: Permission = Permission::$name;
+                }
+            )*
+        }
+    };
+}
+
+permissions! {
+    ManageModels => "models.manage",
+    HardDeleteModels => "models.hard_delete",
+    ManageUsers => "users.manage",
+    AssignOwner => "users.assign_owner",
+    ManagePolicies => "policies.manage",
+    TopUpCredits => "credits.top_up",
+    ManagePaymentMethods => "billing.payment_methods",
+    ViewBilling => "billing.view",
+    ViewAllUsage => "usage.view_all",
+    ViewConversations => "conversations.view",
+    ViewAudit => "audit.view",
+    ReviewItems => "reviews.decide",
+    ManageAllKeys => "keys.manage_all",
+    ManageOwnKeys => "keys.manage_own",
+    ViewOwnUsage => "usage.view_own",
+    SendInference => "inference.send",
+    UsePlayground => "playground.use",
+    ManageWebhooks => "webhooks.manage",
+    ManageRegistry => "registry.manage",
+    ManageIncidents => "incidents.manage",
+    ViewIncidents => "incidents.view",
+    ManageConsents => "consents.manage",
+    EraseSubjects => "subjects.erase",
+    ViewModels => "models.view",
+    ManageTenants => "tenants.manage",
+    ManageModelAccess => "models.access",
+}
+
+/// A permission as a type, so a handler can require it in its signature.
+pub trait PermissionMarker: Send + Sync + 'static {
+    const PERMISSION: Permission;
 }
 
 impl Permission {
-    pub const ALL: [Permission; 26] = [
-        Permission::ManageModels,
-        Permission::HardDeleteModels,
-        Permission::ManageUsers,
-        Permission::AssignOwner,
-        Permission::ManagePolicies,
-        Permission::TopUpCredits,
-        Permission::ManagePaymentMethods,
-        Permission::ViewBilling,
-        Permission::ViewAllUsage,
-        Permission::ViewConversations,
-        Permission::ViewAudit,
-        Permission::ReviewItems,
-        Permission::ManageAllKeys,
-        Permission::ManageOwnKeys,
-        Permission::ViewOwnUsage,
-        Permission::SendInference,
-        Permission::UsePlayground,
-        Permission::ManageWebhooks,
-        Permission::ManageRegistry,
-        Permission::ManageIncidents,
-        Permission::ViewIncidents,
-        Permission::ManageConsents,
-        Permission::EraseSubjects,
-        Permission::ViewModels,
-        Permission::ManageTenants,
-        Permission::ManageModelAccess,
-    ];
-
     /// Permissions over what every tenant shares (the global catalogue, the
     /// sub-processor registry, the tenants themselves): held only by the
     /// operator tenant's accounts, whatever their role's table says.
@@ -177,37 +185,6 @@ impl Permission {
                 | Permission::ManageRegistry
                 | Permission::ManageTenants
         )
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Permission::ManageModels => "models.manage",
-            Permission::HardDeleteModels => "models.hard_delete",
-            Permission::ManageUsers => "users.manage",
-            Permission::AssignOwner => "users.assign_owner",
-            Permission::ManagePolicies => "policies.manage",
-            Permission::TopUpCredits => "credits.top_up",
-            Permission::ManagePaymentMethods => "billing.payment_methods",
-            Permission::ViewBilling => "billing.view",
-            Permission::ViewAllUsage => "usage.view_all",
-            Permission::ViewConversations => "conversations.view",
-            Permission::ViewAudit => "audit.view",
-            Permission::ReviewItems => "reviews.decide",
-            Permission::ManageAllKeys => "keys.manage_all",
-            Permission::ManageOwnKeys => "keys.manage_own",
-            Permission::ViewOwnUsage => "usage.view_own",
-            Permission::SendInference => "inference.send",
-            Permission::UsePlayground => "playground.use",
-            Permission::ManageWebhooks => "webhooks.manage",
-            Permission::ManageRegistry => "registry.manage",
-            Permission::ManageIncidents => "incidents.manage",
-            Permission::ViewIncidents => "incidents.view",
-            Permission::ManageConsents => "consents.manage",
-            Permission::EraseSubjects => "subjects.erase",
-            Permission::ViewModels => "models.view",
-            Permission::ManageTenants => "tenants.manage",
-            Permission::ManageModelAccess => "models.access",
-        }
     }
 }
 
