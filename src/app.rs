@@ -3,9 +3,9 @@
 //!
 //! Layers, outermost first: request id, tracing (path only: a query may
 //! carry a key), dialect of error bodies, the 50 MB body limit, then
-//! authentication, which denies by default. Shutdown on SIGTERM or Ctrl-C
-//! stops accepting, lets requests in flight finish (up to the configured
-//! grace), stops the admin socket, then flushes the writer.
+//! authentication, which denies by default. Every background task runs on
+//! the one task set made here ([`Tasks`]); shutdown on SIGTERM or Ctrl-C
+//! follows the order in [`shutdown`].
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -27,8 +27,11 @@ use crate::api::extract::authenticate;
 use crate::auth::keys::Keys;
 use crate::base::error::{ApiError, Code};
 use crate::catalogue::overlay::LiveCatalogue;
+use crate::base::tasks::Tasks;
 use crate::config::Config;
 use crate::store::Store;
+
+mod shutdown;
 
 /// Bodies above this size are refused with 413 (spec, "Limits").
 pub const MAX_BODY_BYTES: usize = 50 * 1024 * 1024;
@@ -69,12 +72,17 @@ pub struct AppState {
     pub sso: Option<Arc<crate::sso::Sso>>,
     /// Unix seconds at start, for `created` fields of catalogue views.
     pub started_at: i64,
+    /// Every background task and every request's detached work (owned
+    /// here, drained and stopped by [`shutdown`]).
+    pub tasks: Tasks,
 }
 
 impl AppState {
-    /// Builds the state and starts the webhook dispatcher on the current
-    /// runtime.
+    /// Builds the state and the task set, and starts the background work
+    /// on it (webhook dispatch, trace export, the incident sampler, the
+    /// compliance sweep).
     pub fn new(config: Config, store: Store) -> AppState {
+        let tasks = Tasks::new();
         let store = Arc::new(store);
         let allow_private_images = config.image_fetch_allow_private_targets;
         let metrics = Arc::new(crate::metrics::Metrics::new());
@@ -85,8 +93,9 @@ impl AppState {
             .writer_stats()
             .commit_observer
             .set(Box::new(move |elapsed| observer.store_commit(elapsed)));
-        let events = crate::events::Events::start(&config, store.clone(), metrics.clone());
-        let traces = crate::traces::Traces::start(&config, metrics.clone());
+        let events =
+            crate::events::Events::start(&config, store.clone(), metrics.clone(), &tasks);
+        let traces = crate::traces::Traces::start(&config, metrics.clone(), &tasks);
         let connect_timeout = config
             .providers
             .iter()
@@ -103,6 +112,7 @@ impl AppState {
             store.clone(),
             classifier.clone(),
             events.clone(),
+            &tasks,
         );
         crate::compliance::start_sweeper(
             store.clone(),
@@ -111,6 +121,7 @@ impl AppState {
                 usage_days: config.usage_retention_days,
                 audit_days: config.audit_retention_days,
             },
+            &tasks,
         );
         let catalogue = LiveCatalogue::load(&config, &store).unwrap_or_else(|e| {
             tracing::error!(error = %e, "reading the stored catalogue entries failed; serving the configuration's only");
@@ -146,6 +157,7 @@ impl AppState {
             events,
             store,
             started_at: crate::base::time::now_ms() / 1000,
+            tasks,
         }
     }
 }
@@ -233,7 +245,8 @@ impl Server {
         self.listener.local_addr()
     }
 
-    /// Serves until the token is cancelled, then drains and flushes.
+    /// Serves until the token is cancelled, then shuts down in order
+    /// ([`shutdown::run`]).
     pub async fn run(self) -> std::io::Result<()> {
         let Server {
             state,
@@ -243,25 +256,20 @@ impl Server {
         } = self;
         let socket = admin::socket::serve(admin, state.clone(), shutdown.clone());
         let app = router(state.clone());
-        let grace = state.config.shutdown_grace;
-        let stop = shutdown.clone();
-        let serving =
-            crate::api::serve::serve(listener, app, state.config.header_read_timeout, stop);
+        let cut = CancellationToken::new();
+        let serving = crate::api::serve::serve(
+            listener,
+            app,
+            state.config.header_read_timeout,
+            (shutdown.clone(), cut.clone()),
+            state.tasks.clone(),
+        );
         let mut serving = std::pin::pin!(serving);
-        tokio::select! {
-            result = &mut serving => result?,
-            () = shutdown.cancelled() => {
-                // In-flight requests get the grace period to finish.
-                if tokio::time::timeout(grace, &mut serving).await.is_err() {
-                    tracing::warn!(?grace, "requests still running after the shutdown grace period; closing");
-                }
-            }
-        }
-        let _ = socket.await;
-        // The last spans get one bounded try before the process ends.
-        state.traces.shutdown().await;
-        state.store.close();
-        tracing::info!("stopped; every answered write is durable");
+        let served = tokio::select! {
+            result = &mut serving => { result?; true }
+            () = shutdown.cancelled() => false,
+        };
+        shutdown::run(&state, (!served).then_some(serving), cut, socket).await;
         Ok(())
     }
 }

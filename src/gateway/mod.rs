@@ -35,6 +35,7 @@ use crate::app::AppState;
 use crate::auth::keys::{ApiKey, Keys};
 use crate::base::error::{ApiError, Code};
 use crate::base::money::micros_to_credits;
+use crate::base::tasks::Tasks;
 use crate::base::time::now_ms;
 use crate::billing::ledger::{self, Claim, CreditHold, Refusal};
 use crate::billing::{self, Charged, Endpoint, UsageRecord, limits};
@@ -795,6 +796,8 @@ pub struct Extensions {
     rules: Vec<String>,
     reason: String,
     sampler: Sampler,
+    /// Where a charge that cannot be awaited runs (see `charge_detached`).
+    tasks: Tasks,
     /// What a media request was billed for (`{"images": 2}`), kept in its
     /// audit entry.
     units: Option<Value>,
@@ -861,6 +864,7 @@ impl Extensions {
             rules: served.risk.triggered_rules(),
             reason: served.risk.reason(),
             sampler: state.sampler.clone(),
+            tasks: state.tasks.clone(),
             units: None,
             reservations: Vec::new(),
             admission: served.admission.clone(),
@@ -1141,10 +1145,6 @@ impl Extensions {
         let (store, keys) = (self.store.clone(), self.keys.clone());
         // The task keeps the reservation until the charge is in memory.
         let hold = self.admission.clone();
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            tracing::error!(request_id = %record.request_id, "no runtime to record an abandoned stream's charge");
-            return;
-        };
         let after = AfterCharge {
             events: self.events.clone(),
             metrics: self.metrics.clone(),
@@ -1153,7 +1153,9 @@ impl Extensions {
             deployment: self.deployment.clone(),
             retries: self.retries,
         };
-        runtime.spawn(async move {
+        // Detached on the task set: shutdown waits for it before the store
+        // is flushed, so a stream dropped just before a stop is charged.
+        self.tasks.detach(async move {
             let request_id = record.request_id.clone();
             let charged = charge_journaled(&store, &keys, hold.ledger(), entry).await;
             hold.release();
@@ -1304,8 +1306,9 @@ impl AfterCharge {
                     Event::request_completed(record)
                 });
         }
-        for stored in &charged.fired {
-            self.events.publish(Event::from_stored(stored));
+        for (stored, row) in charged.fired.iter().zip(&charged.pending_rows) {
+            self.events
+                .publish_recorded(Event::from_stored(stored), row.clone());
         }
     }
 }
