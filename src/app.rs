@@ -26,8 +26,8 @@ use crate::api::error::render_in_dialect;
 use crate::api::extract::authenticate;
 use crate::auth::keys::Keys;
 use crate::base::error::{ApiError, Code};
-use crate::catalogue::overlay::LiveCatalogue;
 use crate::base::tasks::Tasks;
+use crate::catalogue::overlay::LiveCatalogue;
 use crate::config::Config;
 use crate::store::Store;
 
@@ -93,8 +93,7 @@ impl AppState {
             .writer_stats()
             .commit_observer
             .set(Box::new(move |elapsed| observer.store_commit(elapsed)));
-        let events =
-            crate::events::Events::start(&config, store.clone(), metrics.clone(), &tasks);
+        let events = crate::events::Events::start(&config, store.clone(), metrics.clone(), &tasks);
         let traces = crate::traces::Traces::start(&config, metrics.clone(), &tasks);
         let connect_timeout = config
             .providers

@@ -165,7 +165,9 @@ async fn sigterm_during_streams_and_a_burst_charges_every_answered_request() {
     let held_ids: Vec<String> = held.iter().map(|(id, _)| id.clone()).collect();
     let readers: Vec<_> = held
         .into_iter()
-        .map(|(_, mut bytes)| tokio::spawn(async move { while let Some(Ok(_)) = bytes.next().await {} }))
+        .map(|(_, mut bytes)| {
+            tokio::spawn(async move { while let Some(Ok(_)) = bytes.next().await {} })
+        })
         .collect();
     tokio::time::sleep(Duration::from_millis(600)).await;
     // The client gives up on a stream just before the stop.
@@ -254,7 +256,10 @@ async fn webhook_events_undelivered_at_a_stop_are_delivered_after_the_restart() 
     let owner = login(&server).await;
     let mut secrets = HashMap::new();
     for (tenant, urls) in [
-        ("slow", json!([receiver.url("/hang-1"), receiver.url("/hang-2")])),
+        (
+            "slow",
+            json!([receiver.url("/hang-1"), receiver.url("/hang-2")]),
+        ),
         ("fast", json!([receiver.url("/events")])),
     ] {
         server.cli_json(&["tenants", "create", "--name", tenant, "--tier", "paid"]);

@@ -348,7 +348,10 @@ impl Dispatcher {
         match pending::save(&self.store, unsaved).await {
             Ok(0) => {}
             Ok(n) => {
-                tracing::info!(events = n, "queued webhook events saved for delivery after the next start")
+                tracing::info!(
+                    events = n,
+                    "queued webhook events saved for delivery after the next start"
+                )
             }
             Err(e) => tracing::error!(error = %e, "saving the queued webhook events failed"),
         }

@@ -25,15 +25,15 @@ pub fn load(store: &Store) -> Result<Vec<(Vec<u8>, Event)>, StoreError> {
     let rows = store.read(|tx| tx.scan_raw(EVENTS_PENDING))?;
     Ok(rows
         .into_iter()
-        .filter_map(|(key, value)| {
-            match crate::store::codec::decode::<StoredEvent>(&value) {
+        .filter_map(
+            |(key, value)| match crate::store::codec::decode::<StoredEvent>(&value) {
                 Ok(stored) => Some((key, Event::from_stored(&stored))),
                 Err(e) => {
                     tracing::error!(error = %e, "an unreadable pending event was skipped");
                     None
                 }
-            }
-        })
+            },
+        )
         .collect())
 }
 
