@@ -25,6 +25,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::AppState;
 
+/// The least time the charges of cut and dropped streams get (step 3),
+/// even past the grace period.
+const CHARGE_FLOOR: Duration = Duration::from_secs(1);
+
 /// The part of the grace period kept for steps 3 to 6 when requests use
 /// the rest: a quarter of it, at most 3 seconds.
 pub fn reserve(grace: Duration) -> Duration {
@@ -56,7 +60,9 @@ pub async fn run<F>(
             let _ = tokio::time::timeout(left(), &mut serving).await;
         }
     }
-    if !state.tasks.drain_detached(left()).await {
+    // Charges are owed whatever the grace: at least a moment for them
+    // (a grace of 0 cuts every request at once).
+    if !state.tasks.drain_detached(left().max(CHARGE_FLOOR)).await {
         tracing::warn!(
             running = state.tasks.detached_running(),
             "detached request work still running at the end of the grace period"
