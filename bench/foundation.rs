@@ -4,6 +4,7 @@
 //! `cargo bench --bench foundation` (add `-- --quick` for a short run).
 //! Figures go to stdout and to `target/bench/foundation.json`. Nothing here
 //! asserts a timing: the aims are printed next to what was reached.
+#![allow(clippy::disallowed_methods)] // Test and bench code spawns its own clients and servers.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;

@@ -3,9 +3,8 @@
 //! application state over them, and runs the server: the HTTP router, the
 //! admin socket, and graceful shutdown.
 //!
-//! Shutdown on SIGTERM or Ctrl-C stops accepting, lets requests in flight
-//! finish (up to the configured grace), stops the admin socket, then
-//! flushes the writer.
+//! Every background task runs on the one task set made here ([`Tasks`]);
+//! shutdown on SIGTERM or Ctrl-C follows the order in [`shutdown`].
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -17,15 +16,19 @@ use crate::admin;
 use crate::api::router::router;
 use crate::api::state::{AppState, Shared};
 use crate::auth::keys::Keys;
+use crate::base::tasks::Tasks;
 use crate::catalogue::overlay::LiveCatalogue;
 use crate::config::Config;
 use crate::gateway::{Gateway, Settings};
 use crate::store::Store;
 
-/// Builds every part once and the application state over them; starts
-/// the webhook dispatcher, the incident sampler and the compliance sweeper
-/// on the current runtime.
+mod shutdown;
+
+/// Builds the task set, every part once and the application state over
+/// them; starts the background work on the task set (webhook dispatch,
+/// trace export, the incident sampler, the compliance sweep).
 pub fn build(config: Config, store: Store) -> AppState {
+    let tasks = Tasks::new();
     let store = Arc::new(store);
     let allow_private_images = config.image_fetch_allow_private_targets;
     let metrics = Arc::new(crate::metrics::Metrics::new());
@@ -36,8 +39,9 @@ pub fn build(config: Config, store: Store) -> AppState {
         .writer_stats()
         .commit_observer
         .set(Box::new(move |elapsed| observer.store_commit(elapsed)));
-    let events = crate::events::Events::start(&config.webhooks(), store.clone(), metrics.clone());
-    let traces = crate::traces::Traces::start(&config.traces(), metrics.clone());
+    let events =
+        crate::events::Events::start(&config.webhooks(), store.clone(), metrics.clone(), &tasks);
+    let traces = crate::traces::Traces::start(&config.traces(), metrics.clone(), &tasks);
     let connect_timeout = config
         .providers
         .iter()
@@ -54,6 +58,7 @@ pub fn build(config: Config, store: Store) -> AppState {
         store.clone(),
         classifier.clone(),
         events.clone(),
+        &tasks,
     );
     crate::compliance::start_sweeper(
         store.clone(),
@@ -62,6 +67,7 @@ pub fn build(config: Config, store: Store) -> AppState {
             usage_days: config.usage_retention_days,
             audit_days: config.audit_retention_days,
         },
+        &tasks,
     );
     let catalogue = LiveCatalogue::load(&config.providers, &config.models, &store)
         .unwrap_or_else(|e| {
@@ -98,6 +104,7 @@ pub fn build(config: Config, store: Store) -> AppState {
         sampler,
         events,
         metrics,
+        tasks,
         settings: Settings {
             free_multimodal_per_day: config.free_multimodal_per_day,
             judge_timeout: std::time::Duration::from_millis(config.judge_timeout_ms),
@@ -139,7 +146,8 @@ impl Server {
         self.listener.local_addr()
     }
 
-    /// Serves until the token is cancelled, then drains and flushes.
+    /// Serves until the token is cancelled, then shuts down in order
+    /// ([`shutdown::run`]).
     pub async fn run(self) -> std::io::Result<()> {
         let Server {
             state,
@@ -149,25 +157,20 @@ impl Server {
         } = self;
         let socket = admin::socket::serve(admin, state.clone(), shutdown.clone());
         let app = router(state.clone());
-        let grace = state.config.shutdown_grace;
-        let stop = shutdown.clone();
-        let serving =
-            crate::api::serve::serve(listener, app, state.config.header_read_timeout, stop);
+        let cut = CancellationToken::new();
+        let serving = crate::api::serve::serve(
+            listener,
+            app,
+            state.config.header_read_timeout,
+            (shutdown.clone(), cut.clone()),
+            state.tasks.clone(),
+        );
         let mut serving = std::pin::pin!(serving);
-        tokio::select! {
-            result = &mut serving => result?,
-            () = shutdown.cancelled() => {
-                // In-flight requests get the grace period to finish.
-                if tokio::time::timeout(grace, &mut serving).await.is_err() {
-                    tracing::warn!(?grace, "requests still running after the shutdown grace period; closing");
-                }
-            }
-        }
-        let _ = socket.await;
-        // The last spans get one bounded try before the process ends.
-        state.traces.shutdown().await;
-        state.store.close();
-        tracing::info!("stopped; every answered write is durable");
+        let served = tokio::select! {
+            result = &mut serving => { result?; true }
+            () = shutdown.cancelled() => false,
+        };
+        shutdown::run(&state, (!served).then_some(serving), cut, socket).await;
         Ok(())
     }
 }

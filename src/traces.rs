@@ -85,9 +85,13 @@ pub struct TraceSettings {
 }
 
 impl Traces {
-    /// Starts the exporter task on the current runtime when
-    /// `otlp_endpoint` is set.
-    pub fn start(settings: &TraceSettings, metrics: Arc<Metrics>) -> Traces {
+    /// Starts the exporter task on the task set when `otlp_endpoint` is
+    /// set.
+    pub fn start(
+        settings: &TraceSettings,
+        metrics: Arc<Metrics>,
+        tasks: &crate::base::tasks::Tasks,
+    ) -> Traces {
         let Some(endpoint) = &settings.endpoint else {
             return Traces::default();
         };
@@ -124,7 +128,9 @@ impl Traces {
             metrics,
         };
         let stop = CancellationToken::new();
-        let task = tokio::spawn(export.run(receiver, stop.clone()));
+        // On the task set; it also stops on its own token after a last
+        // flush (`Traces::shutdown`).
+        let task = tasks.spawn(export.run(receiver, stop.clone()));
         Traces {
             inner: Some(Arc::new(Inner {
                 tracer,

@@ -4,6 +4,7 @@
 //! Prices in the test catalogue: 1 credit per million input tokens, 2 per
 //! million output tokens. The upstream's `ok` answer reports 10 + 5 tokens,
 //! so one request costs 10 + 10 = 20 micro-credits.
+#![allow(clippy::disallowed_methods)] // Test and bench code spawns its own clients and servers.
 
 mod common;
 

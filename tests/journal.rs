@@ -6,6 +6,7 @@
 //! (`TOLLGATE_JOURNAL_CHECKPOINT_MS`), so at the kill every charge of the
 //! burst is in the journal and in no durable redb commit: the restart must
 //! replay them, and a second restart must replay nothing.
+#![allow(clippy::disallowed_methods)] // Test and bench code spawns its own clients and servers.
 
 mod common;
 

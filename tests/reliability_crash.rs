@@ -11,6 +11,7 @@
 //!
 //! The kill moments come from a seeded generator; the seed is printed and
 //! `TOLLGATE_TEST_SEED=<seed>` replays it (docs/reliability.md).
+#![allow(clippy::disallowed_methods)] // Test and bench code spawns its own clients and servers.
 
 mod common;
 

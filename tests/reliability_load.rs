@@ -8,6 +8,7 @@
 //! The connections are raw HTTP/1.1 on loopback (one socket each, no pool
 //! that could share them). The open-file limit is raised to its hard limit
 //! first (the server inherits it); the figures are printed.
+#![allow(clippy::disallowed_methods)] // Test and bench code spawns its own clients and servers.
 
 mod common;
 

@@ -9,6 +9,7 @@
 //! estimate is the exact cost and the bound is exact: with a cap of 7,
 //! requests are admitted at 0, 2, 4 and 6 consumed or reserved, and the
 //! fifth finds 8.
+#![allow(clippy::disallowed_methods)] // Test and bench code spawns its own clients and servers.
 
 mod common;
 

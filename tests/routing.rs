@@ -4,6 +4,7 @@
 //! request and token limits across all keys. Upstreams are scripted
 //! (tests/common/scripted.rs) and count their calls; no test asserts a
 //! timing.
+#![allow(clippy::disallowed_methods)] // Test and bench code spawns its own clients and servers.
 
 mod common;
 

@@ -1,5 +1,6 @@
 //! Durability and the data file: kill -9, backup while writing, restore,
 //! locks, and files that must be refused without being changed.
+#![allow(clippy::disallowed_methods)] // Test and bench code spawns its own clients and servers.
 
 mod common;
 

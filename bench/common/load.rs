@@ -10,6 +10,7 @@
 //!   byte of the body;
 //! - [`hold_streams`]: many slow streams open at once, to read the memory
 //!   a server needs for them.
+#![allow(clippy::disallowed_methods)] // Test and bench code spawns its own clients and servers.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};

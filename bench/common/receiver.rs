@@ -1,6 +1,7 @@
 //! The loopback webhook receiver: Tollgate's operator webhook URL points
 //! here, so every `request.completed` event is delivered during the run.
 //! It counts deliveries and answers 204.
+#![allow(clippy::disallowed_methods)] // Test and bench code spawns its own clients and servers.
 
 use std::net::SocketAddr;
 use std::sync::Arc;

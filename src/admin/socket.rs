@@ -89,7 +89,8 @@ pub fn serve(
         sign_in_throttle: state.sign_in_throttle.clone(),
         ledger: state.ledger.clone(),
     };
-    tokio::spawn(async move {
+    // A loop of the task set; it ends with `shutdown` (stop accepting).
+    state.tasks.spawn(async move {
         let tracker = TaskTracker::new();
         loop {
             tokio::select! {

@@ -4,7 +4,10 @@
 //! A client has `header_read_timeout` to send a request's head (HTTP/1; a
 //! client sending a byte at a time is cut off) and then `body_read_timeout`
 //! to send its body ([`body_deadline`], answered 408 `request_timeout`).
-//! Each connection is its own task, so a slow client never holds up others.
+//! Each connection is its own task on the task set (detached request work),
+//! so a slow client never holds up others; when shutdown's grace runs out,
+//! `cut` drops the connections still open, and a stream dropped that way
+//! is charged like one its caller abandoned.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -25,14 +28,16 @@ use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
 
 use crate::base::error::{ApiError, Code};
+use crate::base::tasks::Tasks;
 
 /// Serves `app` on `listener` until `stop` is cancelled, then waits for
-/// the open connections to finish their requests.
+/// the open connections to finish their requests (or for `cut`).
 pub async fn serve(
     listener: TcpListener,
     app: Router,
     header_read_timeout: Duration,
-    stop: CancellationToken,
+    (stop, cut): (CancellationToken, CancellationToken),
+    tasks: Tasks,
 ) -> std::io::Result<()> {
     let mut builder = auto::Builder::new(TokioExecutor::new());
     builder
@@ -68,14 +73,23 @@ pub async fn serve(
             .serve_connection_with_upgrades(TokioIo::new(tcp), TowerToHyperService::new(service))
             .into_owned();
         let connection = graceful.watch(connection);
-        tokio::spawn(async move {
-            if let Err(e) = connection.await {
-                tracing::debug!(error = %e, "connection ended with an error");
+        let cut = cut.clone();
+        tasks.detach(async move {
+            tokio::select! {
+                ended = connection => if let Err(e) = ended {
+                    tracing::debug!(error = %e, "connection ended with an error");
+                },
+                // Dropping the connection drops its requests' futures and
+                // bodies (a stream's drop charges what it relayed).
+                () = cut.cancelled() => {}
             }
         });
     }
     drop(listener);
-    graceful.shutdown().await;
+    tokio::select! {
+        () = graceful.shutdown() => {}
+        () = cut.cancelled() => {}
+    }
     Ok(())
 }
 

@@ -1,8 +1,8 @@
 //! The bottom layer: what every other part uses and which uses nothing of
 //! Tollgate's own. Ids, money, time, the network guard, the error-code
 //! table, the closed set of event kinds, the checks on names and URLs
-//! shown to people, the secret that never prints and the configuration's
-//! refusal.
+//! shown to people, the secret that never prints, the configuration's
+//! refusal, and the task set every background task is spawned through.
 
 pub mod config_error;
 pub mod error;
@@ -14,4 +14,5 @@ pub mod names;
 pub mod net_guard;
 pub mod redact;
 pub mod secret;
+pub mod tasks;
 pub mod time;

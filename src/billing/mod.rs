@@ -131,6 +131,9 @@ pub struct Charged {
     pub key_remaining: Option<i64>,
     /// Events this charge fired, in order.
     pub fired: Vec<StoredEvent>,
+    /// Their rows in the pending outbox (`EVENTS_PENDING`), in the same
+    /// order: the dispatcher removes each when it takes the event.
+    pub pending_rows: Vec<Vec<u8>>,
 }
 
 /// A charge through the journal: `charge` is the whole charge transaction
@@ -290,8 +293,9 @@ pub fn apply(
 
     USAGE_TABLE.put(txn, &record.row_key(), record)?;
     rollups::add(txn, record)?;
+    let mut pending_rows = Vec::with_capacity(fired.len());
     for event in &fired {
-        record_event(txn, event)?;
+        pending_rows.push(record_event(txn, event)?);
     }
     // Both at most MAX_CHARGE (`consume`, `credits_to_micros`): the
     // difference fits.
@@ -304,6 +308,7 @@ pub fn apply(
             balance_after: tenant.wallet,
             key_remaining,
             fired,
+            pending_rows,
         },
         written,
     ))
@@ -353,8 +358,13 @@ fn partners(txn: &redb::WriteTransaction, key: &ApiKey) -> Result<Vec<String>, S
 }
 
 /// Appends an event to the outbox: rows sort by time, then by a sequence
-/// number kept in the same table.
-pub fn record_event(txn: &redb::WriteTransaction, event: &StoredEvent) -> Result<(), StoreError> {
+/// number kept in the same table. The same row goes to the pending outbox
+/// until the dispatcher takes it (so a stop before delivery does not lose
+/// it); returns its key.
+pub fn record_event(
+    txn: &redb::WriteTransaction,
+    event: &StoredEvent,
+) -> Result<Vec<u8>, StoreError> {
     let mut table = txn.open_table(EVENTS)?;
     let seq = redb::ReadableTable::last(&table)?
         .map(|(k, _)| {
@@ -366,11 +376,11 @@ pub fn record_event(txn: &redb::WriteTransaction, event: &StoredEvent) -> Result
         .unwrap_or(0);
     let mut key = event.at.max(0).to_be_bytes().to_vec();
     key.extend_from_slice(&seq.to_be_bytes());
-    table.insert(
-        key.as_slice(),
-        crate::store::codec::encode(event).as_slice(),
-    )?;
-    Ok(())
+    let value = crate::store::codec::encode(event);
+    table.insert(key.as_slice(), value.as_slice())?;
+    txn.open_table(tables::EVENTS_PENDING)?
+        .insert(key.as_slice(), value.as_slice())?;
+    Ok(key)
 }
 
 /// Adds credits to a tenant's wallet and records the movement.

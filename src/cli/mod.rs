@@ -281,10 +281,15 @@ async fn serve(config: Config) -> Result<(), Failure> {
     );
     tracing::info!(%addr, data_dir = %data_dir.display(), "listening");
     let token = server.shutdown.clone();
-    tokio::spawn(async move {
-        signal.await;
-        tracing::info!("shutdown requested; finishing requests in flight");
-        token.cancel();
+    let tasks = server.state.tasks.clone();
+    server.state.tasks.spawn(async move {
+        tokio::select! {
+            () = signal => {
+                tracing::info!("shutdown requested; finishing requests in flight");
+                token.cancel();
+            }
+            () = tasks.stopping() => {}
+        }
     });
     server
         .run()

@@ -323,9 +323,18 @@ impl Sampler {
         store: Arc<Store>,
         classifier: Arc<Classifier>,
         events: Events,
+        tasks: &crate::base::tasks::Tasks,
     ) -> Sampler {
         let (queue, samples) = mpsc::channel(1024);
-        tokio::spawn(run(settings, samples, store, classifier, events));
+        let stop = tasks.stop_token();
+        tasks.spawn(async move {
+            // Samples still queued at a stop are dropped: sampling is a
+            // share of traffic, not a record.
+            tokio::select! {
+                () = stop.cancelled() => {}
+                () = run(settings, samples, store, classifier, events) => {}
+            }
+        });
         Sampler {
             queue: Some(queue),
             share_per_million: (settings.share.clamp(0.0, 1.0) * 1_000_000.0) as u64,

@@ -33,17 +33,23 @@ use crate::store::{Store, StoreError};
 /// Starts the compliance sweep: conversation records (and the responses
 /// kept for `previous_response_id`) past their retention are deleted,
 /// review items past their time expire, and raw usage records and audit
-/// entries past theirs are pruned, once at start and then every `every`.
+/// entries past theirs are pruned, once at start and then every `every`,
+/// until the task set stops.
 pub fn start_sweeper(
     store: Arc<Store>,
     every: Duration,
     retention: crate::billing::retention::Retention,
+    tasks: &crate::base::tasks::Tasks,
 ) {
-    tokio::spawn(async move {
+    let stop = tasks.stop_token();
+    tasks.spawn(async move {
         let mut tick = tokio::time::interval(every);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
-            tick.tick().await;
+            tokio::select! {
+                () = stop.cancelled() => return,
+                _ = tick.tick() => {}
+            }
             let now = crate::base::time::now_ms();
             match conversations::prune(&store, now).await {
                 Ok(0) => {}

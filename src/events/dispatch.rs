@@ -10,6 +10,11 @@
 //! public addresses (never through a proxy) unless the operator allows
 //! private ones (see [`crate::base::net_guard`]). Logs name a URL's origin only:
 //! the path and query of a webhook URL often carry a token.
+//!
+//! Nothing queued is lost on a clean stop: the dispatcher and its
+//! deliveries run on the server's task set; when it stops, the events still
+//! queued go to the pending outbox ([`super::pending`]), and at start the
+//! dispatcher delivers what the pending outbox holds before anything else.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -21,8 +26,9 @@ use serde::Serialize;
 use tokio::sync::{Semaphore, mpsc};
 use url::Url;
 
-use super::{Audience, Event, EventKind, signature};
+use super::{Audience, Event, EventKind, pending, signature};
 use crate::base::net_guard;
+use crate::base::tasks::Tasks;
 use crate::base::time::{format_rfc3339, now_ms};
 use crate::metrics::Metrics;
 use crate::store::Store;
@@ -56,8 +62,14 @@ pub struct Events {
     inner: Arc<Inner>,
 }
 
+/// An event on the queue, with its pending-outbox row when it has one.
+struct Queued {
+    event: Event,
+    row: Option<Vec<u8>>,
+}
+
 struct Inner {
-    queue: mpsc::Sender<Event>,
+    queue: mpsc::Sender<Queued>,
     metrics: Arc<Metrics>,
     /// Whether any URL is registered anywhere; until one is, events are
     /// counted but not queued.
@@ -91,8 +103,14 @@ pub struct WebhookSettings {
 }
 
 impl Events {
-    /// Starts the dispatcher on the current runtime.
-    pub fn start(settings: &WebhookSettings, store: Arc<Store>, metrics: Arc<Metrics>) -> Events {
+    /// Starts the dispatcher on the task set; it first delivers what the
+    /// pending outbox holds from before the start.
+    pub fn start(
+        settings: &WebhookSettings,
+        store: Arc<Store>,
+        metrics: Arc<Metrics>,
+        tasks: &Tasks,
+    ) -> Events {
         let (queue, events) = mpsc::channel(settings.queue_capacity);
         let any_tenant_urls = store
             .read(|tx| TENANT_TABLE.all(tx))
@@ -114,26 +132,41 @@ impl Events {
             operator_client: operator_client(),
             slots: Arc::new(Semaphore::new(settings.concurrency)),
             events: handle.clone(),
+            tasks: tasks.clone(),
         };
-        tokio::spawn(dispatcher.run(events));
+        tasks.spawn(dispatcher.run(events));
         handle
     }
 
     /// Hands an event to the dispatcher without waiting.
     pub fn publish(&self, event: Event) {
         self.inner.metrics.event(event.kind.as_str());
-        if !self.inner.wanted.load(Ordering::Relaxed) {
+        self.enqueue(event, None);
+    }
+
+    /// Hands over an event a charge recorded in the pending outbox (`row`);
+    /// the dispatcher takes the row off when it takes the event. A full
+    /// queue leaves the row for the next start.
+    pub fn publish_recorded(&self, event: Event, row: Vec<u8>) {
+        self.inner.metrics.event(event.kind.as_str());
+        self.enqueue(event, Some(row));
+    }
+
+    fn enqueue(&self, event: Event, row: Option<Vec<u8>>) {
+        // A recorded event is queued even when no URL is registered, so
+        // its pending row goes away.
+        if row.is_none() && !self.inner.wanted.load(Ordering::Relaxed) {
             return;
         }
-        match self.inner.queue.try_send(event) {
+        match self.inner.queue.try_send(Queued { event, row }) {
             Ok(()) => {}
-            Err(mpsc::error::TrySendError::Full(event)) => {
+            Err(mpsc::error::TrySendError::Full(queued)) => {
                 self.inner.metrics.event_dropped();
-                tracing::warn!(event = %event.kind, "webhook queue full; event dropped");
+                tracing::warn!(event = %queued.event.kind, "webhook queue full; event dropped");
             }
-            Err(mpsc::error::TrySendError::Closed(event)) => {
+            Err(mpsc::error::TrySendError::Closed(queued)) => {
                 self.inner.metrics.event_dropped();
-                tracing::warn!(event = %event.kind, "webhook dispatcher stopped; event dropped");
+                tracing::warn!(event = %queued.event.kind, "webhook dispatcher stopped; event dropped");
             }
         }
     }
@@ -215,42 +248,126 @@ struct Dispatcher {
     operator_client: reqwest::Client,
     slots: Arc<Semaphore>,
     events: Events,
+    tasks: Tasks,
 }
 
 impl Dispatcher {
-    async fn run(self, mut queue: mpsc::Receiver<Event>) {
-        while let Some(event) = queue.recv().await {
-            let targets = match targets(&self.store, &self.operator_urls, &event) {
-                Ok(targets) => targets,
+    /// Delivers the pending outbox, then the queue until the task set
+    /// stops; what is still queued then goes to the pending outbox.
+    async fn run(self, mut queue: mpsc::Receiver<Queued>) {
+        let mut interrupted = None;
+        match pending::load(&self.store) {
+            Ok(rows) => {
+                if !rows.is_empty() {
+                    tracing::info!(
+                        events = rows.len(),
+                        "delivering the events left undelivered by the last stop"
+                    );
+                }
+                for (row, event) in rows {
+                    if let Err(stopped) = self.take(event, Some(row)).await {
+                        // The rest of the rows stay pending.
+                        interrupted = stopped;
+                        break;
+                    }
+                }
+            }
+            Err(e) => tracing::error!(error = %e, "reading the pending events failed"),
+        }
+        while interrupted.is_none() && !self.tasks.is_stopping() {
+            let next = tokio::select! {
+                biased;
+                () = self.tasks.stopping() => break,
+                next = queue.recv() => next,
+            };
+            let Some(Queued { event, row }) = next else {
+                return;
+            };
+            if let Err(stopped) = self.take(event, row).await {
+                interrupted = stopped;
+            }
+        }
+        self.save_queued(interrupted, queue).await;
+    }
+
+    /// Takes one event: off the pending outbox first (at most once), then
+    /// one delivery task per target. `Err` when the server stops before
+    /// every target got its delivery: with the event when no target got
+    /// it yet (to save it again), `None` when it stays pending or some
+    /// target got it (saving it would deliver it twice there).
+    async fn take(&self, event: Event, row: Option<Vec<u8>>) -> Result<(), Option<Event>> {
+        if let Some(row) = row {
+            match pending::remove(&self.store, vec![row]).await {
+                Ok(()) => {}
+                Err(crate::store::StoreError::Closed) => return Err(None),
                 Err(e) => {
-                    tracing::error!(event = %event.kind, error = %e, "reading webhook targets failed; event dropped");
-                    continue;
+                    // Delivered now, and again after a restart: better
+                    // than never.
+                    tracing::error!(event = %event.kind, error = %e, "taking an event off the pending outbox failed");
+                }
+            }
+        }
+        let targets = match targets(&self.store, &self.operator_urls, &event) {
+            Ok(targets) => targets,
+            Err(e) => {
+                tracing::error!(event = %event.kind, error = %e, "reading webhook targets failed; event dropped");
+                return Ok(());
+            }
+        };
+        let body = Bytes::from(event.body());
+        let kind = event.kind;
+        for (served, target) in targets.into_iter().enumerate() {
+            // Waiting here (all slots busy) lets the queue fill, and a
+            // full queue drops events: the bound on memory and sockets.
+            let slot = tokio::select! {
+                slot = self.slots.clone().acquire_owned() => slot,
+                () = self.tasks.stopping() => {
+                    if served > 0 {
+                        tracing::warn!(event = %event.kind, "stopped part way through an event's deliveries; the rest are not made");
+                    }
+                    return Err((served == 0).then_some(event));
                 }
             };
-            if targets.is_empty() {
-                continue;
+            let Ok(slot) = slot else {
+                return Err(None);
+            };
+            let client = if target.secret.is_some() {
+                self.tenant_client.clone()
+            } else {
+                self.operator_client.clone()
+            };
+            let (events, body) = (self.events.clone(), body.clone());
+            let allow_private = self.allow_private;
+            // A loop's task: shutdown waits for deliveries in flight
+            // (each bounded by its timeout) within the grace period.
+            self.tasks.spawn(async move {
+                let delivery = deliver(&client, &target, kind, body, allow_private).await;
+                events.record(&target, delivery);
+                drop(slot);
+            });
+        }
+        Ok(())
+    }
+
+    /// At shutdown: the events still queued go to the pending outbox
+    /// (recorded ones are there already), delivered after the next start.
+    async fn save_queued(&self, interrupted: Option<Event>, mut queue: mpsc::Receiver<Queued>) {
+        queue.close();
+        let mut unsaved: Vec<Event> = interrupted.into_iter().collect();
+        while let Ok(Queued { event, row }) = queue.try_recv() {
+            if row.is_none() {
+                unsaved.push(event);
             }
-            let body = Bytes::from(event.body());
-            let kind = event.kind;
-            for target in targets {
-                // Waiting here (all slots busy) lets the queue fill, and a
-                // full queue drops events: the bound on memory and sockets.
-                let Ok(slot) = self.slots.clone().acquire_owned().await else {
-                    return;
-                };
-                let client = if target.secret.is_some() {
-                    self.tenant_client.clone()
-                } else {
-                    self.operator_client.clone()
-                };
-                let (events, body) = (self.events.clone(), body.clone());
-                let allow_private = self.allow_private;
-                tokio::spawn(async move {
-                    let delivery = deliver(&client, &target, kind, body, allow_private).await;
-                    events.record(&target, delivery);
-                    drop(slot);
-                });
+        }
+        match pending::save(&self.store, unsaved).await {
+            Ok(0) => {}
+            Ok(n) => {
+                tracing::info!(
+                    events = n,
+                    "queued webhook events saved for delivery after the next start"
+                )
             }
+            Err(e) => tracing::error!(error = %e, "saving the queued webhook events failed"),
         }
     }
 }

@@ -6,6 +6,7 @@
 //! dispatcher, at most once, off the caller's path.
 
 pub mod dispatch;
+pub mod pending;
 
 use serde_json::{Value, json};
 

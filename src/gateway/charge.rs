@@ -50,6 +50,8 @@ pub struct Extensions {
     keys: Keys,
     events: Events,
     metrics: Arc<Metrics>,
+    /// Where a charge that cannot be awaited runs (see `charge_detached`).
+    tasks: crate::base::tasks::Tasks,
     /// For `fallback.triggered`: the chain, the attempts that failed, the
     /// deployment that served and its retries.
     chain: Vec<String>,
@@ -106,6 +108,7 @@ impl Extensions {
             keys: gateway.keys.clone(),
             events: gateway.events.clone(),
             metrics: gateway.metrics.clone(),
+            tasks: gateway.tasks.clone(),
             chain: served.chain.clone(),
             attempts: served.attempts.clone(),
             deployment: format!("{}/{}", served.model.provider.id, served.model.upstream),
@@ -415,10 +418,6 @@ impl Extensions {
         let (store, keys) = (self.store.clone(), self.keys.clone());
         // The task keeps the reservation until the charge is in memory.
         let hold = self.admission.clone();
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            tracing::error!(request_id = %record.request_id, "no runtime to record an abandoned stream's charge");
-            return;
-        };
         let after = AfterCharge {
             events: self.events.clone(),
             metrics: self.metrics.clone(),
@@ -427,7 +426,9 @@ impl Extensions {
             deployment: self.deployment.clone(),
             retries: self.retries,
         };
-        runtime.spawn(async move {
+        // Detached on the task set: shutdown waits for it before the store
+        // is flushed, so a stream dropped just before a stop is charged.
+        self.tasks.detach(async move {
             let request_id = record.request_id.clone();
             let charged = charge_journaled(&store, &keys, hold.ledger(), entry).await;
             hold.release();
@@ -572,8 +573,9 @@ impl AfterCharge {
                     Event::request_completed(record)
                 });
         }
-        for stored in &charged.fired {
-            self.events.publish(Event::from_stored(stored));
+        for (stored, row) in charged.fired.iter().zip(&charged.pending_rows) {
+            self.events
+                .publish_recorded(Event::from_stored(stored), row.clone());
         }
     }
 }

@@ -47,6 +47,9 @@ pub struct Gateway {
     pub sampler: Sampler,
     pub events: Events,
     pub metrics: Arc<Metrics>,
+    /// The task set the charges of abandoned streams are detached on
+    /// (shutdown waits for them).
+    pub tasks: crate::base::tasks::Tasks,
     pub settings: Settings,
 }
 

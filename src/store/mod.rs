@@ -236,6 +236,12 @@ impl Store {
         self.writer.write_journaled(record, work).await
     }
 
+    /// An empty durable commit: every charge applied so far (durable in the
+    /// journal) becomes durable in redb too (shutdown's checkpoint).
+    pub async fn checkpoint(&self) -> Result<(), StoreError> {
+        self.write(|_| Ok(())).await
+    }
+
     /// Flushes the writer and the journal: every accepted write is durable
     /// in redb afterwards, and the journal is empty.
     pub fn close(&self) {

@@ -53,6 +53,11 @@ pub const USAGE_ROLLUPS: Def = TableDefinition::new("usage_rollups");
 pub const ERROR_ROLLUPS: Def = TableDefinition::new("error_rollups");
 /// time (big-endian ms) + sequence (big-endian) -> `StoredEvent` (outbox)
 pub const EVENTS: Def = TableDefinition::new("events");
+/// the outbox row's key, or time (big-endian ms) + (2^63 | n) for an event
+/// saved at shutdown -> `StoredEvent`: events not yet handed to delivery
+/// (spend events from their charge's transaction, any queued event at
+/// shutdown); the dispatcher delivers them after a restart
+pub const EVENTS_PENDING: Def = TableDefinition::new("events_pending");
 /// time (big-endian ms) + entry id -> `WalletEntry` (top-ups)
 pub const WALLET_ENTRIES: Def = TableDefinition::new("wallet_entries");
 /// `<tenant id>/<YYYY-MM-DD>/<counter>` -> count (big-endian u32): durable
@@ -105,6 +110,7 @@ pub const ALL: &[Def] = &[
     USAGE_ROLLUPS,
     ERROR_ROLLUPS,
     EVENTS,
+    EVENTS_PENDING,
     WALLET_ENTRIES,
     DAY_COUNTS,
     AUDIT,

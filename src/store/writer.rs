@@ -437,6 +437,7 @@ fn apply(
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // Concurrent callers of the writer.
 mod tests {
     use crate::store::tables::META;
     use crate::store::{Store, StoreError};

@@ -2,6 +2,7 @@
 //! with a temporary data directory, spoken to over real HTTP and through
 //! the real admin socket. Its stderr (the log) is kept in a file so tests
 //! can check what was logged.
+#![allow(clippy::disallowed_methods)] // Test and bench code spawns its own clients and servers.
 #![allow(dead_code)]
 
 use std::io::{BufRead, BufReader};
