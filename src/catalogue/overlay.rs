@@ -20,9 +20,9 @@ use super::settings::{DeploymentConfig, ModelConfig, ModelRouting};
 use super::{Capability, Catalogue, Model, Pricing, Strategy, upstream_name};
 use crate::base::money::credits_to_micros;
 use crate::base::time::now_ms;
-use crate::providers::settings::ProviderConfig;
 use crate::store::tables::MODEL_OVERRIDES;
 use crate::store::{Store, StoreError, Table};
+use crate::upstream::ProviderConfig;
 
 pub const OVERRIDE_TABLE: Table<Row> = Table::new(MODEL_OVERRIDES);
 
