@@ -4,8 +4,9 @@
 //! A [`Catalogue`] is built from the validated configuration, with the
 //! entries stored from the dashboard merged over it ([`overlay`]); each
 //! built catalogue is read-only and replaced whole when an entry changes.
-//! Its closed sets (provider kinds, capabilities, pricing units) are enums so
-//! that every `match` over them is exhaustive.
+//! Its closed sets (capabilities, pricing units, and the provider kinds it
+//! re-exports from [`crate::upstream`]) are enums so that every `match`
+//! over them is exhaustive.
 
 pub mod access;
 pub mod endpoint;
@@ -13,6 +14,7 @@ pub mod overlay;
 pub mod settings;
 pub mod upstream_name;
 
+pub use crate::upstream::ProviderKind;
 pub use endpoint::Endpoint;
 
 use std::collections::HashMap;
@@ -22,52 +24,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::base::money::{MAX_CHARGE, add_charges, charge_for, micros_to_credits};
-use crate::providers::settings::ProviderConfig;
+use crate::upstream::ProviderConfig;
 use settings::ModelConfig;
-
-/// The wire format a provider speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ProviderKind {
-    /// OpenAI and every OpenAI-compatible server (vLLM, Ollama, Groq...).
-    Openai,
-    Anthropic,
-    Gemini,
-    /// AWS Bedrock's Converse API, signed with SigV4.
-    Bedrock,
-    /// Azure OpenAI: the OpenAI wire at a deployment's URL, `api-key`
-    /// header, `api-version` query (docs/providers.md).
-    Azure,
-    /// Google Vertex AI: Gemini and Anthropic models with an OAuth access
-    /// token from a service account (docs/providers.md).
-    Vertex,
-    /// The built-in deterministic provider: no network, for demos and tests.
-    Mock,
-}
-
-impl ProviderKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ProviderKind::Openai => "openai",
-            ProviderKind::Anthropic => "anthropic",
-            ProviderKind::Gemini => "gemini",
-            ProviderKind::Bedrock => "bedrock",
-            ProviderKind::Azure => "azure",
-            ProviderKind::Vertex => "vertex",
-            ProviderKind::Mock => "mock",
-        }
-    }
-
-    /// Whether a `base_url` is required to reach this kind of provider
-    /// (Bedrock's defaults to its region's endpoint, Vertex's to its
-    /// location's).
-    pub fn needs_base_url(self) -> bool {
-        !matches!(
-            self,
-            ProviderKind::Mock | ProviderKind::Bedrock | ProviderKind::Vertex
-        )
-    }
-}
 
 /// How a model with several deployments picks one (docs/routing.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]

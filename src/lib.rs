@@ -27,3 +27,4 @@ pub mod sso;
 pub mod store;
 pub mod tenants;
 pub mod traces;
+pub mod upstream;

@@ -51,6 +51,15 @@ pub fn urls_in(value: &mut serde_json::Value) {
     }
 }
 
+/// reqwest errors print the URL; a `?key=` must never reach a message.
+pub fn without_url(e: &reqwest::Error) -> String {
+    let mut e = e.to_string();
+    if let Some(i) = e.find(" for url") {
+        e.truncate(i);
+    }
+    e
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -76,13 +85,4 @@ mod tests {
         urls_in(&mut body);
         assert_eq!(body["urls"][0], "https://h.example/?token=***");
     }
-}
-
-/// reqwest errors print the URL; a `?key=` must never reach a message.
-pub fn without_url(e: &reqwest::Error) -> String {
-    let mut e = e.to_string();
-    if let Some(i) = e.find(" for url") {
-        e.truncate(i);
-    }
-    e
 }

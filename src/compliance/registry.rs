@@ -21,9 +21,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::base::time::{format_rfc3339, now_ms};
-use crate::providers::settings::ProviderConfig;
 use crate::store::tables::{META, SUB_PROCESSOR_HISTORY, SUB_PROCESSORS};
 use crate::store::{Reader, Store, StoreError, Table};
+use crate::upstream::ProviderConfig;
 
 pub const REGISTRY_TABLE: Table<SubProcessor> = Table::new(SUB_PROCESSORS);
 pub const HISTORY_TABLE: Table<Revision> = Table::new(SUB_PROCESSOR_HISTORY);

@@ -1,6 +1,6 @@
 //! Configuration: defaults < TOML file < `TOLLGATE_*` environment < CLI flags.
 //!
-//! Each part owns its settings types (`providers::settings`,
+//! Each part owns its settings types (`upstream::settings`,
 //! `catalogue::settings`, `events::WebhookSettings`,
 //! `traces::TraceSettings`, `sso::config`); this module only assembles
 //! them: it reads the file and the environment, checks each value against
@@ -43,11 +43,11 @@ pub use crate::base::secret::Secret;
 pub use crate::catalogue::settings::{DeploymentConfig, ModelConfig, ModelRouting};
 use crate::compliance::Classifier;
 use crate::events::WebhookSettings;
-pub use crate::providers::settings::{
+use crate::traces::TraceSettings;
+pub use crate::upstream::{
     BedrockSettings, CooldownPolicy, DEFAULT_REQUEST_TIMEOUT, ProviderConfig, ResponsesMode,
     RetryPolicy,
 };
-use crate::traces::TraceSettings;
 pub use models::MODEL_KEYS;
 pub use providers::PROVIDER_KEYS;
 pub use top_level::TOP_LEVEL;

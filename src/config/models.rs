@@ -19,7 +19,7 @@ use crate::base::money::credits_to_micros;
 use crate::catalogue::overlay::PricingInput as RawPricing;
 use crate::catalogue::settings::{DeploymentConfig, ModelConfig, ModelRouting};
 use crate::catalogue::{Capability, ProviderKind, Strategy, upstream_name};
-use crate::providers::settings::ProviderConfig;
+use crate::upstream::ProviderConfig;
 
 const ID: Setting = Setting::new(
     "id",

@@ -2,7 +2,7 @@
 //! table of docs/configuration.md is these rows), the table as written,
 //! and its reading into the providers' own settings
 //! ([`ProviderConfig`]). A cloud kind's fields are checked by
-//! `providers::cloud`, which owns them.
+//! `upstream::cloud`, which owns them.
 
 use std::collections::HashSet;
 use std::time::Duration;
@@ -17,7 +17,7 @@ use super::setting::{At, Setting, is_env_name};
 use crate::base::config_error::ConfigError;
 use crate::base::secret::Secret;
 use crate::catalogue::ProviderKind;
-use crate::providers::settings::{
+use crate::upstream::{
     BedrockSettings, CooldownPolicy, ProviderConfig, ResponsesMode, RetryPolicy,
 };
 
@@ -284,9 +284,9 @@ fn provider(
     at: &At,
 ) -> Result<ProviderConfig, ConfigError> {
     let bedrock = bedrock_settings(&p, key, at)?;
-    let cloud = crate::providers::cloud::validate(
+    let cloud = crate::upstream::cloud::validate(
         p.kind,
-        crate::providers::cloud::RawCloud {
+        crate::upstream::cloud::RawCloud {
             api_version: p.api_version.clone(),
             project: p.project.clone(),
             location: p.location.clone(),
@@ -357,7 +357,7 @@ fn provider(
 fn base_url(
     p: &RawProvider,
     bedrock: Option<&BedrockSettings>,
-    cloud: &crate::providers::cloud::Cloud,
+    cloud: &crate::upstream::cloud::Cloud,
     key: &impl Fn(&str) -> String,
     at: &At,
 ) -> Result<Option<url::Url>, ConfigError> {

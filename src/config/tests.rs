@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::*;
 use crate::catalogue::{Pricing, ProviderKind, Strategy};
-use crate::providers::settings::DEFAULT_REQUEST_TIMEOUT;
+use crate::upstream::DEFAULT_REQUEST_TIMEOUT;
 
 fn load_text(text: &str, vars: &[(&str, &str)]) -> Result<Config, ConfigError> {
     let dir = tempfile::tempdir().unwrap();

@@ -12,8 +12,8 @@
 
 use url::Url;
 
-use super::settings::ProviderConfig;
 use super::{Failure, UpstreamError, http};
+use crate::upstream::ProviderConfig;
 
 /// A POST to the deployment's `path`, with the `api-key` header.
 pub fn post<'a>(

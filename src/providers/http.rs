@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use url::Url;
 
-use super::settings::ProviderConfig;
 use super::{Failure, UpstreamError};
+use crate::upstream::ProviderConfig;
 
 pub use crate::base::redact::without_url;
 

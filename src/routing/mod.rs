@@ -21,7 +21,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::catalogue::{Model, Strategy};
-use crate::providers::settings::{CooldownPolicy, RetryPolicy};
+use crate::upstream::{CooldownPolicy, RetryPolicy};
 
 /// Weight of the newest sample in the time-to-first-byte average.
 const EWMA_ALPHA: f64 = 0.3;
@@ -392,7 +392,7 @@ pub fn random_unit() -> f64 {
 mod tests {
     use super::*;
     use crate::catalogue::Deployment;
-    use crate::providers::settings::ProviderConfig;
+    use crate::upstream::ProviderConfig;
 
     fn model(weights: &[u32], strategy: Strategy) -> Model {
         let provider = |id: &str| {

@@ -6,8 +6,8 @@ use serde::Deserialize;
 use crate::base::money::credits_to_micros;
 use crate::catalogue::settings::{DeploymentConfig, ModelConfig};
 use crate::catalogue::{Capability, Pricing, Strategy, upstream_name};
-use crate::providers::settings::ProviderConfig;
 use crate::store::StoreError;
+use crate::upstream::ProviderConfig;
 
 /// Pricing as the API takes it: the shape of [`Pricing::view`], amounts in
 /// credits.

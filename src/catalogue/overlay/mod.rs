@@ -29,8 +29,8 @@ use super::access::ModelAccess;
 use super::settings::{ModelConfig, ModelRouting};
 use super::{Catalogue, Model, upstream_name};
 use crate::base::time::now_ms;
-use crate::providers::settings::ProviderConfig;
 use crate::store::{Store, StoreError};
+use crate::upstream::ProviderConfig;
 
 /// The merged catalogue at one moment.
 #[derive(Debug, Default)]

@@ -21,8 +21,8 @@ use serde_json::{Value, json};
 use crate::base::error::ApiError;
 use crate::catalogue::Endpoint;
 use crate::catalogue::ProviderKind;
-use crate::providers::settings::{ProviderConfig, ResponsesMode};
 use crate::providers::vertex::Publisher;
+use crate::upstream::{ProviderConfig, ResponsesMode};
 
 /// The native API a request speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -36,7 +36,7 @@ use super::fetch::ImageFetcher;
 use super::{ChunkStream, Failure, Reply, UpstreamError, http};
 use crate::base::secret::Secret;
 use crate::catalogue::Model;
-use crate::providers::settings::BedrockSettings;
+use crate::upstream::BedrockSettings;
 
 /// `https://bedrock-runtime.{region}.amazonaws.com`, the default base URL.
 pub fn default_base_url(region: &str) -> Url {

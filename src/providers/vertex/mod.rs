@@ -11,10 +11,7 @@
 //! `vertex-2023-10-16` in the body and no `model` field (the path names
 //! it). Embeddings go to `.../publishers/google/models/{m}:predict`.
 
-pub mod key_file;
 pub mod token;
-
-use std::fmt;
 
 use serde_json::{Value, json};
 use url::Url;
@@ -22,28 +19,10 @@ use url::Url;
 use super::fetch::ImageFetcher;
 use super::{Failure, Reply, UpstreamError, anthropic, gemini, http, sse};
 use crate::catalogue::Model;
-use crate::providers::settings::ProviderConfig;
-use token::TokenSource;
+use crate::upstream::{ProviderConfig, Vertex};
 
 /// The `anthropic_version` Vertex takes in an Anthropic body.
 pub const ANTHROPIC_VERSION: &str = "vertex-2023-10-16";
-
-/// A Vertex provider's settings, validated.
-pub struct Vertex {
-    pub project: String,
-    pub location: String,
-    pub tokens: TokenSource,
-}
-
-impl fmt::Debug for Vertex {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Vertex")
-            .field("project", &self.project)
-            .field("location", &self.location)
-            .field("tokens", &self.tokens)
-            .finish()
-    }
-}
 
 /// Who publishes a model on Vertex, which decides its wire format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -115,10 +94,7 @@ pub async fn post(
     vertex: &Vertex,
     url: Url,
 ) -> Result<reqwest::RequestBuilder, UpstreamError> {
-    let token = vertex
-        .tokens
-        .token(client, provider.first_byte_timeout)
-        .await?;
+    let token = token::token(&vertex.tokens, client, provider.first_byte_timeout).await?;
     let mut request = client.post(url);
     if let Some(token) = token {
         request = request.bearer_auth(token.expose());

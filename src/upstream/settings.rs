@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use url::Url;
 
+use super::ProviderKind;
 use crate::base::secret::Secret;
-use crate::catalogue::ProviderKind;
 
 /// An upstream provider.
 #[derive(Debug, Clone)]
@@ -25,7 +25,7 @@ pub struct ProviderConfig {
     /// The key itself, read from that variable at start.
     pub api_key: Option<Secret>,
     /// What the cloud kinds (azure, vertex) need besides (docs/providers.md).
-    pub cloud: super::cloud::Cloud,
+    pub cloud: super::Cloud,
     /// Per-attempt connect timeout.
     pub connect_timeout: Duration,
     /// Per-attempt time allowed until the first response byte.

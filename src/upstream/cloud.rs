@@ -11,10 +11,9 @@ use std::sync::Arc;
 
 use toml::Spanned;
 
-use super::vertex::Vertex;
-use super::vertex::token::{Credentials, ServiceAccount, TokenSource};
+use super::ProviderKind;
+use super::vertex::{Credentials, ServiceAccount, TokenSource, Vertex};
 use crate::base::secret::Secret;
-use crate::catalogue::ProviderKind;
 
 /// What a cloud kind needs beyond a base URL and a key.
 #[derive(Debug, Clone, Default)]
@@ -167,8 +166,8 @@ pub fn validate(
 
 #[cfg(test)]
 mod tests {
-    use crate::catalogue::ProviderKind;
     use crate::config::{Overrides, load};
+    use crate::upstream::ProviderKind;
 
     fn load_text(text: &str) -> Result<crate::config::Config, crate::config::ConfigError> {
         let dir = tempfile::tempdir().unwrap();
