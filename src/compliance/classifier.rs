@@ -293,6 +293,11 @@ impl Classifier {
         &self.compiled.languages
     }
 
+    /// The number of distinct terms over every pack.
+    pub(crate) fn term_count(&self) -> usize {
+        self.compiled.patterns.len()
+    }
+
     /// The rule ids, in the order of the rule table.
     pub fn rule_ids(&self) -> impl Iterator<Item = &str> {
         self.compiled.rules.iter().map(|r| r.id.as_str())

@@ -16,10 +16,12 @@ use super::{
 /// instructions a tool's own prompt.
 const TOOL_PROMPT_MARKERS: usize = 3;
 
-/// A term found in a text: its role and its first and last token.
+/// A term found in a text: its role, its pattern (the term) and its first
+/// and last token.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct Found {
     pub role: Role,
+    pub pattern: u32,
     pub token: u32,
     pub last: u32,
 }
@@ -45,6 +47,10 @@ struct Scanned {
     tool_markers: usize,
     /// The instructions are a software tool's own prompt.
     tool_prompt: bool,
+    /// Stop words found per language, over the three texts: counted, not
+    /// kept as terms, because they are most of the matches in prose and
+    /// only language detection reads them.
+    stopwords: Vec<usize>,
 }
 
 impl Scanned {
@@ -87,7 +93,69 @@ impl Classifier {
         deployer_context: Option<&Value>,
         messages: &Value,
     ) -> Classification {
-        let scanned = self.scan_request(purpose, deployer_context, messages);
+        self.run(purpose, deployer_context, messages, None).1
+    }
+
+    /// The terms (pattern numbers) that the rules which fired found in a
+    /// request: their purpose terms, anchors, acts and objects. What
+    /// cross-validation leaves out ([`super::eval::cross_validate`]).
+    pub(super) fn terms_used(
+        &self,
+        purpose: Option<&str>,
+        deployer_context: Option<&Value>,
+        messages: &Value,
+    ) -> Vec<u32> {
+        let (scanned, c) = self.run(purpose, deployer_context, messages, None);
+        let rules = &self.compiled.rules;
+        let fired: Vec<u16> = (0..rules.len())
+            .filter(|&r| {
+                c.hits.iter().any(|h| {
+                    h.rule == rules[r].id
+                        || rules[r]
+                            .exception_to
+                            .is_some_and(|to| rules[to].id == h.rule)
+                })
+            })
+            .map(|r| r as u16)
+            .collect();
+        let mut terms: Vec<u32> = scanned
+            .found
+            .iter()
+            .flatten()
+            .filter(|f| match f.role {
+                Role::Purpose(r) | Role::Anchor(r) | Role::Act(r) | Role::Object(r) => {
+                    fired.contains(&r)
+                }
+                _ => false,
+            })
+            .map(|f| f.pattern)
+            .collect();
+        terms.sort_unstable();
+        terms.dedup();
+        terms
+    }
+
+    /// Classifies with the terms whose `disabled` entry is true left out
+    /// (cross-validation); `None` for every term.
+    pub(super) fn classify_without(
+        &self,
+        purpose: Option<&str>,
+        deployer_context: Option<&Value>,
+        messages: &Value,
+        disabled: &[bool],
+    ) -> Classification {
+        self.run(purpose, deployer_context, messages, Some(disabled))
+            .1
+    }
+
+    fn run(
+        &self,
+        purpose: Option<&str>,
+        deployer_context: Option<&Value>,
+        messages: &Value,
+        disabled: Option<&[bool]>,
+    ) -> (Scanned, Classification) {
+        let scanned = self.scan_request(purpose, deployer_context, messages, disabled);
         let rules = &self.compiled.rules;
         // Only rules with a purpose term or an anchor somewhere can match:
         // usually none or a few, so the others cost nothing.
@@ -101,7 +169,8 @@ impl Classifier {
         for rule in (0..rules.len()).filter(|&r| candidate[r]) {
             self.match_rule(rule, &scanned, &mut tally);
         }
-        self.conclude(&scanned, tally)
+        let c = self.conclude(&scanned, tally);
+        (scanned, c)
     }
 
     /// Normalises and scans the three texts of a request.
@@ -110,6 +179,7 @@ impl Classifier {
         purpose: Option<&str>,
         deployer_context: Option<&Value>,
         messages: &Value,
+        disabled: Option<&[bool]>,
     ) -> Scanned {
         let texts = [
             (
@@ -122,10 +192,11 @@ impl Classifier {
             ),
             (Source::Content, text::normalise(&text::user_text(messages))),
         ];
+        let mut stopwords = vec![0; self.compiled.languages.len()];
         let found = [
-            self.scan(&texts[0].1),
-            self.scan(&texts[1].1),
-            self.scan(&texts[2].1),
+            self.scan(&texts[0].1, disabled, &mut stopwords),
+            self.scan(&texts[1].1, disabled, &mut stopwords),
+            self.scan(&texts[2].1, disabled, &mut stopwords),
         ];
         // A software tool's own prompt (a coding agent, an IDE assistant, an
         // SDK template) is written by its vendor about the model's work on
@@ -138,6 +209,7 @@ impl Classifier {
             found,
             tool_markers,
             tool_prompt: tool_markers >= TOOL_PROMPT_MARKERS,
+            stopwords,
         }
     }
 
@@ -273,11 +345,21 @@ impl Classifier {
         }
     }
 
-    /// Every term found in `text`, with its token.
-    fn scan(&self, text: &Normalised) -> Vec<Found> {
+    /// Every term found in `text`, with its token; stop words are only
+    /// counted, per language, into `stopwords`.
+    fn scan(
+        &self,
+        text: &Normalised,
+        disabled: Option<&[bool]>,
+        stopwords: &mut [usize],
+    ) -> Vec<Found> {
         let mut found = Vec::new();
         for m in self.compiled.automaton.find_overlapping_iter(&text.text) {
-            let (edge, roles) = &self.compiled.patterns[m.pattern().as_usize()];
+            let pattern = m.pattern().as_usize();
+            if disabled.is_some_and(|d| d[pattern]) {
+                continue;
+            }
+            let (edge, roles) = &self.compiled.patterns[pattern];
             let fits = match edge {
                 Edge::Infix => true,
                 Edge::Prefix => text.is_token_start(m.start()),
@@ -286,7 +368,17 @@ impl Classifier {
             if fits {
                 let token = text.token_at(m.start()) as u32;
                 let last = text.token_at(m.end() - 1) as u32;
-                found.extend(roles.iter().map(|&role| Found { role, token, last }));
+                for &role in roles {
+                    match role {
+                        Role::Stopword(lang) => stopwords[lang as usize] += 1,
+                        role => found.push(Found {
+                            role,
+                            pattern: pattern as u32,
+                            token,
+                            last,
+                        }),
+                    }
+                }
             }
         }
         found
@@ -551,15 +643,7 @@ impl Classifier {
         if total < SHORT_TEXT_WORDS {
             return true;
         }
-        let mut counts = vec![0usize; self.compiled.languages.len()];
-        for found in &s.found {
-            for f in found {
-                if let Role::Stopword(lang) = f.role {
-                    counts[lang as usize] += 1;
-                }
-            }
-        }
-        let best = counts.into_iter().max().unwrap_or(0);
+        let best = s.stopwords.iter().copied().max().unwrap_or(0);
         best >= 2 && best * 6 >= total
     }
 }
