@@ -18,6 +18,7 @@
 pub mod eval;
 mod matching;
 mod pack;
+mod spans;
 #[cfg(test)]
 mod tests;
 mod text;

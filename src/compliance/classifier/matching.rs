@@ -7,24 +7,16 @@
 use serde_json::Value;
 
 use super::pack::{Edge, Role};
-use super::text::{self, Normalised};
-use super::{
-    Classification, Classifier, Grey, Hit, Level, SHORT_TEXT_WORDS, SetAside, Source, WINDOW,
+use super::spans::{
+    Found, Pair, describe, distinct_tokens, inside_other_anchor, is_negated, near, overlaps, spans,
+    tokens,
 };
+use super::text::{self, Normalised};
+use super::{Classification, Classifier, Grey, Hit, Level, SHORT_TEXT_WORDS, SetAside, Source};
 
 /// How many distinct software-tool terms make system/developer
 /// instructions a tool's own prompt.
 const TOOL_PROMPT_MARKERS: usize = 3;
-
-/// A term found in a text: its role, its pattern (the term) and its first
-/// and last token.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Found {
-    pub role: Role,
-    pub pattern: u32,
-    pub token: u32,
-    pub last: u32,
-}
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Match {
@@ -81,9 +73,6 @@ struct Tally {
     set_aside: Vec<SetAside>,
     anchored: Vec<usize>,
 }
-
-/// An anchor span with an act span.
-type Pair = ((u32, u32), (u32, u32));
 
 impl Classifier {
     /// Classifies a request from its service fields and its `messages`.
@@ -646,71 +635,4 @@ impl Classifier {
         let best = s.stopwords.iter().copied().max().unwrap_or(0);
         best >= 2 && best * 6 >= total
     }
-}
-
-/// Whether two tokens are in one sentence or within [`WINDOW`] tokens.
-fn near(text: &Normalised, a: u32, b: u32) -> bool {
-    text.sentences[a as usize] == text.sentences[b as usize] || (a.abs_diff(b) as usize) <= WINDOW
-}
-
-/// A pair in words: one term, or an anchor with its act.
-fn describe(text: &Normalised, &(a, b): &Pair) -> String {
-    if a == b {
-        format!("term \"{}\"", text.words(a.0, a.1))
-    } else {
-        format!(
-            "anchor \"{}\" with act \"{}\"",
-            text.words(a.0, a.1),
-            text.words(b.0, b.1)
-        )
-    }
-}
-
-/// Whether two token spans share a token.
-fn overlaps(a: (u32, u32), b: (u32, u32)) -> bool {
-    a.0 <= b.1 && b.0 <= a.1
-}
-
-/// Whether an act's span overlaps an anchor other than the same words: the
-/// "score" of the anchor "credit score" is not an act, but a term listed as
-/// both ("dismiss") is an act for the other anchors.
-fn inside_other_anchor(anchors: &[(u32, u32)], act: (u32, u32)) -> bool {
-    !anchors.contains(&act) && anchors.iter().any(|&a| overlaps(a, act))
-}
-
-/// Whether an act is negated: "do not rank them", "ne les classe pas",
-/// "bewerte sie nicht". A negation comes at most two words before the act,
-/// or (German, Dutch and French word order) right after it; one that is
-/// part of the act ("never cancel") does not count.
-fn is_negated(text: &Normalised, found: &[Found], act: (u32, u32)) -> bool {
-    let same_sentence = |a: u32, b: u32| text.sentences[a as usize] == text.sentences[b as usize];
-    found.iter().any(|f| match f.role {
-        Role::Negation => f.last < act.0 && act.0 - f.last <= 2 && same_sentence(f.last, act.0),
-        Role::NegationAfter => f.token == act.1 + 1 && same_sentence(f.token, act.1),
-        _ => false,
-    })
-}
-
-/// The number of distinct tokens where a role was found.
-fn distinct_tokens(found: &[Found], want: impl Fn(Role) -> bool) -> usize {
-    let mut t: Vec<u32> = tokens(found, want);
-    t.sort_unstable();
-    t.dedup();
-    t.len()
-}
-
-fn tokens(found: &[Found], want: impl Fn(Role) -> bool) -> Vec<u32> {
-    found
-        .iter()
-        .filter(|f| want(f.role))
-        .map(|f| f.token)
-        .collect()
-}
-
-fn spans(found: &[Found], want: impl Fn(Role) -> bool) -> Vec<(u32, u32)> {
-    found
-        .iter()
-        .filter(|f| want(f.role))
-        .map(|f| (f.token, f.last))
-        .collect()
 }
