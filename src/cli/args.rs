@@ -109,6 +109,10 @@ pub enum RiskCommand {
         /// Only the cases whose `split` field is this (`train`, `heldout`).
         #[arg(long)]
         split: Option<String>,
+        /// Also cross-validate: each phrasing family, and each case, without
+        /// the terms that only it uses.
+        #[arg(long)]
+        cross_validate: bool,
         /// Print JSON.
         #[arg(long)]
         json: bool,

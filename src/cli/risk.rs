@@ -4,12 +4,17 @@
 use serde_json::json;
 
 use super::{Failure, RiskCommand};
-use crate::compliance::classifier::eval::{self, Report};
+use crate::compliance::classifier::eval::{self, CrossValidation, Report};
 use crate::compliance::{Classifier, Grey, Level};
 
 pub fn run(classifier: &Classifier, command: &RiskCommand) -> Result<(), Failure> {
     match command {
-        RiskCommand::Eval { file, split, json } => {
+        RiskCommand::Eval {
+            file,
+            split,
+            cross_validate,
+            json,
+        } => {
             let text = std::fs::read_to_string(file)
                 .map_err(|e| Failure::usage(format!("{}: {e}", file.display())))?;
             let mut cases = eval::parse_cases(&text)
@@ -18,13 +23,18 @@ pub fn run(classifier: &Classifier, command: &RiskCommand) -> Result<(), Failure
                 cases.retain(|c| c.split.as_deref() == Some(split.as_str()));
             }
             let report = eval::evaluate(classifier, &cases);
+            let cv = cross_validate.then(|| eval::cross_validate(classifier, &cases));
             if *json {
-                println!(
-                    "{}",
-                    serde_json::to_string_pretty(&report.to_json()).unwrap_or_default()
-                );
+                let mut out = report.to_json();
+                if let Some(cv) = &cv {
+                    out["cross_validation"] = cv.to_json();
+                }
+                println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
             } else {
                 print_report(&report);
+                if let Some(cv) = &cv {
+                    print_cross_validation(cv);
+                }
             }
             Ok(())
         }
@@ -187,4 +197,25 @@ fn print_report(report: &Report) {
             );
         }
     }
+}
+
+fn print_cross_validation(cv: &CrossValidation) {
+    println!("cross-validation (exact level; caught of prohibited and high)");
+    println!("  left out        terms  all terms            without them");
+    let row = |name: &str, fold: &eval::Fold| {
+        let (c, r) = fold.all.caught();
+        let (lc, lr) = fold.left_out.caught();
+        println!(
+            "  {name:<15} {:>5}  {:>4}/{:<4} {c:>3}/{r:<3}   {:>4}/{:<4} {lc:>3}/{lr:<3}",
+            fold.terms,
+            fold.all.correct(),
+            fold.all.total(),
+            fold.left_out.correct(),
+            fold.left_out.total(),
+        );
+    };
+    for (name, fold) in &cv.families {
+        row(name, fold);
+    }
+    row("each case", &cv.cases);
 }

@@ -1,0 +1,638 @@
+//! Matching: how the compiled packs decide one request. The three texts
+//! (declared use, instructions, user turns) are scanned once; every rule
+//! with a term found is then matched in each text ([`Classifier::matches`])
+//! and across texts ([`Classifier::across`]); the hits, the matches set
+//! aside and the grey zones make the [`Classification`].
+
+use serde_json::Value;
+
+use super::pack::{Edge, Role};
+use super::spans::{
+    Found, Pair, describe, distinct_tokens, inside_other_anchor, is_negated, near, overlaps, spans,
+    tokens,
+};
+use super::text::{self, Normalised};
+use super::{Classification, Classifier, Grey, Hit, Level, SHORT_TEXT_WORDS, SetAside, Source};
+
+/// How many distinct software-tool terms make system/developer
+/// instructions a tool's own prompt.
+const TOOL_PROMPT_MARKERS: usize = 3;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Match {
+    Nothing,
+    /// A domain term, but no act near it.
+    AnchorOnly,
+    /// Anchor and act, but a person was missing, the act was negated or the
+    /// framing suppressed it: why.
+    Suppressed(String),
+    /// The words that made it match.
+    Hit(String),
+}
+
+/// A request's three texts, lowest rank first (purpose, instructions, user
+/// turns), with the terms found in each.
+struct Scanned {
+    texts: [(Source, Normalised); 3],
+    found: [Vec<Found>; 3],
+    /// Distinct software-tool terms in the instructions.
+    tool_markers: usize,
+    /// The instructions are a software tool's own prompt.
+    tool_prompt: bool,
+    /// Stop words found per language, over the three texts: counted, not
+    /// kept as terms, because they are most of the matches in prose and
+    /// only language detection reads them.
+    stopwords: Vec<usize>,
+}
+
+impl Scanned {
+    /// A text with its terms, for [`Classifier::across`].
+    fn part(&self, i: usize) -> (&Normalised, &[Found], Source) {
+        (&self.texts[i].1, self.found[i].as_slice(), self.texts[i].0)
+    }
+
+    /// An exception marker of `rule` anywhere, with the words that claim it.
+    fn exception(&self, rule: usize) -> Option<&str> {
+        self.texts
+            .iter()
+            .zip(&self.found)
+            .find_map(|((_, text), found)| {
+                found
+                    .iter()
+                    .find(|f| f.role == Role::Exception(rule as u16))
+                    .map(|f| text.words(f.token, f.last))
+            })
+    }
+}
+
+/// What the rules collect over one request: (rule, source, evidence) hits,
+/// the matches set aside, and the rules that had an anchor but no act.
+#[derive(Default)]
+struct Tally {
+    hits: Vec<(usize, Source, String)>,
+    set_aside: Vec<SetAside>,
+    anchored: Vec<usize>,
+}
+
+impl Classifier {
+    /// Classifies a request from its service fields and its `messages`.
+    pub fn classify(
+        &self,
+        purpose: Option<&str>,
+        deployer_context: Option<&Value>,
+        messages: &Value,
+    ) -> Classification {
+        self.run(purpose, deployer_context, messages, None).1
+    }
+
+    /// The terms (pattern numbers) that the rules which fired found in a
+    /// request: their purpose terms, anchors, acts and objects. What
+    /// cross-validation leaves out ([`super::eval::cross_validate`]).
+    pub(super) fn terms_used(
+        &self,
+        purpose: Option<&str>,
+        deployer_context: Option<&Value>,
+        messages: &Value,
+    ) -> Vec<u32> {
+        let (scanned, c) = self.run(purpose, deployer_context, messages, None);
+        let rules = &self.compiled.rules;
+        let fired: Vec<u16> = (0..rules.len())
+            .filter(|&r| {
+                c.hits.iter().any(|h| {
+                    h.rule == rules[r].id
+                        || rules[r]
+                            .exception_to
+                            .is_some_and(|to| rules[to].id == h.rule)
+                })
+            })
+            .map(|r| r as u16)
+            .collect();
+        let mut terms: Vec<u32> = scanned
+            .found
+            .iter()
+            .flatten()
+            .filter(|f| match f.role {
+                Role::Purpose(r) | Role::Anchor(r) | Role::Act(r) | Role::Object(r) => {
+                    fired.contains(&r)
+                }
+                _ => false,
+            })
+            .map(|f| f.pattern)
+            .collect();
+        terms.sort_unstable();
+        terms.dedup();
+        terms
+    }
+
+    /// Classifies with the terms whose `disabled` entry is true left out
+    /// (cross-validation); `None` for every term.
+    pub(super) fn classify_without(
+        &self,
+        purpose: Option<&str>,
+        deployer_context: Option<&Value>,
+        messages: &Value,
+        disabled: &[bool],
+    ) -> Classification {
+        self.run(purpose, deployer_context, messages, Some(disabled))
+            .1
+    }
+
+    fn run(
+        &self,
+        purpose: Option<&str>,
+        deployer_context: Option<&Value>,
+        messages: &Value,
+        disabled: Option<&[bool]>,
+    ) -> (Scanned, Classification) {
+        let scanned = self.scan_request(purpose, deployer_context, messages, disabled);
+        let rules = &self.compiled.rules;
+        // Only rules with a purpose term or an anchor somewhere can match:
+        // usually none or a few, so the others cost nothing.
+        let mut candidate = vec![false; rules.len()];
+        for f in scanned.found.iter().flatten() {
+            if let Role::Anchor(r) | Role::Purpose(r) = f.role {
+                candidate[r as usize] = true;
+            }
+        }
+        let mut tally = Tally::default();
+        for rule in (0..rules.len()).filter(|&r| candidate[r]) {
+            self.match_rule(rule, &scanned, &mut tally);
+        }
+        let c = self.conclude(&scanned, tally);
+        (scanned, c)
+    }
+
+    /// Normalises and scans the three texts of a request.
+    fn scan_request(
+        &self,
+        purpose: Option<&str>,
+        deployer_context: Option<&Value>,
+        messages: &Value,
+        disabled: Option<&[bool]>,
+    ) -> Scanned {
+        let texts = [
+            (
+                Source::Purpose,
+                text::normalise(&text::declared_text(purpose, deployer_context)),
+            ),
+            (
+                Source::Instructions,
+                text::normalise(&text::instructions_text(messages)),
+            ),
+            (Source::Content, text::normalise(&text::user_text(messages))),
+        ];
+        let mut stopwords = vec![0; self.compiled.languages.len()];
+        let found = [
+            self.scan(&texts[0].1, disabled, &mut stopwords),
+            self.scan(&texts[1].1, disabled, &mut stopwords),
+            self.scan(&texts[2].1, disabled, &mut stopwords),
+        ];
+        // A software tool's own prompt (a coding agent, an IDE assistant, an
+        // SDK template) is written by its vendor about the model's work on
+        // code, not about a use on people: what its words match is set
+        // aside, and only the end user's turns and the declared purpose
+        // count.
+        let tool_markers = distinct_tokens(&found[1], |role| role == Role::ToolPrompt);
+        Scanned {
+            texts,
+            found,
+            tool_markers,
+            tool_prompt: tool_markers >= TOOL_PROMPT_MARKERS,
+            stopwords,
+        }
+    }
+
+    /// Matches one rule in each text and across texts.
+    fn match_rule(&self, rule: usize, s: &Scanned, tally: &mut Tally) {
+        let rules = &self.compiled.rules;
+        let meta = &rules[rule];
+        let r = rule as u16;
+        let object_anywhere = s.found.iter().flatten().any(|f| f.role == Role::Object(r));
+        let mut conversation_hit = false;
+        for ((source, text), found) in s.texts.iter().zip(&s.found) {
+            let source = *source;
+            match self.matches(rule, text, found, source, object_anywhere) {
+                Match::Hit(mut evidence) => {
+                    if source == Source::Instructions && s.tool_prompt {
+                        tally.set_aside.push(SetAside {
+                            rule: meta.id.clone(),
+                            source,
+                            why: format!(
+                                "{evidence}, but the system/developer instructions are a software tool's own prompt ({} tool terms), not a use on people",
+                                s.tool_markers
+                            ),
+                        });
+                        continue;
+                    }
+                    let target = match (meta.exception_to, s.exception(rule)) {
+                        (Some(to), Some(words)) => {
+                            evidence.push_str(&format!(
+                                "; \"{words}\" claims an exception of {}, so it counts as {} (with review)",
+                                meta.id, rules[to].id
+                            ));
+                            to
+                        }
+                        _ => rule,
+                    };
+                    conversation_hit |= source != Source::Purpose;
+                    tally.hits.push((target, source, evidence));
+                }
+                Match::AnchorOnly
+                    if source != Source::Purpose
+                        && meta.level >= Level::High
+                        && !(source == Source::Instructions && s.tool_prompt) =>
+                {
+                    tally.anchored.push(rule)
+                }
+                Match::Suppressed(why) => tally.set_aside.push(SetAside {
+                    rule: meta.id.clone(),
+                    source,
+                    why,
+                }),
+                _ => {}
+            }
+        }
+        if conversation_hit {
+            return;
+        }
+        // Across texts: the deployer's instructions or declared purpose
+        // name the domain, the user's turn the act (or the reverse).
+        let (purpose, instructions, user) = (s.part(0), s.part(1), s.part(2));
+        let across = if s.tool_prompt {
+            self.across(rule, purpose, user)
+        } else {
+            self.across(rule, instructions, user)
+                .or_else(|| self.across(rule, purpose, user))
+                .or_else(|| self.across(rule, purpose, instructions))
+        };
+        if let Some(evidence) = across {
+            let target = match (meta.exception_to, s.exception(rule)) {
+                (Some(to), Some(_)) => to,
+                _ => rule,
+            };
+            tally.hits.push((target, Source::Instructions, evidence));
+        }
+    }
+
+    /// Orders the hits, finds the grey zones and makes the outcome.
+    fn conclude(&self, s: &Scanned, tally: Tally) -> Classification {
+        let rules = &self.compiled.rules;
+        let Tally {
+            mut hits,
+            set_aside,
+            mut anchored,
+        } = tally;
+        hits.sort_by_key(|&(rule, source, _)| {
+            (std::cmp::Reverse(rules[rule].level), source.rank(), rule)
+        });
+        hits.dedup_by(|a, b| a.0 == b.0 && a.1 == b.1);
+
+        let mut grey = Vec::new();
+        for (rule, source, _) in &hits {
+            if *source != Source::Purpose
+                && !hits
+                    .iter()
+                    .any(|(r, s, _)| r == rule && *s == Source::Purpose)
+            {
+                let g = Grey::ContentOnly {
+                    rule: rules[*rule].id.clone(),
+                };
+                if !grey.contains(&g) {
+                    grey.push(g);
+                }
+            }
+        }
+        anchored.dedup();
+        for rule in anchored {
+            if !hits.iter().any(|&(r, _, _)| r == rule) {
+                grey.push(Grey::AnchorWithoutAct {
+                    rule: rules[rule].id.clone(),
+                });
+            }
+        }
+        if !self.known_language(s) {
+            grey.push(Grey::UnknownLanguage);
+        }
+
+        let hits: Vec<Hit> = hits
+            .into_iter()
+            .map(|(rule, source, evidence)| Hit {
+                rule: rules[rule].id.clone(),
+                level: rules[rule].level,
+                summary: rules[rule].summary.clone(),
+                source,
+                evidence,
+            })
+            .collect();
+        let level = hits.first().map_or(Level::Minimal, |h| h.level);
+        Classification {
+            level,
+            hits,
+            grey,
+            set_aside,
+            judge: None,
+        }
+    }
+
+    /// Every term found in `text`, with its token; stop words are only
+    /// counted, per language, into `stopwords`.
+    fn scan(
+        &self,
+        text: &Normalised,
+        disabled: Option<&[bool]>,
+        stopwords: &mut [usize],
+    ) -> Vec<Found> {
+        let mut found = Vec::new();
+        for m in self.compiled.automaton.find_overlapping_iter(&text.text) {
+            let pattern = m.pattern().as_usize();
+            if disabled.is_some_and(|d| d[pattern]) {
+                continue;
+            }
+            let (edge, roles) = &self.compiled.patterns[pattern];
+            let fits = match edge {
+                Edge::Infix => true,
+                Edge::Prefix => text.is_token_start(m.start()),
+                Edge::Word => text.is_token_start(m.start()) && text.is_token_end(m.end()),
+            };
+            if fits {
+                let token = text.token_at(m.start()) as u32;
+                let last = text.token_at(m.end() - 1) as u32;
+                for &role in roles {
+                    match role {
+                        Role::Stopword(lang) => stopwords[lang as usize] += 1,
+                        role => found.push(Found {
+                            role,
+                            pattern: pattern as u32,
+                            token,
+                            last,
+                        }),
+                    }
+                }
+            }
+        }
+        found
+    }
+
+    /// Whether `rule` matches a text, given the terms found in it, with the
+    /// words that made it match or set it aside.
+    /// `object_anywhere`: an object of the rule is in one of the texts, which
+    /// a purpose term of a rule with objects needs ("emotion analytics" is
+    /// Article 5(1)(f) only for workers or students).
+    fn matches(
+        &self,
+        rule: usize,
+        text: &Normalised,
+        found: &[Found],
+        source: Source,
+        object_anywhere: bool,
+    ) -> Match {
+        let r = rule as u16;
+        if source == Source::Purpose
+            && (object_anywhere || !self.compiled.rules[rule].has_objects)
+            && let Some(f) = found.iter().find(|f| f.role == Role::Purpose(r))
+        {
+            return Match::Hit(format!("purpose term \"{}\"", text.words(f.token, f.last)));
+        }
+        let anchors = spans(found, |role| role == Role::Anchor(r));
+        if anchors.is_empty() {
+            return Match::Nothing;
+        }
+        let (pairs, all_negated) = self.pairs(rule, text, found, &anchors);
+        if pairs.is_empty() {
+            if all_negated {
+                return Match::Suppressed("every act is negated".into());
+            }
+            return Match::AnchorOnly;
+        }
+        let with_objects = match self.with_objects(rule, text, found, source, &pairs) {
+            Ok(with_objects) => with_objects,
+            Err(suppressed) => return suppressed,
+        };
+        if source == Source::Purpose {
+            // The deployer states the use: no suppressor applies.
+            return Match::Hit(with_objects[0].0.clone());
+        }
+        self.unframed(rule, text, found, &with_objects)
+    }
+
+    /// The anchor-act pairs of `rule` near each other, and whether every
+    /// act was negated.
+    fn pairs(
+        &self,
+        rule: usize,
+        text: &Normalised,
+        found: &[Found],
+        anchors: &[(u32, u32)],
+    ) -> (Vec<Pair>, bool) {
+        let r = rule as u16;
+        let meta = &self.compiled.rules[rule];
+        let mut acts = if meta.has_acts {
+            // A word inside an anchor is not an act: in "credit score" the
+            // anchor's own "score" is not the act of scoring. A term that is
+            // both an anchor and an act ("licencier", "dismiss") stays an act
+            // for the other anchors; it never pairs with itself (below).
+            let mut acts = spans(found, |role| role == Role::Act(r));
+            acts.retain(|b| !inside_other_anchor(anchors, *b));
+            acts
+        } else {
+            anchors.to_vec()
+        };
+        let before = acts.len();
+        acts.retain(|b| !is_negated(text, found, *b));
+        let all_negated = before > 0 && acts.is_empty();
+        let pairs = anchors
+            .iter()
+            .flat_map(|&a| acts.iter().map(move |&b| (a, b)))
+            .filter(|&(a, b)| !meta.has_acts || !overlaps(a, b))
+            .filter(|&(a, b)| near(text, a.0, b.0))
+            .collect();
+        (pairs, all_negated)
+    }
+
+    /// The pairs that have the rule's object and the person it needs near
+    /// them, described with their words and anchor and act tokens; or why
+    /// none has.
+    ///
+    /// A rule with its own objects (workers, biometric input, police) needs
+    /// one in both texts; `needs_person` only in content, where "kill the
+    /// process" must not count as firing someone.
+    fn with_objects(
+        &self,
+        rule: usize,
+        text: &Normalised,
+        found: &[Found],
+        source: Source,
+        pairs: &[Pair],
+    ) -> Result<Vec<(String, u32, u32)>, Match> {
+        let r = rule as u16;
+        let meta = &self.compiled.rules[rule];
+        let objects = meta
+            .has_objects
+            .then(|| spans(found, |role| role == Role::Object(r)));
+        let persons = (meta.needs_person && source != Source::Purpose)
+            .then(|| spans(found, |role| role == Role::Person));
+        let with_object = |&(a, b): &Pair| -> Option<String> {
+            let mut named = String::new();
+            for (required, what) in [(&objects, "object"), (&persons, "person")] {
+                if let Some(o) = required {
+                    let p = o
+                        .iter()
+                        .find(|&&p| near(text, p.0, a.0) || near(text, p.0, b.0))?;
+                    named.push_str(&format!(" and {what} \"{}\"", text.words(p.0, p.1)));
+                }
+            }
+            Some(named)
+        };
+        let with_objects: Vec<(String, u32, u32)> = pairs
+            .iter()
+            .filter_map(|pair| {
+                with_object(pair)
+                    .map(|o| (format!("{}{o}", describe(text, pair)), pair.0.0, pair.1.0))
+            })
+            .collect();
+        if with_objects.is_empty() {
+            return Err(Match::Suppressed(format!(
+                "{}, but no {} near it",
+                describe(text, &pairs[0]),
+                match (meta.has_objects, meta.needs_person) {
+                    (true, true) => "object of the rule and person",
+                    (true, false) => "object of the rule",
+                    _ => "person",
+                }
+            )));
+        }
+        Ok(with_objects)
+    }
+
+    /// In the conversation: the first pair that nothing frames as talk
+    /// about the topic, the user's own matter, a company, a carve-out or
+    /// fiction is a hit; otherwise the match is set aside, with why.
+    fn unframed(
+        &self,
+        rule: usize,
+        text: &Normalised,
+        found: &[Found],
+        with_objects: &[(String, u32, u32)],
+    ) -> Match {
+        let r = rule as u16;
+        let meta = &self.compiled.rules[rule];
+        let framing: Vec<(u32, u32)> = spans(found, |role| {
+            matches!(role, Role::Meta | Role::SelfUse | Role::LegalPerson)
+                || role == Role::Suppressor(r)
+                || (role == Role::Building && meta.level < Level::Prohibited)
+        });
+        let fiction = found.iter().find(|f| f.role == Role::Fiction);
+        if let Some(f) = fiction
+            && !found.iter().any(|f| f.role == Role::Artefact)
+        {
+            return Match::Suppressed(format!(
+                "{}, but the request is fiction (\"{}\") without a working artefact",
+                with_objects[0].0,
+                text.words(f.token, f.last)
+            ));
+        }
+        let sentence = |t: u32| text.sentences[t as usize];
+        let mut why = String::new();
+        for (evidence, a, b) in with_objects {
+            match framing
+                .iter()
+                .find(|&&(s, _)| sentence(s) == sentence(*a) || sentence(s) == sentence(*b))
+            {
+                None => return Match::Hit(evidence.clone()),
+                Some(&(s, e)) if why.is_empty() => {
+                    why = format!(
+                        "{evidence}, but \"{}\" in the same sentence frames it as talk about the topic, the user's own matter, a company or a carve-out",
+                        text.words(s, e)
+                    );
+                }
+                Some(_) => {}
+            }
+        }
+        Match::Suppressed(why)
+    }
+
+    /// A rule matched across the deployer's instructions and the user's
+    /// turn: one names the domain, the other the act ("You operate the
+    /// district heating network" + "close valve 4"; "You are the grading
+    /// assistant of a school" + "here are the test answers of 9B"). Each
+    /// text's own framing, negations and fiction still apply; a person or
+    /// object may be in either.
+    fn across(
+        &self,
+        rule: usize,
+        a: (&Normalised, &[Found], Source),
+        b: (&Normalised, &[Found], Source),
+    ) -> Option<String> {
+        let r = rule as u16;
+        let meta = &self.compiled.rules[rule];
+        if !meta.has_acts {
+            return None;
+        }
+        // What each text offers: its unframed anchors and unnegated,
+        // unframed acts; None when the text is fiction.
+        let offer = |(text, found, _): (&Normalised, &[Found], Source)| {
+            if found.iter().any(|f| f.role == Role::Fiction)
+                && !found.iter().any(|f| f.role == Role::Artefact)
+            {
+                return None;
+            }
+            let framed: Vec<u32> = tokens(found, |role| {
+                matches!(role, Role::Meta | Role::SelfUse | Role::LegalPerson)
+                    || role == Role::Suppressor(r)
+                    || (role == Role::Building && meta.level < Level::Prohibited)
+            })
+            .into_iter()
+            .map(|t| text.sentences[t as usize])
+            .collect();
+            let free = |s: &(u32, u32)| !framed.contains(&text.sentences[s.0 as usize]);
+            let anchors: Vec<(u32, u32)> = spans(found, |role| role == Role::Anchor(r))
+                .into_iter()
+                .filter(free)
+                .collect();
+            let acts: Vec<(u32, u32)> = spans(found, |role| role == Role::Act(r))
+                .into_iter()
+                .filter(|b| !inside_other_anchor(&anchors, *b))
+                .filter(|b| !is_negated(text, found, *b))
+                .filter(free)
+                .collect();
+            Some((anchors, acts))
+        };
+        let (a_anchors, a_acts) = offer(a)?;
+        let (b_anchors, b_acts) = offer(b)?;
+        let pair = |anchors: &[(u32, u32)],
+                    at: (&Normalised, Source),
+                    acts: &[(u32, u32)],
+                    bt: (&Normalised, Source)| {
+            let (x, y) = (anchors.first()?, acts.first()?);
+            Some(format!(
+                "anchor \"{}\" in {} with act \"{}\" in {}",
+                at.0.words(x.0, x.1),
+                at.1.as_str(),
+                bt.0.words(y.0, y.1),
+                bt.1.as_str()
+            ))
+        };
+        let evidence = pair(&a_anchors, (a.0, a.2), &b_acts, (b.0, b.2))
+            .or_else(|| pair(&b_anchors, (b.0, b.2), &a_acts, (a.0, a.2)))?;
+        let has = |role: Role| a.1.iter().chain(b.1).any(|f| f.role == role);
+        if meta.has_objects && !has(Role::Object(r)) {
+            return None;
+        }
+        if meta.needs_person && !has(Role::Person) {
+            return None;
+        }
+        Some(evidence)
+    }
+
+    /// Whether the texts are recognisably in a pack's language: at least
+    /// two words, and one word in six, are stop words of one language.
+    /// Short texts count as known.
+    fn known_language(&self, s: &Scanned) -> bool {
+        let total: usize = s.texts.iter().map(|(_, t)| t.words).sum();
+        if total < SHORT_TEXT_WORDS {
+            return true;
+        }
+        let best = s.stopwords.iter().copied().max().unwrap_or(0);
+        best >= 2 && best * 6 >= total
+    }
+}

@@ -1,0 +1,86 @@
+//! Token spans of the terms found in a text, and the tests on them that
+//! matching uses: nearness, overlap, negation.
+
+use super::WINDOW;
+use super::pack::Role;
+use super::text::Normalised;
+
+/// A term found in a text: its role, its pattern (the term) and its first
+/// and last token.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Found {
+    pub role: Role,
+    pub pattern: u32,
+    pub token: u32,
+    pub last: u32,
+}
+
+/// An anchor span with an act span.
+pub(super) type Pair = ((u32, u32), (u32, u32));
+
+/// Whether two tokens are in one sentence or within [`WINDOW`] tokens.
+pub(super) fn near(text: &Normalised, a: u32, b: u32) -> bool {
+    text.sentences[a as usize] == text.sentences[b as usize] || (a.abs_diff(b) as usize) <= WINDOW
+}
+
+/// A pair in words: one term, or an anchor with its act.
+pub(super) fn describe(text: &Normalised, &(a, b): &Pair) -> String {
+    if a == b {
+        format!("term \"{}\"", text.words(a.0, a.1))
+    } else {
+        format!(
+            "anchor \"{}\" with act \"{}\"",
+            text.words(a.0, a.1),
+            text.words(b.0, b.1)
+        )
+    }
+}
+
+/// Whether two token spans share a token.
+pub(super) fn overlaps(a: (u32, u32), b: (u32, u32)) -> bool {
+    a.0 <= b.1 && b.0 <= a.1
+}
+
+/// Whether an act's span overlaps an anchor other than the same words: the
+/// "score" of the anchor "credit score" is not an act, but a term listed as
+/// both ("dismiss") is an act for the other anchors.
+pub(super) fn inside_other_anchor(anchors: &[(u32, u32)], act: (u32, u32)) -> bool {
+    !anchors.contains(&act) && anchors.iter().any(|&a| overlaps(a, act))
+}
+
+/// Whether an act is negated: "do not rank them", "ne les classe pas",
+/// "bewerte sie nicht". A negation comes at most two words before the act,
+/// or (German, Dutch and French word order) right after it; one that is
+/// part of the act ("never cancel") does not count.
+pub(super) fn is_negated(text: &Normalised, found: &[Found], act: (u32, u32)) -> bool {
+    let same_sentence = |a: u32, b: u32| text.sentences[a as usize] == text.sentences[b as usize];
+    found.iter().any(|f| match f.role {
+        Role::Negation => f.last < act.0 && act.0 - f.last <= 2 && same_sentence(f.last, act.0),
+        Role::NegationAfter => f.token == act.1 + 1 && same_sentence(f.token, act.1),
+        _ => false,
+    })
+}
+
+/// The number of distinct tokens where a role was found.
+pub(super) fn distinct_tokens(found: &[Found], want: impl Fn(Role) -> bool) -> usize {
+    let mut t: Vec<u32> = tokens(found, want);
+    t.sort_unstable();
+    t.dedup();
+    t.len()
+}
+
+pub(super) fn tokens(found: &[Found], want: impl Fn(Role) -> bool) -> Vec<u32> {
+    found
+        .iter()
+        .filter(|f| want(f.role))
+        .map(|f| f.token)
+        .collect()
+}
+
+pub(super) fn spans(found: &[Found], want: impl Fn(Role) -> bool) -> Vec<(u32, u32)> {
+    found
+        .iter()
+        .filter(|f| want(f.role))
+        .map(|f| (f.token, f.last))
+        .collect()
+}
