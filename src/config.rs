@@ -29,6 +29,9 @@ use crate::compliance::Classifier;
 /// models, so `tollgate serve` works offline with no file at all.
 pub const EMBEDDED_DEFAULT: &str = include_str!("../assets/default-config.toml");
 
+/// The accepted `store_cache_mb`, in MiB.
+const STORE_CACHE_MB_RANGE: std::ops::RangeInclusive<u64> = 8..=1_048_576;
+
 /// Environment variables read as configuration, beside `TOLLGATE_CONFIG`
 /// (the file) and `TOLLGATE_OWNER_PASSWORD` (a first-start secret).
 const ENV_KEYS: &[&str] = &[
@@ -46,6 +49,7 @@ const ENV_KEYS: &[&str] = &[
     "TOLLGATE_OTLP_ENDPOINT",
     "TOLLGATE_IMAGE_FETCH_ALLOW_PRIVATE_TARGETS",
     "TOLLGATE_RISK_RULES_DIR",
+    "TOLLGATE_STORE_CACHE_MB",
 ];
 /// `TOLLGATE_SSO_CLIENT_SECRET` is the documented home of the single
 /// sign-on client secret (any variable named by `sso.client_secret_env`
@@ -173,6 +177,9 @@ pub struct Config {
     pub compliance_sweep_seconds: u64,
     /// Days raw usage records are kept (their daily rollups stay).
     pub usage_retention_days: u32,
+    /// redb's page cache in MiB: bounds the store's resident memory
+    /// whatever the file's size.
+    pub store_cache_mb: u64,
     /// Days audit entries are kept: at least 183 (six months, EU AI Act
     /// Articles 19 and 26(6)); the chain is verified from the checkpoint of
     /// the pruned prefix.
@@ -415,6 +422,7 @@ struct RawConfig {
     compliance_sweep_seconds: Option<Spanned<u64>>,
     usage_retention_days: Option<Spanned<u32>>,
     audit_retention_days: Option<Spanned<u32>>,
+    store_cache_mb: Option<Spanned<u64>>,
     risk_rules_dir: Option<Spanned<PathBuf>>,
     sso: Option<crate::sso::config::RawSso>,
     #[serde(default)]
@@ -857,6 +865,25 @@ fn parse(
         1..=MAX_RETENTION_DAYS,
         400,
     )?;
+    let mut store_cache_mb = ranged(
+        &bad,
+        raw.store_cache_mb,
+        "store_cache_mb",
+        STORE_CACHE_MB_RANGE,
+        crate::store::DEFAULT_CACHE_MB,
+    )?;
+    if let Some(v) = env("TOLLGATE_STORE_CACHE_MB") {
+        store_cache_mb = v
+            .parse()
+            .ok()
+            .filter(|n| STORE_CACHE_MB_RANGE.contains(n))
+            .ok_or_else(|| {
+                env_error(
+                    "TOLLGATE_STORE_CACHE_MB",
+                    format!("`{v}` is not a whole number of MiB from 8 to 1048576"),
+                )
+            })?;
+    }
     let audit_retention_days = match raw.audit_retention_days {
         Some(v) if !(MIN_AUDIT_RETENTION_DAYS..=MAX_RETENTION_DAYS).contains(v.get_ref()) => {
             return Err(bad(
@@ -1254,6 +1281,7 @@ fn parse(
         compliance_sweep_seconds,
         usage_retention_days,
         audit_retention_days,
+        store_cache_mb,
         risk_rules_dir,
         risk_rules,
         sso,

@@ -455,7 +455,7 @@ pub async fn run(cli: Cli) -> Result<(), Failure> {
         }
         Command::Init => {
             let config = config::load_from_process(cli.config.as_deref(), &overrides(None))?;
-            let store = open_store(&config.data_dir)?;
+            let store = open_store(&config.data_dir, config.store_cache_mb)?;
             match setup::first_start(
                 &store,
                 &config,
@@ -796,7 +796,7 @@ async fn run_admin(config: &Config, command: Admin) -> Result<Value, Failure> {
             )));
         }
     }
-    let store = Arc::new(open_existing_store(&config.data_dir)?);
+    let store = Arc::new(open_existing_store(&config.data_dir, config.store_cache_mb)?);
     let result = admin::execute(&admin::Context::new(store.clone()), command).await;
     store.close();
     Ok(result?)
@@ -812,8 +812,8 @@ fn upgrades() -> crate::store::Upgrades {
 }
 
 /// Opens the store to serve or initialize it (creating it if needed).
-fn open_store(data_dir: &Path) -> Result<Store, Failure> {
-    Store::open_with(data_dir, upgrades()).map_err(|e| match e {
+fn open_store(data_dir: &Path, cache_mb: u64) -> Result<Store, Failure> {
+    Store::open_cached(data_dir, upgrades(), cache_mb).map_err(|e| match e {
         StoreError::Locked(_) => Failure::new(format!(
             "{e}: a tollgate server is already using {}",
             data_dir.display()
@@ -825,7 +825,7 @@ fn open_store(data_dir: &Path) -> Result<Store, Failure> {
 /// Opens an existing store for an administrative command when no server
 /// answers on its socket. A missing store is an error, not a new store: a
 /// mistyped --data-dir must not create an empty one.
-fn open_existing_store(data_dir: &Path) -> Result<Store, Failure> {
+fn open_existing_store(data_dir: &Path, cache_mb: u64) -> Result<Store, Failure> {
     if !data_dir.join(crate::store::DB_FILE).is_file() {
         return Err(Failure::new(format!(
             "no tollgate data in {}: start the server or run `tollgate init` first, \
@@ -833,7 +833,7 @@ fn open_existing_store(data_dir: &Path) -> Result<Store, Failure> {
             data_dir.display()
         )));
     }
-    Store::open_with(data_dir, upgrades()).map_err(|e| match e {
+    Store::open_cached(data_dir, upgrades(), cache_mb).map_err(|e| match e {
         StoreError::Locked(_) => Failure::new(format!(
             "{e}; its admin socket {} does not answer, so it cannot be reached",
             data_dir.join(crate::store::SOCKET_FILE).display()
@@ -858,7 +858,7 @@ fn init_logging(config: &Config) {
 async fn serve(config: Config) -> Result<(), Failure> {
     init_logging(&config);
     crate::auth::sessions::warm_up();
-    let store = open_store(&config.data_dir)?;
+    let store = open_store(&config.data_dir, config.store_cache_mb)?;
     let first = setup::first_start(
         &store,
         &config,
