@@ -796,7 +796,10 @@ async fn run_admin(config: &Config, command: Admin) -> Result<Value, Failure> {
             )));
         }
     }
-    let store = Arc::new(open_existing_store(&config.data_dir, config.store_cache_mb)?);
+    let store = Arc::new(open_existing_store(
+        &config.data_dir,
+        config.store_cache_mb,
+    )?);
     let result = admin::execute(&admin::Context::new(store.clone()), command).await;
     store.close();
     Ok(result?)
