@@ -18,12 +18,12 @@
 //! Printed: requests per second at c=1, 32 and 256; p50, p99 and p99.9;
 //! added latency; CPU seconds per 1,000 requests; peak resident memory;
 //! streaming time to first byte and memory with many slow streams; then
-//! the scaling runs (keys, usage records). Each figure has its ratio to the
+//! the scaling runs (keys, usage records: `common::scale`). Each figure has its ratio to the
 //! bare proxy of the same run. JSON in `target/bench/gateway.json`.
 //!
 //! `cargo bench --bench gateway -- [--quick] [--peers] [--only a,b]
 //! [--seconds N] [--streams N] [--keys 1,100,10000] [--records 1000000,10000000]
-//! [--rate N] [--latency-us N] [--no-scaling]`. Nothing is asserted: the
+//! [--latency-us N] [--no-scaling]`. Nothing is asserted: the
 //! aims are printed beside what was reached (`docs/benchmarks.md`).
 
 mod common;
@@ -36,7 +36,7 @@ use common::load::{self, Target};
 use common::mock::MockOptions;
 use common::procs::{self, Server};
 use common::receiver::Receiver;
-use common::report::{Phase, Report, Scaling, Streams, TargetFigures};
+use common::report::{Phase, Report, Streams, TargetFigures};
 use common::tollgate::{self, Seed};
 
 /// The allocator the binary uses, for the in-process roles.
@@ -52,7 +52,6 @@ struct Options {
     streams: usize,
     keys: Vec<usize>,
     records: Vec<u64>,
-    rate: u64,
     scaling: bool,
     mock: MockOptions,
 }
@@ -104,7 +103,6 @@ impl Options {
                     vec![1_000_000, 10_000_000]
                 },
             ),
-            rate: number("--rate", if quick { 500 } else { 1_000 }),
             scaling: !args.iter().any(|a| a == "--no-scaling"),
             mock: MockOptions {
                 latency: Duration::from_micros(number("--latency-us", 0)),
@@ -207,61 +205,6 @@ async fn measure(
         figures.streams = Some(Streams::new(options.streams, idle, held, server.memory().1));
     }
     figures
-}
-
-async fn scaling(
-    options: &Options,
-    work: &Path,
-    mock: std::net::SocketAddr,
-    hook: &str,
-) -> Vec<Scaling> {
-    let mut runs: Vec<Seed> = options
-        .keys
-        .iter()
-        .map(|&keys| Seed { keys, records: 0 })
-        .collect();
-    runs.extend(
-        options
-            .records
-            .iter()
-            .filter(|&&r| r > 0)
-            .map(|&records| Seed { keys: 1, records }),
-    );
-    let http = load::client();
-    let mut out = Vec::new();
-    for seed in runs {
-        eprintln!(
-            "bench: scaling, {} keys, {} usage records (seeding)",
-            seed.keys, seed.records
-        );
-        let dir = work.join(format!("scale-{}-{}", seed.keys, seed.records));
-        let prepared = tollgate::prepare(&dir, mock, hook, seed).await;
-        let db_bytes = std::fs::metadata(dir.join("data/tollgate.redb")).map_or(0, |m| m.len());
-        let server = tollgate::start(&prepared, "tollgate");
-        let target = Target::new(
-            "tollgate",
-            format!("http://{}/v1/chat/completions", server.addr),
-            "bench",
-            "bench-slow",
-        )
-        .with_keys(prepared.keys.clone());
-        warm(&http, &target).await;
-        let cpu = server.cpu_seconds();
-        let samples = load::fixed_rate(&http, &target, options.rate, options.phase, 64).await;
-        let phase = Phase::new(32, &samples, server.cpu_seconds() - cpu);
-        out.push(Scaling {
-            keys: seed.keys,
-            records: seed.records,
-            seed_seconds: prepared.seed_seconds,
-            db_bytes,
-            rate: options.rate,
-            phase,
-            peak_rss: server.memory().1,
-        });
-        drop(server);
-        let _ = std::fs::remove_dir_all(&dir);
-    }
-    out
 }
 
 async fn run(options: Options) -> Report {
@@ -383,7 +326,12 @@ async fn run(options: Options) -> Report {
     let webhook_deliveries = receiver.count();
     drop(gate);
     let scaling = if options.scaling && options.wants("scaling") {
-        scaling(&options, work.path(), mock.addr, &hook).await
+        let plan = common::scale::Plan {
+            keys: options.keys.clone(),
+            records: options.records.clone(),
+            phase: options.phase,
+        };
+        common::scale::run(&plan, work.path(), mock.addr, &hook).await
     } else {
         Vec::new()
     };

@@ -4,8 +4,6 @@
 //!
 //! - [`closed_loop`]: `c` callers, each sending its next request when the
 //!   last one is answered: requests per second, and every latency;
-//! - [`fixed_rate`]: requests started on a fixed schedule (the scaling
-//!   runs: the same load whatever the store holds);
 //! - [`first_bytes`]: streamed requests one at a time, timed to the first
 //!   byte of the body;
 //! - [`hold_streams`]: many slow streams open at once, to read the memory
@@ -208,47 +206,6 @@ pub async fn closed_loop(
                         Err(e) => samples.fail(e),
                     }
                 }
-            })
-        })
-        .collect();
-    let mut all = Samples::default();
-    for task in tasks {
-        all.merge(task.await.expect("a load task panicked"));
-    }
-    all.finish(started.elapsed())
-}
-
-/// `rate` requests per second for `duration`, started on schedule by
-/// `workers` tasks (request `i` is due at `i / rate` seconds; a late one
-/// starts at once). Latency is timed from the actual send.
-pub async fn fixed_rate(
-    http: &reqwest::Client,
-    target: &Target,
-    rate: u64,
-    duration: Duration,
-    workers: u64,
-) -> Samples {
-    let total = (rate as f64 * duration.as_secs_f64()) as u64;
-    let started = tokio::time::Instant::now();
-    let tasks: Vec<_> = (0..workers)
-        .map(|w| {
-            let (http, target) = (http.clone(), target.clone());
-            tokio::spawn(async move {
-                let mut samples = Samples::default();
-                let mut n = w;
-                while n < total {
-                    let due = started + Duration::from_secs_f64(n as f64 / rate as f64);
-                    tokio::time::sleep_until(due).await;
-                    match call(&http, &target, n).await {
-                        Ok(took) => {
-                            samples.ok += 1;
-                            samples.latencies.push(took.as_nanos() as u64);
-                        }
-                        Err(e) => samples.fail(e),
-                    }
-                    n += workers;
-                }
-                samples
             })
         })
         .collect();

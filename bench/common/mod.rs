@@ -1,7 +1,7 @@
 //! What the gateway benchmark is made of, one module each: the mock
 //! upstream, the bare proxy, the load generator, the servers it starts as
 //! child processes (and how their CPU and memory are read), Tollgate's
-//! seeded store, and the peer gateways.
+//! seeded store, the scaling runs on it, and the peer gateways.
 
 pub mod load;
 pub mod mock;
@@ -10,6 +10,7 @@ pub mod procs;
 pub mod proxy;
 pub mod receiver;
 pub mod report;
+pub mod scale;
 pub mod tollgate;
 
 use std::net::SocketAddr;

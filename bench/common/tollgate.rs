@@ -12,8 +12,8 @@
 //! - metrics (always on), logging at `info` to a file.
 //!
 //! Before the server starts, the store can be seeded through the library
-//! with many keys and many usage records, written in large batched
-//! transactions (the scaling runs).
+//! with many keys and many usage records (with their daily rollups),
+//! written in large batched transactions (the scaling runs).
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use tollgate::auth::keys::{self, ApiKey, KeySettings, Keys, Latitude, ResetInterval};
 use tollgate::base::time::now_ms;
-use tollgate::billing::{USAGE_TABLE, UsageRecord};
+use tollgate::billing::{USAGE_TABLE, UsageRecord, rollups};
 use tollgate::catalogue::Endpoint;
 use tollgate::config::{self, Overrides};
 use tollgate::store::Store;
@@ -33,6 +33,9 @@ use super::procs::Server;
 /// The rate limit on every benchmark key, per minute: checked on every
 /// request, never reached.
 const RATE_LIMIT: u32 = 1_000_000_000;
+
+/// The owner's password (`owner@localhost`), set at first start.
+pub const OWNER_PASSWORD: &str = "bench-password-0";
 
 /// What the store holds before the server starts.
 #[derive(Debug, Clone, Copy)]
@@ -85,7 +88,7 @@ pub async fn prepare(dir: &Path, mock: SocketAddr, hook: &str, seed: Seed) -> Pr
     let config = config::load(Some(&config_path), &|_| None, &[], &overrides)
         .expect("the bench configuration is valid");
     let store = Arc::new(Store::open(&config.data_dir).expect("cannot open the store"));
-    tollgate::setup::first_start(&store, &config, Some("bench-password-0".into()))
+    tollgate::setup::first_start(&store, &config, Some(OWNER_PASSWORD.into()))
         .await
         .expect("first start");
     let first = Keys::new(store.clone())
@@ -162,7 +165,8 @@ fn bench_key(tenant: &str, i: usize) -> (ApiKey, String) {
 }
 
 /// `count` usage records over the last 90 days, spread over the keys,
-/// 250,000 to a transaction, written as the charge writes them.
+/// 250,000 to a transaction, written as the charge's applier writes them:
+/// the record and its share of the daily rollup.
 async fn seed_usage(store: &Store, tenant: &str, key_ids: Arc<Vec<String>>, count: u64) {
     const BATCH: u64 = 250_000;
     const SPAN_MS: i64 = 90 * 24 * 3600 * 1000;
@@ -192,6 +196,7 @@ async fn seed_usage(store: &Store, tenant: &str, key_ids: Arc<Vec<String>>, coun
                         endpoint: Endpoint::Chat,
                     };
                     USAGE_TABLE.put(txn, &record.row_key(), &record)?;
+                    rollups::add(txn, &record)?;
                 }
                 Ok(())
             })

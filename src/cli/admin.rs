@@ -279,7 +279,10 @@ pub(super) async fn run_admin(config: &Config, command: Admin) -> Result<Value, 
             )));
         }
     }
-    let store = Arc::new(open_existing_store(&config.data_dir)?);
+    let store = Arc::new(open_existing_store(
+        &config.data_dir,
+        config.store_cache_mb,
+    )?);
     let result = admin::execute(&admin::Context::new(store.clone()), command).await;
     store.close();
     Ok(result?)
@@ -288,7 +291,7 @@ pub(super) async fn run_admin(config: &Config, command: Admin) -> Result<Value, 
 /// Opens an existing store for an administrative command when no server
 /// answers on its socket. A missing store is an error, not a new store: a
 /// mistyped --data-dir must not create an empty one.
-fn open_existing_store(data_dir: &Path) -> Result<Store, Failure> {
+fn open_existing_store(data_dir: &Path, cache_mb: u64) -> Result<Store, Failure> {
     if !data_dir.join(crate::store::DB_FILE).is_file() {
         return Err(Failure::new(format!(
             "no tollgate data in {}: start the server or run `tollgate init` first, \
@@ -296,7 +299,7 @@ fn open_existing_store(data_dir: &Path) -> Result<Store, Failure> {
             data_dir.display()
         )));
     }
-    Store::open_with(data_dir, super::upgrades()).map_err(|e| match e {
+    Store::open_cached(data_dir, super::upgrades(), cache_mb).map_err(|e| match e {
         StoreError::Locked(_) => Failure::new(format!(
             "{e}; its admin socket {} does not answer, so it cannot be reached",
             data_dir.join(crate::store::SOCKET_FILE).display()

@@ -125,7 +125,7 @@ fn check_config(file: &Path) -> Result<(), Failure> {
 
 /// `init`: the first start's setup without serving.
 async fn init(config: &Config) -> Result<(), Failure> {
-    let store = open_store(&config.data_dir)?;
+    let store = open_store(&config.data_dir, config.store_cache_mb)?;
     match setup::first_start(
         &store,
         config,
@@ -208,8 +208,8 @@ fn upgrades() -> crate::store::Upgrades {
 }
 
 /// Opens the store to serve or initialize it (creating it if needed).
-fn open_store(data_dir: &Path) -> Result<Store, Failure> {
-    Store::open_with(data_dir, upgrades()).map_err(|e| match e {
+fn open_store(data_dir: &Path, cache_mb: u64) -> Result<Store, Failure> {
+    Store::open_cached(data_dir, upgrades(), cache_mb).map_err(|e| match e {
         StoreError::Locked(_) => Failure::new(format!(
             "{e}: a tollgate server is already using {}",
             data_dir.display()
@@ -234,7 +234,7 @@ fn init_logging(config: &Config) {
 async fn serve(config: Config) -> Result<(), Failure> {
     init_logging(&config);
     crate::auth::sessions::warm_up();
-    let store = open_store(&config.data_dir)?;
+    let store = open_store(&config.data_dir, config.store_cache_mb)?;
     let first = setup::first_start(
         &store,
         &config,

@@ -145,6 +145,9 @@ pub struct Config {
     /// expiry).
     pub compliance_sweep_seconds: u64,
     /// Days raw usage records are kept (their daily rollups stay).
+    /// redb's page cache in MiB: bounds the store's resident memory
+    /// whatever the file's size.
+    pub store_cache_mb: u64,
     pub usage_retention_days: u32,
     /// Days audit entries are kept: at least 183 (six months, EU AI Act
     /// Articles 19 and 26(6)); the chain is verified from the checkpoint of

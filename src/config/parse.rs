@@ -49,6 +49,7 @@ pub(super) struct RawConfig {
     incident_window_seconds: Option<Spanned<i64>>,
     incident_refusal_burst: Option<Spanned<i64>>,
     compliance_sweep_seconds: Option<Spanned<i64>>,
+    store_cache_mb: Option<Spanned<i64>>,
     usage_retention_days: Option<Spanned<i64>>,
     audit_retention_days: Option<Spanned<i64>>,
     risk_rules_dir: Option<Spanned<PathBuf>>,
@@ -137,6 +138,7 @@ pub(super) fn assemble(
             .whole(raw.incident_refusal_burst, at)? as u32,
         compliance_sweep_seconds: decl::COMPLIANCE_SWEEP_SECONDS
             .whole(raw.compliance_sweep_seconds, at)?,
+        store_cache_mb: decl::STORE_CACHE_MB.whole(raw.store_cache_mb, at)?,
         usage_retention_days: decl::USAGE_RETENTION_DAYS.whole(raw.usage_retention_days, at)?
             as u32,
         audit_retention_days: decl::AUDIT_RETENTION_DAYS.whole(raw.audit_retention_days, at)?

@@ -85,7 +85,7 @@ pub const SHUTDOWN_GRACE_SECONDS: Setting = Setting::new(
         unit: "seconds",
     },
     Whole(30),
-    "How long shutdown (SIGTERM or Ctrl-C) waits for requests in flight before closing. The systemd unit's `TimeoutStopSec=35` leaves room for it.",
+    "How long shutdown (SIGTERM or Ctrl-C) may take in total. Requests in flight get this less a reserve (a quarter, at most 3 s) for charging, flushing and saving queued webhook events; streams still running then are cut and charged. The order is in [cli.md](cli.md#serve). The systemd unit's `TimeoutStopSec=35` leaves room for it.",
 )
 .env("TOLLGATE_SHUTDOWN_GRACE_SECONDS");
 
@@ -239,6 +239,18 @@ pub const COMPLIANCE_SWEEP_SECONDS: Setting = Setting::new(
     "Interval of the sweep that deletes conversation records past their retention, expires undecided review items, and prunes raw usage records and audit entries past theirs.",
 );
 
+pub const STORE_CACHE_MB: Setting = Setting::new(
+    "store_cache_mb",
+    Int {
+        min: 8,
+        max: 1_048_576,
+        unit: "MiB",
+    },
+    Whole(crate::store::DEFAULT_CACHE_MB),
+    "MiB of the store's page cache (redb's read and write cache). It bounds the store's share of resident memory whatever the store file's size: a 3 GB store on the default takes about 128 MiB of it, not the file. More cache keeps more of a large store's pages in memory (fewer disk reads for dashboards and key lookups); the hot path (admission, the charge journal) does not read the store. Also used by administrative commands run without a server (`tollgate usage`, `backup`) ([scaling.md](scaling.md#memory)).",
+)
+.env("TOLLGATE_STORE_CACHE_MB");
+
 /// About a hundred years: in effect, keep everything.
 pub const MAX_RETENTION_DAYS: u64 = 36_500;
 
@@ -330,6 +342,7 @@ pub const TOP_LEVEL: &[Setting] = &[
     INCIDENT_WINDOW_SECONDS,
     INCIDENT_REFUSAL_BURST,
     COMPLIANCE_SWEEP_SECONDS,
+    STORE_CACHE_MB,
     USAGE_RETENTION_DAYS,
     AUDIT_RETENTION_DAYS,
     IMAGE_FETCH_ALLOW_PRIVATE_TARGETS,

@@ -169,6 +169,17 @@ impl Store {
     /// [`Store::open`], migrating an older schema and replaying the charges
     /// a crash left in the journal above redb's watermark.
     pub fn open_with(data_dir: &Path, upgrades: Upgrades) -> Result<Store, StoreError> {
+        Store::open_cached(data_dir, upgrades, DEFAULT_CACHE_MB)
+    }
+
+    /// [`Store::open_with`] with redb's page cache bounded to `cache_mb`
+    /// MiB (the `store_cache_mb` setting): the store's share of resident
+    /// memory, whatever the file's size.
+    pub fn open_cached(
+        data_dir: &Path,
+        upgrades: Upgrades,
+        cache_mb: u64,
+    ) -> Result<Store, StoreError> {
         // A directory we create is private; an existing one is the
         // operator's and keeps its mode (the file itself is made 0600).
         if !data_dir.exists() {
@@ -179,7 +190,7 @@ impl Store {
         }
         let path = data_dir.join(DB_FILE);
         check_not_newer(&path)?;
-        let db = open_database(&path)?;
+        let db = open_database(&path, cache_mb)?;
         restrict_to_owner(&path, 0o600)?;
         migrate::prepare(&db, upgrades.migrations)?;
         let journal_dir = data_dir.join(journal::JOURNAL_DIR);
@@ -351,8 +362,13 @@ fn check_not_newer(path: &Path) -> Result<(), StoreError> {
     }
 }
 
-fn open_database(path: &Path) -> Result<Database, StoreError> {
-    match Database::create(path) {
+/// redb's page cache when no `store_cache_mb` is given, in MiB (redb's own
+/// default, 1 GiB, would let a large store take that much resident memory).
+pub const DEFAULT_CACHE_MB: u64 = 128;
+
+fn open_database(path: &Path, cache_mb: u64) -> Result<Database, StoreError> {
+    let cache_bytes = usize::try_from(cache_mb.saturating_mul(1024 * 1024)).unwrap_or(usize::MAX);
+    match Database::builder().set_cache_size(cache_bytes).create(path) {
         Ok(db) => Ok(db),
         Err(redb::DatabaseError::DatabaseAlreadyOpen) => Err(StoreError::Locked(path.to_owned())),
         Err(e) => Err(StoreError::from(e)),
