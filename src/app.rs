@@ -155,7 +155,19 @@ impl Server {
             admin,
             shutdown,
         } = self;
-        let socket = admin::socket::serve(admin, state.clone(), shutdown.clone());
+        let context = admin::Context {
+            store: state.store.clone(),
+            keys: state.keys.clone(),
+            sign_in_throttle: state.sign_in_throttle.clone(),
+            ledger: state.ledger.clone(),
+        };
+        let socket = admin::socket::serve(
+            admin,
+            &state.config.data_dir,
+            context,
+            &state.tasks,
+            shutdown.clone(),
+        );
         let app = router(state.clone());
         let cut = CancellationToken::new();
         let serving = crate::api::serve::serve(

@@ -25,6 +25,11 @@ const LAYERS: &[(&str, &[&str], &str)] = &[
         "redb, the writer, the charge journal, the codec",
     ),
     (
+        "upstream",
+        &["upstream"],
+        "who we call: provider kinds, their settings and credentials, as data",
+    ),
+    (
         "catalogue",
         &["catalogue"],
         "models, deployments, prices, endpoints: what may be named and what it costs",
@@ -41,9 +46,9 @@ const LAYERS: &[(&str, &[&str], &str)] = &[
             "tenants",    // tenants, tiers, wallets, compliance policy
             "auth",       // keys, accounts, sessions, throttles
             "billing",    // usage, ledger, reservations, rollups, retention
-            "migrations", // older schemas to today's, above the parts they rewrite
             "events",     // events, outbox, signed webhooks
             "compliance", // classifier, registry, incidents, erasure, reviews
+            "migrations", // older schemas to today's, above the parts they rewrite
             "sso",        // OpenID Connect sign-in
         ],
         "the domain's parts; each takes its own settings, none knows HTTP",

@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::{Command, Context, execute};
-use crate::api::state::AppState;
+use crate::base::tasks::Tasks;
 use crate::store::{SOCKET_FILE, StoreError};
 
 /// A command line longer than this is refused.
@@ -79,18 +79,14 @@ pub fn bind(data_dir: &Path) -> std::io::Result<UnixListener> {
 /// connection has been answered and the socket file removed.
 pub fn serve(
     listener: UnixListener,
-    state: AppState,
+    data_dir: &std::path::Path,
+    context: Context,
+    tasks: &Tasks,
     shutdown: CancellationToken,
 ) -> JoinHandle<()> {
-    let path = state.config.data_dir.join(SOCKET_FILE);
-    let context = Context {
-        store: state.store.clone(),
-        keys: state.keys.clone(),
-        sign_in_throttle: state.sign_in_throttle.clone(),
-        ledger: state.ledger.clone(),
-    };
+    let path = data_dir.join(SOCKET_FILE);
     // A loop of the task set; it ends with `shutdown` (stop accepting).
-    state.tasks.spawn(async move {
+    tasks.spawn(async move {
         let tracker = TaskTracker::new();
         loop {
             tokio::select! {

@@ -4,8 +4,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::base::time::now_ms;
+use crate::catalogue::settings::{DeploymentConfig, ModelConfig, ModelRouting};
 use crate::catalogue::{Capability, Pricing, Strategy};
-use crate::config::{DeploymentConfig, ModelConfig, ModelRouting};
 use crate::store::Table;
 use crate::store::tables::MODEL_OVERRIDES;
 
