@@ -518,13 +518,18 @@ fn routes_in_source() -> Vec<String> {
     }
     for file in files {
         let text = std::fs::read_to_string(file).unwrap();
+        // The library's routes: a file's unit tests may name paths that
+        // are no route (the dialect of an error, a rejected path).
+        let text = text.split("#[cfg(test)]\nmod tests").next().unwrap_or("");
         for piece in text.split('"').skip(1).step_by(2) {
             let is_route = [
                 "/api/", "/v1/", "/v1beta/", "/healthz", "/readyz", "/metrics",
             ]
             .iter()
             .any(|p| piece.starts_with(p))
-                && !piece.contains(' ');
+                && !piece.contains(' ')
+                // A prefix the dialect is chosen by, not a route.
+                && !piece.ends_with('/');
             if is_route {
                 found.push(piece.to_owned());
             }
