@@ -30,11 +30,11 @@ use crate::api::billing::{endpoint_filter, store_error, tenant_scope, usage_keys
 use crate::api::extract::Signed;
 use crate::api::json::Query;
 use crate::api::state::AppState;
+use crate::audit::refusals::ErrorRow;
 use crate::auth::keys::ResetInterval;
 use crate::base::error::ApiError;
 use crate::base::money::micros_to_credits;
 use crate::base::time::{format_rfc3339, now_ms};
-use crate::audit::refusals::ErrorRow;
 use crate::billing::rollups::Row;
 use crate::billing::usage;
 use crate::catalogue::Endpoint;
@@ -178,7 +178,10 @@ impl Tally {
 
     fn add_usage(&mut self, r: &Row) {
         let sum = &r.sum;
-        for day in [self.series.entry(day_of(r.day)).or_default(), &mut self.totals] {
+        for day in [
+            self.series.entry(day_of(r.day)).or_default(),
+            &mut self.totals,
+        ] {
             day.requests += sum.requests;
             day.credits += sum.cost;
             day.prompt_tokens = day.prompt_tokens.saturating_add(sum.prompt_tokens);

@@ -48,8 +48,8 @@ fn evaluate_file(
 ) -> Result<(), Failure> {
     let text = std::fs::read_to_string(file)
         .map_err(|e| Failure::usage(format!("{}: {e}", file.display())))?;
-    let mut cases = eval::parse_cases(&text)
-        .map_err(|e| Failure::usage(format!("{}: {e}", file.display())))?;
+    let mut cases =
+        eval::parse_cases(&text).map_err(|e| Failure::usage(format!("{}: {e}", file.display())))?;
     if let Some(split) = split {
         cases.retain(|c| c.split.as_deref() == Some(split));
     }

@@ -331,7 +331,7 @@ impl Sso {
 
     /// The unexpired pending sign-in the callback's `state` names, taken
     /// out (a state works once), if the browser's cookie binds it.
-    fn take_pending(&self, state: Option<&str>, binding: Option<&str>) -> Result<Pending, Refused> {
+    fn take_pending(&self, state: Option<&str>, binding: Option<&str>) -> Result<Pending, Refusal> {
         let pending = state
             .and_then(|state| self.pending.lock().expect("pending lock").remove(state))
             .filter(|p| p.at.elapsed() < PENDING_TTL)
@@ -340,7 +340,7 @@ impl Sso {
             subtle::ConstantTimeEq::ct_eq(&sha256(b.as_bytes())[..], &pending.binding[..]).into()
         });
         if !bound {
-            return Err(Refusal::BadState.into());
+            return Err(Refusal::BadState);
         }
         Ok(pending)
     }

@@ -325,7 +325,12 @@ fn add_pack(
             .iter()
             .try_for_each(|t| b.add(t, role, edge).map_err(|m| pack_error(file, m)))
     };
-    add(builder, &pack.stopwords, Role::Stopword(lang), Some(Edge::Word))?;
+    add(
+        builder,
+        &pack.stopwords,
+        Role::Stopword(lang),
+        Some(Edge::Word),
+    )?;
     let f = &pack.framing;
     add(builder, &f.meta, Role::Meta, None)?;
     add(builder, &f.fiction, Role::Fiction, None)?;
@@ -336,7 +341,12 @@ fn add_pack(
     add(builder, &f.tool_prompt, Role::ToolPrompt, None)?;
     add(builder, &f.building, Role::Building, None)?;
     add(builder, &f.negation, Role::Negation, Some(Edge::Word))?;
-    add(builder, &f.negation_after, Role::NegationAfter, Some(Edge::Word))?;
+    add(
+        builder,
+        &f.negation_after,
+        Role::NegationAfter,
+        Some(Edge::Word),
+    )?;
     for (id, terms) in &pack.rules {
         let &i = index
             .get(id.as_str())
