@@ -53,31 +53,7 @@ pub async fn first_start(
         disabled: false,
         created_at: now_ms(),
     };
-    let demo = (config.source == ConfigSource::Embedded).then(|| {
-        let issued = keys::generate_value();
-        let now = now_ms();
-        let key = ApiKey {
-            id: new_id("key"),
-            tenant_id: tenant.id.clone(),
-            owner_account_id: Some(owner.id.clone()),
-            name: "demo".into(),
-            digest: issued.digest,
-            hint: issued.hint,
-            credit_limit: None,
-            credits_consumed: 0,
-            reset_interval: ResetInterval::Never,
-            cycle_start: 0,
-            rate_limit: None,
-            expires_at: None,
-            allow_high_risk: false,
-            notified_thresholds: Vec::new(),
-            created_at: now,
-            revoked_at: None,
-            rotated_from: None,
-            tpm_limit: None,
-        };
-        (key, issued.value)
-    });
+    let demo = (config.source == ConfigSource::Embedded).then(|| demo_key(&tenant, &owner));
     let (stored_tenant, stored_owner, stored_key) = (
         tenant.clone(),
         owner.clone(),
@@ -108,6 +84,34 @@ pub async fn first_start(
         generated_password: generated.then_some(password),
         demo_key: demo.map(|(_, value)| value),
     }))
+}
+
+/// The demo configuration's API key, of the owner, without limits: the
+/// record and the value shown once.
+fn demo_key(tenant: &Tenant, owner: &Account) -> (ApiKey, String) {
+    let issued = keys::generate_value();
+    let now = now_ms();
+    let key = ApiKey {
+        id: new_id("key"),
+        tenant_id: tenant.id.clone(),
+        owner_account_id: Some(owner.id.clone()),
+        name: "demo".into(),
+        digest: issued.digest,
+        hint: issued.hint,
+        credit_limit: None,
+        credits_consumed: 0,
+        reset_interval: ResetInterval::Never,
+        cycle_start: 0,
+        rate_limit: None,
+        expires_at: None,
+        allow_high_risk: false,
+        notified_thresholds: Vec::new(),
+        created_at: now,
+        revoked_at: None,
+        rotated_from: None,
+        tpm_limit: None,
+    };
+    (key, issued.value)
 }
 
 impl FirstStart {

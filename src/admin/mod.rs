@@ -180,6 +180,8 @@ impl Command {
     }
 }
 
+// A flat dispatch over the closed `Command` enum, one arm per command; arms
+// longer than a call live in the named helpers below it.
 async fn run(ctx: &Context, command: Command) -> Result<Value, StoreError> {
     let now = now_ms();
     match command {
@@ -195,19 +197,7 @@ async fn run(ctx: &Context, command: Command) -> Result<Value, StoreError> {
         Command::TenantsShow { tenant } => {
             Ok(ctx.store.read(|tx| tenants::resolve(tx, &tenant))?.view())
         }
-        Command::TenantsTopup { tenant, credits } => {
-            let micros = credits_to_micros(credits).map_err(StoreError::Invalid)?;
-            if micros == 0 {
-                return Err(StoreError::Invalid(
-                    "a top-up must add a positive amount of credits".into(),
-                ));
-            }
-            Ok(
-                crate::billing::top_up(&ctx.store, &ctx.ledger, &tenant, micros, "cli")
-                    .await?
-                    .view(),
-            )
-        }
+        Command::TenantsTopup { tenant, credits } => top_up(ctx, &tenant, credits).await,
         Command::KeysCreate { tenant, settings } => Ok(issued_view(
             ctx.keys.create(&tenant, settings, Latitude::Any).await?,
         )),
@@ -258,57 +248,88 @@ async fn run(ctx: &Context, command: Command) -> Result<Value, StoreError> {
         })
         .await?
         .view()),
-        Command::UsersClearSignInThrottle { who } => {
-            let email = match who {
-                Some(who) => Some(ctx.store.read(|tx| accounts::find(tx, &who))?.email),
-                None => None,
-            };
-            let cleared = ctx.sign_in_throttle.clear(email.as_deref());
-            Ok(json!({ "account": email, "cleared": cleared }))
-        }
+        Command::UsersClearSignInThrottle { who } => clear_sign_in_throttle(ctx, who),
         Command::Usage {
             tenant,
             key,
             from,
             to,
             endpoint,
-        } => {
-            use crate::billing::usage;
-            let parse = |t: Option<String>, default: i64| {
-                t.map_or(Ok(default), |t| {
-                    crate::base::time::parse_rfc3339(&t).map_err(StoreError::Invalid)
-                })
-            };
-            let tenant_id = tenant
-                .map(|t| ctx.store.read(|tx| tenants::resolve(tx, &t)).map(|t| t.id))
-                .transpose()?;
-            let scope = usage::Scope {
-                tenant_id,
-                key_ids: key.map(|k| vec![k]),
-                from: parse(from, now - 30 * 86_400_000)?,
-                to: parse(to, now + 1)?,
-                endpoint: endpoint
-                    .map(|e| {
-                        usage::Endpoint::parse(&e).map_err(|e| StoreError::Invalid(e.to_string()))
-                    })
-                    .transpose()?,
-            };
-            let mut report = usage::aggregate(&ctx.store, &scope)?;
-            report["events"] = json!(
-                usage::events(&ctx.store, &scope)?
-                    .iter()
-                    .map(crate::billing::StoredEvent::envelope)
-                    .collect::<Vec<_>>()
-            );
-            Ok(report)
-        }
+        } => usage_report(ctx, now, tenant, key, from, to, endpoint),
         Command::AuditVerify => Ok(ctx.store.read(audit::verify)?.view()),
-        Command::Backup { out, force } => {
-            let store = ctx.store.clone();
-            let summary = tokio::task::spawn_blocking(move || store.backup_to(&out, force))
-                .await
-                .map_err(|e| StoreError::Database(e.to_string()))??;
-            Ok(json!(summary))
-        }
+        Command::Backup { out, force } => backup(ctx, out, force).await,
     }
+}
+
+/// Adds credits to a tenant's balance; zero credits is refused.
+async fn top_up(ctx: &Context, tenant: &str, credits: f64) -> Result<Value, StoreError> {
+    let micros = credits_to_micros(credits).map_err(StoreError::Invalid)?;
+    if micros == 0 {
+        return Err(StoreError::Invalid(
+            "a top-up must add a positive amount of credits".into(),
+        ));
+    }
+    Ok(
+        crate::billing::top_up(&ctx.store, &ctx.ledger, tenant, micros, "cli")
+            .await?
+            .view(),
+    )
+}
+
+/// Clears the sign-in throttle of one account, or of every account.
+fn clear_sign_in_throttle(ctx: &Context, who: Option<String>) -> Result<Value, StoreError> {
+    let email = match who {
+        Some(who) => Some(ctx.store.read(|tx| accounts::find(tx, &who))?.email),
+        None => None,
+    };
+    let cleared = ctx.sign_in_throttle.clear(email.as_deref());
+    Ok(json!({ "account": email, "cleared": cleared }))
+}
+
+/// The usage report for a scope (default: the last 30 days), with its
+/// events.
+fn usage_report(
+    ctx: &Context,
+    now: i64,
+    tenant: Option<String>,
+    key: Option<String>,
+    from: Option<String>,
+    to: Option<String>,
+    endpoint: Option<String>,
+) -> Result<Value, StoreError> {
+    use crate::billing::usage;
+    let parse = |t: Option<String>, default: i64| {
+        t.map_or(Ok(default), |t| {
+            crate::base::time::parse_rfc3339(&t).map_err(StoreError::Invalid)
+        })
+    };
+    let tenant_id = tenant
+        .map(|t| ctx.store.read(|tx| tenants::resolve(tx, &t)).map(|t| t.id))
+        .transpose()?;
+    let scope = usage::Scope {
+        tenant_id,
+        key_ids: key.map(|k| vec![k]),
+        from: parse(from, now - 30 * 86_400_000)?,
+        to: parse(to, now + 1)?,
+        endpoint: endpoint
+            .map(|e| usage::Endpoint::parse(&e).map_err(|e| StoreError::Invalid(e.to_string())))
+            .transpose()?,
+    };
+    let mut report = usage::aggregate(&ctx.store, &scope)?;
+    report["events"] = json!(
+        usage::events(&ctx.store, &scope)?
+            .iter()
+            .map(crate::billing::StoredEvent::envelope)
+            .collect::<Vec<_>>()
+    );
+    Ok(report)
+}
+
+/// Copies the store to `out` on a blocking thread.
+async fn backup(ctx: &Context, out: PathBuf, force: bool) -> Result<Value, StoreError> {
+    let store = ctx.store.clone();
+    let summary = tokio::task::spawn_blocking(move || store.backup_to(&out, force))
+        .await
+        .map_err(|e| StoreError::Database(e.to_string()))??;
+    Ok(json!(summary))
 }

@@ -20,6 +20,7 @@ use axum::response::{IntoResponse, Response};
 use crate::api::state::AppState;
 use crate::audit::{self, Draft};
 pub use crate::auth::accounts::{PermissionMarker, perm};
+use crate::auth::error::AuthError;
 use crate::auth::keys::ApiKey;
 use crate::auth::refusals;
 use crate::auth::sessions::{self, CurrentAccount};
@@ -93,95 +94,114 @@ pub fn bearer_token(value: &str) -> Option<&str> {
         .filter(|token| !token.is_empty())
 }
 
-pub async fn authenticate(
-    State(state): State<AppState>,
-    mut request: Request,
-    next: Next,
-) -> Response {
+pub async fn authenticate(State(state): State<AppState>, request: Request, next: Next) -> Response {
     let path = request.uri().path();
     if is_public(path) {
         return next.run(request).await;
     }
     let now = now_ms();
     if is_inference(path) {
-        let presented = presented_key(request.headers())
-            .map(str::to_owned)
-            .or_else(|| query_key(request.uri()));
-        let source = request
-            .extensions()
-            .get::<ConnectInfo<SocketAddr>>()
-            .map(|info| info.0.ip());
-        let Some(presented) = presented else {
-            let error = ApiError::new(
-                Code::MissingApiKey,
-                "no API key: send it as `Authorization: Bearer <key>`, `X-Api-Key` or `x-goog-api-key`",
-            );
-            state
-                .refusals
-                .refused(source, path, error.code.as_str(), now);
-            return error.into_response();
-        };
-        let path = path.to_owned();
-        match state.keys.identify(&presented, now) {
-            Ok(key) => {
-                request.extensions_mut().insert(InferenceKey(key.clone()));
-                let response = next.run(request).await;
-                if response.status().is_client_error() || response.status().is_server_error() {
-                    let draft =
-                        refusal(&key.tenant_id, format!("key:{}", key.id), &path, &response);
-                    record_entry(&state, draft).await;
-                }
-                response
-            }
-            Err((Some(key), error)) => {
-                // A known key refused (revoked, expired, over budget): its
-                // tenant's to see, like any refusal of a key, and it still
-                // gets its request-rate headers, uncounted.
-                let mut response = ApiError::from(error).into_response();
-                let allowance = key.rotated_from.as_deref().unwrap_or(&key.id);
-                let limit = key.rate_limit.unwrap_or(state.config.default_rate_limit);
-                let mut headers = state.limiter.peek(allowance, limit, now).headers().to_vec();
-                if let Some(tpm) = key.tpm_limit {
-                    headers.extend(state.key_tokens.peek(allowance, tpm, now).headers());
-                }
-                for (name, value) in headers {
-                    if let Ok(value) = axum::http::HeaderValue::from_str(&value) {
-                        response.headers_mut().insert(name, value);
-                    }
-                }
+        authenticate_key(state, request, next, now).await
+    } else {
+        authenticate_session(state, request, next, now).await
+    }
+}
+
+/// `/v1` and `/v1beta`: the API key, put in the extensions. A refusal of
+/// a known key, or an error answer to its request, is audited; an
+/// unknown or missing key is only counted.
+async fn authenticate_key(state: AppState, mut request: Request, next: Next, now: i64) -> Response {
+    let path = request.uri().path();
+    let presented = presented_key(request.headers())
+        .map(str::to_owned)
+        .or_else(|| query_key(request.uri()));
+    let source = request
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|info| info.0.ip());
+    let Some(presented) = presented else {
+        let error = ApiError::new(
+            Code::MissingApiKey,
+            "no API key: send it as `Authorization: Bearer <key>`, `X-Api-Key` or `x-goog-api-key`",
+        );
+        state
+            .refusals
+            .refused(source, path, error.code.as_str(), now);
+        return error.into_response();
+    };
+    let path = path.to_owned();
+    match state.keys.identify(&presented, now) {
+        Ok(key) => {
+            request.extensions_mut().insert(InferenceKey(key.clone()));
+            let response = next.run(request).await;
+            if response.status().is_client_error() || response.status().is_server_error() {
                 let draft = refusal(&key.tenant_id, format!("key:{}", key.id), &path, &response);
                 record_entry(&state, draft).await;
-                response
             }
-            Err((None, error)) => {
-                // Not audited: anyone can send any value, as fast as they
-                // like (refusals.rs).
-                state
-                    .refusals
-                    .refused(source, &path, error.code().as_str(), now);
-                ApiError::from(error).into_response()
-            }
+            response
         }
-    } else {
-        let Some(token) = bearer(request.headers()) else {
-            return ApiError::new(
-                Code::MissingToken,
-                "sign in first: send `Authorization: Bearer <session token>`",
-            )
-            .into_response();
-        };
-        match sessions::authenticate(&state.store, token, now) {
-            Ok(current) => {
-                if request.method() == axum::http::Method::GET
-                    || request.method() == axum::http::Method::HEAD
-                {
-                    request.extensions_mut().insert(current);
-                    return next.run(request).await;
-                }
-                audited_act(&state, current, request, next).await
-            }
-            Err(error) => ApiError::from(error).into_response(),
+        Err((Some(key), error)) => {
+            let response = known_key_refused(&state, &key, error, now);
+            let draft = refusal(&key.tenant_id, format!("key:{}", key.id), &path, &response);
+            record_entry(&state, draft).await;
+            response
         }
+        Err((None, error)) => {
+            // Not audited: anyone can send any value, as fast as they
+            // like (refusals.rs).
+            state
+                .refusals
+                .refused(source, &path, error.code().as_str(), now);
+            ApiError::from(error).into_response()
+        }
+    }
+}
+
+/// A known key refused (revoked, expired, over budget): its tenant's to
+/// see, like any refusal of a key, and it still gets its request-rate
+/// headers, uncounted.
+fn known_key_refused(state: &AppState, key: &ApiKey, error: AuthError, now: i64) -> Response {
+    let mut response = ApiError::from(error).into_response();
+    let allowance = key.rotated_from.as_deref().unwrap_or(&key.id);
+    let limit = key.rate_limit.unwrap_or(state.config.default_rate_limit);
+    let mut headers = state.limiter.peek(allowance, limit, now).headers().to_vec();
+    if let Some(tpm) = key.tpm_limit {
+        headers.extend(state.key_tokens.peek(allowance, tpm, now).headers());
+    }
+    for (name, value) in headers {
+        if let Ok(value) = axum::http::HeaderValue::from_str(&value) {
+            response.headers_mut().insert(name, value);
+        }
+    }
+    response
+}
+
+/// `/api/v1`: the dashboard session, put in the extensions; an act
+/// (anything but GET and HEAD) is audited.
+async fn authenticate_session(
+    state: AppState,
+    mut request: Request,
+    next: Next,
+    now: i64,
+) -> Response {
+    let Some(token) = bearer(request.headers()) else {
+        return ApiError::new(
+            Code::MissingToken,
+            "sign in first: send `Authorization: Bearer <session token>`",
+        )
+        .into_response();
+    };
+    match sessions::authenticate(&state.store, token, now) {
+        Ok(current) => {
+            if request.method() == axum::http::Method::GET
+                || request.method() == axum::http::Method::HEAD
+            {
+                request.extensions_mut().insert(current);
+                return next.run(request).await;
+            }
+            audited_act(&state, current, request, next).await
+        }
+        Err(error) => ApiError::from(error).into_response(),
     }
 }
 

@@ -30,10 +30,12 @@ use crate::api::billing::{endpoint_filter, store_error, tenant_scope, usage_keys
 use crate::api::extract::Signed;
 use crate::api::json::Query;
 use crate::api::state::AppState;
+use crate::audit::refusals::ErrorRow;
 use crate::auth::keys::ResetInterval;
 use crate::base::error::ApiError;
 use crate::base::money::micros_to_credits;
 use crate::base::time::{format_rfc3339, now_ms};
+use crate::billing::rollups::Row;
 use crate::billing::usage;
 use crate::catalogue::Endpoint;
 
@@ -116,105 +118,143 @@ async fn stats(
     let endpoint = endpoint_filter(query.endpoint.as_deref())?;
     let tenant_id = tenant_scope(&current, query.tenant.as_deref(), &state)?;
     let scope = usage::Scope {
-        tenant_id: tenant_id.clone(),
-        key_ids: key_ids.clone(),
+        tenant_id,
+        key_ids,
         from,
         to,
         endpoint,
     };
 
-    let mut series: BTreeMap<String, Day> = (0..i64::from(days))
-        .map(|i| (day_of(from + i * DAY_MS), Day::default()))
-        .collect();
-    let mut totals = Day::default();
-    let mut models: BTreeMap<String, Top> = BTreeMap::new();
-    let mut keys: BTreeMap<String, Top> = BTreeMap::new();
-    let mut endpoints: BTreeMap<Endpoint, Top> = BTreeMap::new();
+    let mut tally = Tally::new(from, days);
     for r in usage::rows(&state.store, &scope).map_err(store_error)? {
+        tally.add_usage(&r);
+    }
+    for refused in
+        crate::audit::refusals::error_rows(&state.store, from, to).map_err(store_error)?
+    {
+        if refusal_in_scope(&scope, &refused) {
+            tally.add_errors(refused.day, refused.count);
+        }
+    }
+    Ok(axum::Json(tally.view(&state, &scope)))
+}
+
+/// As the audit log's tenant filter: entries of no tenant count in every
+/// tenant's view.
+fn refusal_in_scope(scope: &usage::Scope, refused: &ErrorRow) -> bool {
+    scope
+        .tenant_id
+        .as_ref()
+        .is_none_or(|t| refused.tenant_id.is_empty() || &refused.tenant_id == t)
+        && match &scope.key_ids {
+            None => true,
+            Some(own) => own.iter().any(|k| refused.actor == format!("key:{k}")),
+        }
+        && scope.endpoint.is_none_or(|e| refused.endpoint == Some(e))
+}
+
+/// The sums the overview shows, filled from the rollups.
+struct Tally {
+    /// One entry per day of the period, empty days included.
+    series: BTreeMap<String, Day>,
+    totals: Day,
+    models: BTreeMap<String, Top>,
+    keys: BTreeMap<String, Top>,
+    endpoints: BTreeMap<Endpoint, Top>,
+}
+
+impl Tally {
+    fn new(from: i64, days: u32) -> Self {
+        Self {
+            series: (0..i64::from(days))
+                .map(|i| (day_of(from + i * DAY_MS), Day::default()))
+                .collect(),
+            totals: Day::default(),
+            models: BTreeMap::new(),
+            keys: BTreeMap::new(),
+            endpoints: BTreeMap::new(),
+        }
+    }
+
+    fn add_usage(&mut self, r: &Row) {
         let sum = &r.sum;
-        for day in [series.entry(day_of(r.day)).or_default(), &mut totals] {
+        for day in [
+            self.series.entry(day_of(r.day)).or_default(),
+            &mut self.totals,
+        ] {
             day.requests += sum.requests;
             day.credits += sum.cost;
             day.prompt_tokens = day.prompt_tokens.saturating_add(sum.prompt_tokens);
             day.completion_tokens = day.completion_tokens.saturating_add(sum.completion_tokens);
         }
-        for (group, name) in [(&mut models, &r.model), (&mut keys, &r.key_id)] {
+        for (group, name) in [(&mut self.models, &r.model), (&mut self.keys, &r.key_id)] {
             let slot = group.entry(name.clone()).or_default();
             slot.requests += sum.requests;
             slot.credits += sum.cost;
         }
-        let slot = endpoints.entry(r.endpoint).or_default();
+        let slot = self.endpoints.entry(r.endpoint).or_default();
         slot.requests += sum.requests;
         slot.credits += sum.cost;
     }
 
-    for refused in
-        crate::audit::refusals::error_rows(&state.store, from, to).map_err(store_error)?
-    {
-        // As the audit log's tenant filter: entries of no tenant count in
-        // every tenant's view.
-        let counted = tenant_id
-            .as_ref()
-            .is_none_or(|t| refused.tenant_id.is_empty() || &refused.tenant_id == t)
-            && match &key_ids {
-                None => true,
-                Some(own) => own.iter().any(|k| refused.actor == format!("key:{k}")),
-            }
-            && endpoint.is_none_or(|e| refused.endpoint == Some(e));
-        if counted {
-            series.entry(day_of(refused.day)).or_default().errors += refused.count;
-            totals.errors += refused.count;
-        }
+    fn add_errors(&mut self, day: i64, count: u64) {
+        self.series.entry(day_of(day)).or_default().errors += count;
+        self.totals.errors += count;
     }
 
-    let top_keys: Vec<Value> = top(keys)
-        .into_iter()
-        .map(|(id, t)| {
-            let name = state.keys.get(&id).map(|k| k.name).ok();
-            json!({
-                "keyId": id,
-                "keyName": name,
-                "requests": t.requests,
-                "credits": micros_to_credits(t.credits),
+    /// The response body; key names are looked up for the top keys.
+    fn view(self, state: &AppState, scope: &usage::Scope) -> Value {
+        let top_keys: Vec<Value> = top(self.keys)
+            .into_iter()
+            .map(|(id, t)| {
+                let name = state.keys.get(&id).map(|k| k.name).ok();
+                json!({
+                    "keyId": id,
+                    "keyName": name,
+                    "requests": t.requests,
+                    "credits": micros_to_credits(t.credits),
+                })
             })
-        })
-        .collect();
-    let top_models: Vec<Value> = top(models)
-        .into_iter()
-        .map(|(model, t)| {
-            json!({
-                "model": model,
-                "requests": t.requests,
-                "credits": micros_to_credits(t.credits),
+            .collect();
+        let top_models: Vec<Value> = top(self.models)
+            .into_iter()
+            .map(|(model, t)| {
+                json!({
+                    "model": model,
+                    "requests": t.requests,
+                    "credits": micros_to_credits(t.credits),
+                })
             })
-        })
-        .collect();
-    let by_endpoint: Vec<Value> = endpoints
-        .iter()
-        .map(|(endpoint, t)| {
-            json!({
-                "endpoint": endpoint.as_str(),
-                "requests": t.requests,
-                "credits": micros_to_credits(t.credits),
+            .collect();
+        let by_endpoint: Vec<Value> = self
+            .endpoints
+            .iter()
+            .map(|(endpoint, t)| {
+                json!({
+                    "endpoint": endpoint.as_str(),
+                    "requests": t.requests,
+                    "credits": micros_to_credits(t.credits),
+                })
             })
+            .collect();
+        let series: Vec<Value> = self
+            .series
+            .iter()
+            .map(|(day, d)| {
+                let mut row = d.view();
+                row["day"] = json!(day);
+                row
+            })
+            .collect();
+        json!({
+            "from": format_rfc3339(scope.from),
+            "to": format_rfc3339(scope.to),
+            "totals": self.totals.view(),
+            "series": series,
+            "topModels": top_models,
+            "topKeys": top_keys,
+            "endpoint": scope.endpoint.map(Endpoint::as_str),
+            "byEndpoint": by_endpoint,
         })
-        .collect();
-    let series: Vec<Value> = series
-        .iter()
-        .map(|(day, d)| {
-            let mut row = d.view();
-            row["day"] = json!(day);
-            row
-        })
-        .collect();
-    Ok(axum::Json(json!({
-        "from": format_rfc3339(from),
-        "to": format_rfc3339(to),
-        "totals": totals.view(),
-        "series": series,
-        "topModels": top_models,
-        "topKeys": top_keys,
-        "endpoint": endpoint.map(Endpoint::as_str),
-        "byEndpoint": by_endpoint,
-    })))
+    }
 }

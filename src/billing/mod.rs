@@ -232,65 +232,12 @@ pub fn apply(
     let now = record.at;
     roll_cycle(&mut key, now);
     key.credits_consumed = consume(&key, record.cost)?;
-    let mut fired = Vec::new();
-    if let Some(limit) = key.credit_limit {
-        for (percent, event) in EventKind::SPEND_THRESHOLDS {
-            let reached =
-                u128::from(key.credits_consumed) * 100 >= u128::from(limit) * u128::from(percent);
-            if reached && !key.notified_thresholds.contains(&percent) {
-                key.notified_thresholds.push(percent);
-                fired.push(StoredEvent {
-                    event,
-                    tenant_id: Some(key.tenant_id.clone()),
-                    at: now,
-                    data: json!({
-                        "keyId": key.id,
-                        "tenantId": key.tenant_id,
-                        "percentage": percent,
-                        "keyName": key.name,
-                        "consumed": micros_to_credits(key.credits_consumed),
-                        "limit": micros_to_credits(limit),
-                    })
-                    .to_string(),
-                });
-            }
-        }
-    }
-    let mut written = vec![key.clone()];
-    for partner_id in partners(txn, &key)? {
-        let Some(mut partner) = KEY_TABLE.get(txn, partner_id.as_bytes())? else {
-            continue;
-        };
-        if partner.revoked_at.is_some() {
-            continue;
-        }
-        roll_cycle(&mut partner, now);
-        partner.credits_consumed = consume(&partner, record.cost)?;
-        for percent in &key.notified_thresholds {
-            if !partner.notified_thresholds.contains(percent) {
-                partner.notified_thresholds.push(*percent);
-            }
-        }
-        written.push(partner);
-    }
+    let fired = thresholds_crossed(&mut key, now);
+    let written = charge_with_partners(txn, &key, record)?;
     for k in &written {
         KEY_TABLE.put(txn, k.id.as_bytes(), k)?;
     }
-
-    let mut tenant: Tenant = TENANT_TABLE
-        .get(txn, record.tenant_id.as_bytes())?
-        .ok_or_else(|| StoreError::NotFound(format!("no tenant `{}`", record.tenant_id)))?;
-    tenant.wallet = i64::try_from(record.cost)
-        .ok()
-        .and_then(|cost| tenant.wallet.checked_sub(cost))
-        .ok_or_else(|| {
-            overflow(format!(
-                "charging {} micro-credits to tenant `{}` (wallet {})",
-                record.cost, tenant.id, tenant.wallet
-            ))
-        })?;
-    TENANT_TABLE.put(txn, tenant.id.as_bytes(), &tenant)?;
-
+    let tenant = debit_tenant(txn, record)?;
     USAGE_TABLE.put(txn, &record.row_key(), record)?;
     rollups::add(txn, record)?;
     let mut pending_rows = Vec::with_capacity(fired.len());
@@ -312,6 +259,83 @@ pub fn apply(
         },
         written,
     ))
+}
+
+/// The spend thresholds the key's consumption reached for the first time
+/// this cycle: marked on the key, returned as events.
+fn thresholds_crossed(key: &mut ApiKey, now: i64) -> Vec<StoredEvent> {
+    let mut fired = Vec::new();
+    let Some(limit) = key.credit_limit else {
+        return fired;
+    };
+    for (percent, event) in EventKind::SPEND_THRESHOLDS {
+        let reached =
+            u128::from(key.credits_consumed) * 100 >= u128::from(limit) * u128::from(percent);
+        if reached && !key.notified_thresholds.contains(&percent) {
+            key.notified_thresholds.push(percent);
+            fired.push(StoredEvent {
+                event,
+                tenant_id: Some(key.tenant_id.clone()),
+                at: now,
+                data: json!({
+                    "keyId": key.id,
+                    "tenantId": key.tenant_id,
+                    "percentage": percent,
+                    "keyName": key.name,
+                    "consumed": micros_to_credits(key.credits_consumed),
+                    "limit": micros_to_credits(limit),
+                })
+                .to_string(),
+            });
+        }
+    }
+    fired
+}
+
+/// The charged key, then its live partners (the other keys of a rotation)
+/// charged the same cost and sharing its notified thresholds: the records
+/// to write.
+fn charge_with_partners(
+    txn: &redb::WriteTransaction,
+    key: &ApiKey,
+    record: &UsageRecord,
+) -> Result<Vec<ApiKey>, StoreError> {
+    let mut written = vec![key.clone()];
+    for partner_id in partners(txn, key)? {
+        let Some(mut partner) = KEY_TABLE.get(txn, partner_id.as_bytes())? else {
+            continue;
+        };
+        if partner.revoked_at.is_some() {
+            continue;
+        }
+        roll_cycle(&mut partner, record.at);
+        partner.credits_consumed = consume(&partner, record.cost)?;
+        for percent in &key.notified_thresholds {
+            if !partner.notified_thresholds.contains(percent) {
+                partner.notified_thresholds.push(*percent);
+            }
+        }
+        written.push(partner);
+    }
+    Ok(written)
+}
+
+/// Takes the cost from the tenant's wallet and writes the tenant.
+fn debit_tenant(txn: &redb::WriteTransaction, record: &UsageRecord) -> Result<Tenant, StoreError> {
+    let mut tenant: Tenant = TENANT_TABLE
+        .get(txn, record.tenant_id.as_bytes())?
+        .ok_or_else(|| StoreError::NotFound(format!("no tenant `{}`", record.tenant_id)))?;
+    tenant.wallet = i64::try_from(record.cost)
+        .ok()
+        .and_then(|cost| tenant.wallet.checked_sub(cost))
+        .ok_or_else(|| {
+            overflow(format!(
+                "charging {} micro-credits to tenant `{}` (wallet {})",
+                record.cost, tenant.id, tenant.wallet
+            ))
+        })?;
+    TENANT_TABLE.put(txn, tenant.id.as_bytes(), &tenant)?;
+    Ok(tenant)
 }
 
 /// A charge that cannot be recorded: refused (the whole transaction with

@@ -1,11 +1,13 @@
 //! `tollgate risk`: the risk rules tried on one request or measured on a
 //! labelled file, without a server.
 
+use std::path::Path;
+
 use serde_json::json;
 
 use super::{Failure, RiskCommand};
 use crate::compliance::classifier::eval::{self, CrossValidation, Report};
-use crate::compliance::{Classifier, Grey, Level};
+use crate::compliance::{Classification, Classifier, Grey, Level};
 
 pub fn run(classifier: &Classifier, command: &RiskCommand) -> Result<(), Failure> {
     match command {
@@ -14,30 +16,7 @@ pub fn run(classifier: &Classifier, command: &RiskCommand) -> Result<(), Failure
             split,
             cross_validate,
             json,
-        } => {
-            let text = std::fs::read_to_string(file)
-                .map_err(|e| Failure::usage(format!("{}: {e}", file.display())))?;
-            let mut cases = eval::parse_cases(&text)
-                .map_err(|e| Failure::usage(format!("{}: {e}", file.display())))?;
-            if let Some(split) = split {
-                cases.retain(|c| c.split.as_deref() == Some(split.as_str()));
-            }
-            let report = eval::evaluate(classifier, &cases);
-            let cv = cross_validate.then(|| eval::cross_validate(classifier, &cases));
-            if *json {
-                let mut out = report.to_json();
-                if let Some(cv) = &cv {
-                    out["cross_validation"] = cv.to_json();
-                }
-                println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
-            } else {
-                print_report(&report);
-                if let Some(cv) = &cv {
-                    print_cross_validation(cv);
-                }
-            }
-            Ok(())
-        }
+        } => evaluate_file(classifier, file, split.as_deref(), *cross_validate, *json),
         RiskCommand::Classify {
             purpose,
             system,
@@ -45,54 +24,110 @@ pub fn run(classifier: &Classifier, command: &RiskCommand) -> Result<(), Failure
             explain,
             json,
         } => {
-            let mut messages = Vec::new();
-            if let Some(system) = system {
-                messages.push(json!({ "role": "system", "content": system }));
-            }
-            messages.push(json!({ "role": "user", "content": text }));
-            let c = classifier.classify(purpose.as_deref(), None, &json!(messages));
-            let grey: Vec<String> = c.grey.iter().map(describe).collect();
-            if *json {
-                let mut view = c.view();
-                view["grey"] = json!(grey);
-                if *explain {
-                    view["explanation"] = c.explanation();
-                }
-                println!(
-                    "{}",
-                    serde_json::to_string_pretty(&view).unwrap_or_default()
-                );
-            } else {
-                println!("level: {}", c.level);
-                println!("reason: {}", c.reason());
-                for hit in &c.hits {
-                    println!(
-                        "  {} ({}, from {})",
-                        hit.rule,
-                        hit.level,
-                        hit.source.as_str()
-                    );
-                    if *explain {
-                        println!("      matched: {}", hit.evidence);
-                        println!("      means: {}", hit.summary);
-                    }
-                }
-                if *explain {
-                    for s in &c.set_aside {
-                        println!(
-                            "  set aside: {} in {}: {}",
-                            s.rule,
-                            s.source.as_str(),
-                            s.why
-                        );
-                    }
-                }
-                for g in grey {
-                    println!("  for a judge: {g}");
-                }
-            }
+            classify_one(
+                classifier,
+                purpose.as_deref(),
+                system.as_deref(),
+                text,
+                *explain,
+                *json,
+            );
             Ok(())
         }
+    }
+}
+
+/// `risk eval`: the rules measured on a labelled file (one split of it
+/// when asked), with cross-validation when asked.
+fn evaluate_file(
+    classifier: &Classifier,
+    file: &Path,
+    split: Option<&str>,
+    cross_validate: bool,
+    json: bool,
+) -> Result<(), Failure> {
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| Failure::usage(format!("{}: {e}", file.display())))?;
+    let mut cases =
+        eval::parse_cases(&text).map_err(|e| Failure::usage(format!("{}: {e}", file.display())))?;
+    if let Some(split) = split {
+        cases.retain(|c| c.split.as_deref() == Some(split));
+    }
+    let report = eval::evaluate(classifier, &cases);
+    let cv = cross_validate.then(|| eval::cross_validate(classifier, &cases));
+    if json {
+        let mut out = report.to_json();
+        if let Some(cv) = &cv {
+            out["cross_validation"] = cv.to_json();
+        }
+        println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
+    } else {
+        print_report(&report);
+        if let Some(cv) = &cv {
+            print_cross_validation(cv);
+        }
+    }
+    Ok(())
+}
+
+/// `risk classify`: one request's classification.
+fn classify_one(
+    classifier: &Classifier,
+    purpose: Option<&str>,
+    system: Option<&str>,
+    text: &str,
+    explain: bool,
+    json: bool,
+) {
+    let mut messages = Vec::new();
+    if let Some(system) = system {
+        messages.push(json!({ "role": "system", "content": system }));
+    }
+    messages.push(json!({ "role": "user", "content": text }));
+    let c = classifier.classify(purpose, None, &json!(messages));
+    let grey: Vec<String> = c.grey.iter().map(describe).collect();
+    if json {
+        let mut view = c.view();
+        view["grey"] = json!(grey);
+        if explain {
+            view["explanation"] = c.explanation();
+        }
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&view).unwrap_or_default()
+        );
+    } else {
+        print_classification(&c, &grey, explain);
+    }
+}
+
+fn print_classification(c: &Classification, grey: &[String], explain: bool) {
+    println!("level: {}", c.level);
+    println!("reason: {}", c.reason());
+    for hit in &c.hits {
+        println!(
+            "  {} ({}, from {})",
+            hit.rule,
+            hit.level,
+            hit.source.as_str()
+        );
+        if explain {
+            println!("      matched: {}", hit.evidence);
+            println!("      means: {}", hit.summary);
+        }
+    }
+    if explain {
+        for s in &c.set_aside {
+            println!(
+                "  set aside: {} in {}: {}",
+                s.rule,
+                s.source.as_str(),
+                s.why
+            );
+        }
+    }
+    for g in grey {
+        println!("  for a judge: {g}");
     }
 }
 
@@ -104,9 +139,32 @@ fn describe(grey: &Grey) -> String {
     }
 }
 
+fn pct(r: f64) -> String {
+    format!("{:.1} %", r * 100.0)
+}
+
 fn print_report(report: &Report) {
-    let pct = |r: f64| format!("{:.1} %", r * 100.0);
     println!("{} cases, rules only", report.total());
+    print_levels(report);
+    print_rates(report);
+    print_slices(report);
+    if !report.misses.is_empty() {
+        println!();
+        println!("misses (id, expected, got, rules):");
+        for m in &report.misses {
+            println!(
+                "  {:<12} {:<11} {:<11} {}",
+                m.id,
+                m.expected.as_str(),
+                m.got.as_str(),
+                m.rules.join(", ")
+            );
+        }
+    }
+}
+
+/// Accuracy per expected level, then the confusion matrix.
+fn print_levels(report: &Report) {
     println!();
     println!("accuracy per expected level (exact level):");
     for level in Level::ALL.iter().rev() {
@@ -139,6 +197,10 @@ fn print_report(report: &Report) {
             row[0]
         );
     }
+}
+
+/// Catch and false-raise rates, areas found, and the cases for a judge.
+fn print_rates(report: &Report) {
     println!();
     println!(
         "catch rate (prohibited + high at or above expected): {} / {} = {}",
@@ -160,6 +222,10 @@ fn print_report(report: &Report) {
         "for a judge (cases): {} content-only hit, {} anchor without act, {} unknown language",
         report.content_only, report.anchor_without_act, report.unknown_language
     );
+}
+
+/// Exact level per language, practice and phrasing family.
+fn print_slices(report: &Report) {
     for (title, map) in [
         ("language", &report.languages),
         ("practice (expected area)", &report.practices),
@@ -181,19 +247,6 @@ fn print_report(report: &Report) {
                 row(2),
                 row(1),
                 row(0)
-            );
-        }
-    }
-    if !report.misses.is_empty() {
-        println!();
-        println!("misses (id, expected, got, rules):");
-        for m in &report.misses {
-            println!(
-                "  {:<12} {:<11} {:<11} {}",
-                m.id,
-                m.expected.as_str(),
-                m.got.as_str(),
-                m.rules.join(", ")
             );
         }
     }

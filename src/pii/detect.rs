@@ -315,11 +315,69 @@ fn number(b: &[u8], i: usize) -> Result<Span, usize> {
 }
 
 fn number_span(b: &[u8], i: usize) -> Result<Span, ()> {
+    let plus = b[i] == b'+';
+    let run = scan_number(b, i + usize::from(plus))?;
+    let Run {
+        digits,
+        groups,
+        seps,
+        end,
+    } = &run;
+    let end = *end;
+    if digits.is_empty() || (end < b.len() && is_word(b[end])) {
+        // A DNI whose letter follows a space or hyphen.
+        return Err(());
+    }
+    let span = |kind| {
+        Ok(Span {
+            start: i,
+            end,
+            kind,
+        })
+    };
+    let n = digits.len();
+    let only = |allowed: &[u8]| seps.iter().all(|c| allowed.contains(c));
+
+    // IPv4: four dotted groups of at most three digits, each up to 255.
+    if !plus && groups.len() == 4 && only(b".") && groups.iter().all(|&g| g <= 3) {
+        return if ipv4_octets_valid(digits, groups) {
+            span(Kind::Ip)
+        } else {
+            Err(())
+        };
+    }
+    if plus {
+        return if (8..=15).contains(&n) {
+            span(Kind::Phone)
+        } else {
+            Err(())
+        };
+    }
+    if let Some(dni) = spaced_dni(b, i, &run) {
+        return Ok(dni);
+    }
+    match national_number(b, i, &run) {
+        Some(kind) => span(kind),
+        None => Err(()),
+    }
+}
+
+/// A run of digits with the separators between its groups.
+struct Run {
+    digits: Vec<u8>,
+    /// The digit count of each group, in order.
+    groups: Vec<usize>,
+    seps: Vec<u8>,
+    /// Just past the last digit.
+    end: usize,
+}
+
+/// Reads digits from `p`, crossing up to two separators when a digit
+/// follows. `Err` when the run is longer than any number we detect.
+fn scan_number(b: &[u8], mut p: usize) -> Result<Run, ()> {
     let mut digits: Vec<u8> = Vec::with_capacity(20);
     let mut groups: Vec<usize> = Vec::new();
     let mut seps: Vec<u8> = Vec::new();
-    let plus = b[i] == b'+';
-    let mut p = i + usize::from(plus);
     let mut end = p;
     let mut group = 0;
     while p < b.len() {
@@ -356,90 +414,93 @@ fn number_span(b: &[u8], i: usize) -> Result<Span, ()> {
     if group > 0 {
         groups.push(group);
     }
-    if digits.is_empty() || (end < b.len() && is_word(b[end])) {
-        // A DNI whose letter follows a space or hyphen.
-        return Err(());
-    }
-    let span = |kind| {
-        Ok(Span {
-            start: i,
-            end,
-            kind,
-        })
-    };
-    let n = digits.len();
-    let separated = !seps.is_empty();
-    let only = |allowed: &[u8]| seps.iter().all(|c| allowed.contains(c));
+    Ok(Run {
+        digits,
+        groups,
+        seps,
+        end,
+    })
+}
 
-    // IPv4: four dotted groups of at most three digits, each up to 255.
-    if !plus && groups.len() == 4 && only(b".") && groups.iter().all(|&g| g <= 3) {
-        let mut k = 0;
-        let valid = groups.iter().all(|&g| {
-            let v = digits[k..k + g]
-                .iter()
-                .fold(0u32, |v, &d| v * 10 + u32::from(d - b'0'));
-            let leading_zero = g > 1 && digits[k] == b'0';
-            k += g;
-            v <= 255 && !leading_zero
-        });
-        return if valid { span(Kind::Ip) } else { Err(()) };
-    }
-    if plus {
-        return if (8..=15).contains(&n) {
-            span(Kind::Phone)
-        } else {
-            Err(())
-        };
-    }
-    // A DNI written `12345678-Z` or `12345678 Z`.
-    if n == 8
-        && !separated
+/// Each dotted group is at most 255, with no leading zero.
+fn ipv4_octets_valid(digits: &[u8], groups: &[usize]) -> bool {
+    let mut k = 0;
+    groups.iter().all(|&g| {
+        let v = digits[k..k + g]
+            .iter()
+            .fold(0u32, |v, &d| v * 10 + u32::from(d - b'0'));
+        let leading_zero = g > 1 && digits[k] == b'0';
+        k += g;
+        v <= 255 && !leading_zero
+    })
+}
+
+/// A DNI written `12345678-Z` or `12345678 Z`: the span takes the letter.
+fn spaced_dni(b: &[u8], i: usize, run: &Run) -> Option<Span> {
+    let end = run.end;
+    if run.digits.len() == 8
+        && run.seps.is_empty()
         && matches!(b.get(end), Some(b'-' | b' '))
         && let Some(&letter) = b.get(end + 1)
         && letter.is_ascii_uppercase()
         && b.get(end + 2).is_none_or(|&c| !is_word(c))
     {
-        let mut compact = digits.clone();
+        let mut compact = run.digits.clone();
         compact.push(letter);
         if checks::dni_nie(&compact) {
-            return Ok(Span {
+            return Some(Span {
                 start: i,
                 end: end + 2,
                 kind: Kind::EsDni,
             });
         }
     }
-    if n == 15 && only(b" ") && checks::nir(&digits) {
-        return span(Kind::FrNir);
+    None
+}
+
+/// The kind of a number without a `+`: national identifiers (checksum,
+/// and for the ambiguous lengths a naming word before), cards, phones.
+fn national_number(b: &[u8], i: usize, run: &Run) -> Option<Kind> {
+    let Run {
+        digits,
+        groups,
+        seps,
+        ..
+    } = run;
+    let n = digits.len();
+    let separated = !seps.is_empty();
+    let only = |allowed: &[u8]| seps.iter().all(|c| allowed.contains(c));
+    if n == 15 && only(b" ") && checks::nir(digits) {
+        return Some(Kind::FrNir);
     }
-    if card_shape(&digits, &groups, only(b" -")) && checks::luhn(&digits) {
-        return span(Kind::Card);
+    if card_shape(digits, groups, only(b" -")) && checks::luhn(digits) {
+        return Some(Kind::Card);
     }
     if n == 11 && only(b" ") {
-        if checks::pesel(&digits) && named_before(b, i, PESEL_WORDS) {
-            return span(Kind::PlPesel);
+        if checks::pesel(digits) && named_before(b, i, PESEL_WORDS) {
+            return Some(Kind::PlPesel);
         }
-        if checks::steuer_id(&digits) && named_before(b, i, STEUER_WORDS) {
-            return span(Kind::DeTaxId);
+        if checks::steuer_id(digits) && named_before(b, i, STEUER_WORDS) {
+            return Some(Kind::DeTaxId);
         }
     }
     if n == 9 && only(b" .") {
-        if checks::bsn(&digits) && named_before(b, i, BSN_WORDS) {
-            return span(Kind::NlBsn);
+        if checks::bsn(digits) && named_before(b, i, BSN_WORDS) {
+            return Some(Kind::NlBsn);
         }
-        if checks::nif(&digits) && named_before(b, i, NIF_WORDS) {
-            return span(Kind::PtNif);
+        if checks::nif(digits) && named_before(b, i, NIF_WORDS) {
+            return Some(Kind::PtNif);
         }
     }
     if only(b".") && separated && !(digits[0] == b'0' && groups.len() > 2 && n >= 9) {
         // Dotted numbers are amounts, versions and dates, except the
         // `06.12.34.56.78` style of French and Dutch phones.
-        return Err(());
+        return None;
     }
-    if national_phone(b, i, &digits, &groups) {
-        return span(Kind::Phone);
+    if national_phone(b, i, digits, groups) {
+        return Some(Kind::Phone);
     }
-    Err(())
+    None
 }
 
 /// Card numbers: known issuer prefixes and lengths, compact or in the

@@ -70,8 +70,56 @@ pub fn to_messages(
     max_output_tokens: Option<u32>,
     stream: bool,
 ) -> Result<Value, UpstreamError> {
+    let (system, turns) = turns(body);
+    let mut out = Map::new();
+    out.insert("model".into(), body["model"].clone());
+    out.insert(
+        "messages".into(),
+        turns
+            .into_iter()
+            .map(|(role, content)| json!({ "role": role, "content": content }))
+            .collect(),
+    );
+    let system: Vec<String> = system.into_iter().filter(|s| !s.is_empty()).collect();
+    if !system.is_empty() {
+        out.insert("system".into(), Value::String(system.join("\n\n")));
+    }
+    let max_tokens = chat_shape::max_tokens(body)
+        .or(max_output_tokens.map(u64::from))
+        .unwrap_or(DEFAULT_MAX_TOKENS);
+    out.insert("max_tokens".into(), json!(max_tokens));
+    for field in ["temperature", "top_p"] {
+        if body[field].is_number() {
+            out.insert(field.into(), body[field].clone());
+        }
+    }
+    if let Some(stop) = chat_shape::stop_sequences(body) {
+        out.insert("stop_sequences".into(), stop);
+    }
+    let tools = tool_definitions(body);
+    if !tools.is_empty() {
+        out.insert("tools".into(), Value::Array(tools));
+    }
+    if let Some(choice) = tool_choice(body, out.contains_key("tools"))? {
+        out.insert("tool_choice".into(), choice);
+    }
+    if let Some(user) = body["user"].as_str() {
+        out.insert("metadata".into(), json!({ "user_id": user }));
+    }
+    if stream {
+        out.insert("stream".into(), json!(true));
+    }
+    Ok(Value::Object(out))
+}
+
+/// A turn: its role and its content blocks.
+type Turn = (String, Vec<Value>);
+
+/// The system texts and the conversation turns of the chat messages,
+/// starting with a user turn as the Messages API requires.
+fn turns(body: &Value) -> (Vec<String>, Vec<Turn>) {
     let mut system: Vec<String> = Vec::new();
-    let mut turns: Vec<(String, Vec<Value>)> = Vec::new();
+    let mut turns: Vec<Turn> = Vec::new();
     let mut push = |role: &str, blocks: Vec<Value>| chat_shape::push_turn(&mut turns, role, blocks);
     for message in body["messages"].as_array().into_iter().flatten() {
         match message["role"].as_str().unwrap_or_default() {
@@ -110,51 +158,34 @@ pub fn to_messages(
             ),
         );
     }
-    let mut out = Map::new();
-    out.insert("model".into(), body["model"].clone());
-    out.insert(
-        "messages".into(),
-        turns
-            .into_iter()
-            .map(|(role, content)| json!({ "role": role, "content": content }))
-            .collect(),
-    );
-    let system: Vec<String> = system.into_iter().filter(|s| !s.is_empty()).collect();
-    if !system.is_empty() {
-        out.insert("system".into(), Value::String(system.join("\n\n")));
-    }
-    let max_tokens = chat_shape::max_tokens(body)
-        .or(max_output_tokens.map(u64::from))
-        .unwrap_or(DEFAULT_MAX_TOKENS);
-    out.insert("max_tokens".into(), json!(max_tokens));
-    for field in ["temperature", "top_p"] {
-        if body[field].is_number() {
-            out.insert(field.into(), body[field].clone());
-        }
-    }
-    if let Some(stop) = chat_shape::stop_sequences(body) {
-        out.insert("stop_sequences".into(), stop);
-    }
-    if let Some(tools) = body["tools"].as_array() {
-        let tools: Vec<Value> = tools
-            .iter()
-            .filter(|t| t["type"] == "function")
-            .map(|t| {
-                let f = &t["function"];
-                let mut tool = json!({
-                    "name": f["name"],
-                    "input_schema": if f["parameters"].is_object() { f["parameters"].clone() } else { json!({ "type": "object" }) },
-                });
-                if let Some(d) = f["description"].as_str() {
-                    tool["description"] = json!(d);
-                }
-                tool
-            })
-            .collect();
-        if !tools.is_empty() {
-            out.insert("tools".into(), Value::Array(tools));
-        }
-    }
+    (system, turns)
+}
+
+/// The request's `function` tools as Anthropic tool definitions.
+fn tool_definitions(body: &Value) -> Vec<Value> {
+    let Some(tools) = body["tools"].as_array() else {
+        return Vec::new();
+    };
+    tools
+        .iter()
+        .filter(|t| t["type"] == "function")
+        .map(|t| {
+            let f = &t["function"];
+            let mut tool = json!({
+                "name": f["name"],
+                "input_schema": if f["parameters"].is_object() { f["parameters"].clone() } else { json!({ "type": "object" }) },
+            });
+            if let Some(d) = f["description"].as_str() {
+                tool["description"] = json!(d);
+            }
+            tool
+        })
+        .collect()
+}
+
+/// The `tool_choice` to send, with parallel tool use turned off when the
+/// request asks so and sends tools.
+fn tool_choice(body: &Value, has_tools: bool) -> Result<Option<Value>, UpstreamError> {
     let mut choice = match &body["tool_choice"] {
         Value::String(s) if s == "auto" => Some(json!({ "type": "auto" })),
         Value::String(s) if s == "none" => Some(json!({ "type": "none" })),
@@ -170,22 +201,13 @@ pub fn to_messages(
             ));
         }
     };
-    if body["parallel_tool_calls"] == false && out.contains_key("tools") {
+    if body["parallel_tool_calls"] == false && has_tools {
         let c = choice.get_or_insert_with(|| json!({ "type": "auto" }));
         if c["type"] != "none" {
             c["disable_parallel_tool_use"] = json!(true);
         }
     }
-    if let Some(choice) = choice {
-        out.insert("tool_choice".into(), choice);
-    }
-    if let Some(user) = body["user"].as_str() {
-        out.insert("metadata".into(), json!({ "user_id": user }));
-    }
-    if stream {
-        out.insert("stream".into(), json!(true));
-    }
-    Ok(Value::Object(out))
+    Ok(choice)
 }
 
 /// OpenAI content parts as Anthropic content blocks.

@@ -107,8 +107,49 @@ pub fn to_generate_content(
     body: &Value,
     images: &HashMap<String, (String, String)>,
 ) -> Result<Value, UpstreamError> {
+    let (system, contents) = turns(body, images)?;
+    let mut out = Map::new();
+    out.insert(
+        "contents".into(),
+        contents
+            .into_iter()
+            .map(|(role, parts)| json!({ "role": role, "parts": parts }))
+            .collect(),
+    );
+    if !system.is_empty() {
+        out.insert("systemInstruction".into(), json!({ "parts": system }));
+    }
+    let config = generation_config(body);
+    if !config.is_empty() {
+        out.insert("generationConfig".into(), Value::Object(config));
+    }
+    let declarations = function_declarations(body);
+    if !declarations.is_empty() {
+        out.insert(
+            "tools".into(),
+            json!([{ "functionDeclarations": declarations }]),
+        );
+    }
+    if let Some(calling) = function_calling(&body["tool_choice"])? {
+        out.insert(
+            "toolConfig".into(),
+            json!({ "functionCallingConfig": calling }),
+        );
+    }
+    Ok(Value::Object(out))
+}
+
+/// A turn: its role and its parts.
+type Turn = (String, Vec<Value>);
+
+/// The system parts and the conversation turns of the chat messages;
+/// tool results name the function their call named.
+fn turns(
+    body: &Value,
+    images: &HashMap<String, (String, String)>,
+) -> Result<(Vec<Value>, Vec<Turn>), UpstreamError> {
     let mut system: Vec<Value> = Vec::new();
-    let mut contents: Vec<(String, Vec<Value>)> = Vec::new();
+    let mut contents: Vec<Turn> = Vec::new();
     let mut tool_names: HashMap<String, String> = HashMap::new();
     let mut push =
         |role: &str, parts: Vec<Value>| chat_shape::push_turn(&mut contents, role, parts);
@@ -132,33 +173,28 @@ pub fn to_generate_content(
                 }
                 push("model", parts);
             }
-            "tool" => {
-                let id = message["tool_call_id"].as_str().unwrap_or_default();
-                let name = tool_names.get(id).cloned().unwrap_or_else(|| id.to_owned());
-                let text = content_text(&message["content"]);
-                let response = serde_json::from_str::<Value>(&text)
-                    .ok()
-                    .filter(Value::is_object)
-                    .unwrap_or_else(|| json!({ "content": text }));
-                push(
-                    "user",
-                    vec![json!({ "functionResponse": { "name": name, "response": response } })],
-                );
-            }
+            "tool" => push("user", vec![function_response(message, &tool_names)]),
             _ => push("user", content_parts(&message["content"], images)?),
         }
     }
-    let mut out = Map::new();
-    out.insert(
-        "contents".into(),
-        contents
-            .into_iter()
-            .map(|(role, parts)| json!({ "role": role, "parts": parts }))
-            .collect(),
-    );
-    if !system.is_empty() {
-        out.insert("systemInstruction".into(), json!({ "parts": system }));
-    }
+    Ok((system, contents))
+}
+
+/// The `functionResponse` part for a `tool` message: the result as JSON
+/// when it is an object, else wrapped as `{"content": text}`.
+fn function_response(message: &Value, tool_names: &HashMap<String, String>) -> Value {
+    let id = message["tool_call_id"].as_str().unwrap_or_default();
+    let name = tool_names.get(id).cloned().unwrap_or_else(|| id.to_owned());
+    let text = content_text(&message["content"]);
+    let response = serde_json::from_str::<Value>(&text)
+        .ok()
+        .filter(Value::is_object)
+        .unwrap_or_else(|| json!({ "content": text }));
+    json!({ "functionResponse": { "name": name, "response": response } })
+}
+
+/// The `generationConfig` fields: sampling, limits, candidates, JSON mode.
+fn generation_config(body: &Value) -> Map<String, Value> {
     let mut config = Map::new();
     for (from, to) in [("temperature", "temperature"), ("top_p", "topP")] {
         if body[from].is_number() {
@@ -187,33 +223,34 @@ pub fn to_generate_content(
         }
         _ => {}
     }
-    if !config.is_empty() {
-        out.insert("generationConfig".into(), Value::Object(config));
-    }
-    if let Some(tools) = body["tools"].as_array() {
-        let declarations: Vec<Value> = tools
-            .iter()
-            .filter(|t| t["type"] == "function")
-            .map(|t| {
-                let f = &t["function"];
-                let mut d = json!({ "name": f["name"] });
-                if let Some(text) = f["description"].as_str() {
-                    d["description"] = json!(text);
-                }
-                if f["parameters"].is_object() {
-                    d["parameters"] = f["parameters"].clone();
-                }
-                d
-            })
-            .collect();
-        if !declarations.is_empty() {
-            out.insert(
-                "tools".into(),
-                json!([{ "functionDeclarations": declarations }]),
-            );
-        }
-    }
-    let calling = match &body["tool_choice"] {
+    config
+}
+
+/// The function declarations of the request's `function` tools.
+fn function_declarations(body: &Value) -> Vec<Value> {
+    let Some(tools) = body["tools"].as_array() else {
+        return Vec::new();
+    };
+    tools
+        .iter()
+        .filter(|t| t["type"] == "function")
+        .map(|t| {
+            let f = &t["function"];
+            let mut d = json!({ "name": f["name"] });
+            if let Some(text) = f["description"].as_str() {
+                d["description"] = json!(text);
+            }
+            if f["parameters"].is_object() {
+                d["parameters"] = f["parameters"].clone();
+            }
+            d
+        })
+        .collect()
+}
+
+/// The `functionCallingConfig` for a `tool_choice`; none when absent.
+fn function_calling(choice: &Value) -> Result<Option<Value>, UpstreamError> {
+    Ok(match choice {
         Value::Null => None,
         Value::String(s) if s == "auto" => Some(json!({ "mode": "AUTO" })),
         Value::String(s) if s == "none" => Some(json!({ "mode": "NONE" })),
@@ -227,14 +264,7 @@ pub fn to_generate_content(
                 format!("`tool_choice` {other} cannot be sent to Gemini"),
             ));
         }
-    };
-    if let Some(calling) = calling {
-        out.insert(
-            "toolConfig".into(),
-            json!({ "functionCallingConfig": calling }),
-        );
-    }
-    Ok(Value::Object(out))
+    })
 }
 
 fn content_parts(

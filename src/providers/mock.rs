@@ -100,8 +100,66 @@ pub fn completion(
 }
 
 pub async fn chat(upstream: &str, body: Value, stream: bool) -> Result<Reply, UpstreamError> {
+    let Plan {
+        reply,
+        cut_after,
+        usage_in_stream,
+    } = plan(upstream, &body).await?;
+    let model = body["model"].as_str().unwrap_or(upstream).to_owned();
+    let prompt_tokens = tokens::estimate_messages(&body["messages"]);
+    let completion_tokens = reply.tokens();
+    let usage = json!({
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion_tokens,
+        "total_tokens": prompt_tokens + completion_tokens,
+    });
+    let id = format!("chatcmpl-mock-{}", ulid::Ulid::generate());
+    let created = crate::base::time::now_ms() / 1000;
+    if !stream {
+        if cut_after.is_some() {
+            return Err(UpstreamError::new(Failure::Garbage, "mock cut the body"));
+        }
+        return Ok(Reply::Complete(json!({
+            "id": id,
+            "object": "chat.completion",
+            "created": created,
+            "model": model,
+            "choices": [{ "index": 0, "message": reply.message(), "finish_reason": reply.finish_reason() }],
+            "usage": usage,
+        })));
+    }
+    let chunk = |delta: Value, finish: Value| {
+        json!({
+            "id": id, "object": "chat.completion.chunk", "created": created, "model": model,
+            "choices": [{ "index": 0, "delta": delta, "finish_reason": finish }],
+        })
+    };
+    let chunks = stream_chunks(&reply, chunk, usage_in_stream.then_some(usage));
+    let items: Vec<Result<Value, UpstreamError>> = match cut_after {
+        Some(n) => chunks
+            .into_iter()
+            .take(n)
+            .map(Ok)
+            .chain([Err(UpstreamError::new(Failure::Cut, "mock cut the stream"))])
+            .collect(),
+        None => chunks.into_iter().map(Ok).collect(),
+    };
+    Ok(Reply::Stream(Box::pin(futures::stream::iter(items))))
+}
+
+/// What the upstream name asks the mock to do.
+struct Plan {
+    reply: Answer,
+    /// Break the stream off after this many chunks.
+    cut_after: Option<usize>,
+    usage_in_stream: bool,
+}
+
+/// Reads the behaviour from the upstream name; `slow` waits here, `error`
+/// and an unknown behaviour fail.
+async fn plan(upstream: &str, body: &Value) -> Result<Plan, UpstreamError> {
     let (behaviour, argument) = upstream.split_once(':').unwrap_or((upstream, ""));
-    let last_user = last_user_text(&body);
+    let last_user = last_user_text(body);
     let mut reply = Answer::Text(format!("echo: {last_user}"));
     let mut cut_after = None;
     let mut usage_in_stream = body["stream_options"]["include_usage"]
@@ -133,40 +191,25 @@ pub async fn chat(upstream: &str, body: Value, stream: bool) -> Result<Reply, Up
             ));
         }
     }
-    let model = body["model"].as_str().unwrap_or(upstream).to_owned();
-    let prompt_tokens = tokens::estimate_messages(&body["messages"]);
-    let completion_tokens = reply.tokens();
-    let usage = json!({
-        "prompt_tokens": prompt_tokens,
-        "completion_tokens": completion_tokens,
-        "total_tokens": prompt_tokens + completion_tokens,
-    });
-    let id = format!("chatcmpl-mock-{}", ulid::Ulid::generate());
-    let created = crate::base::time::now_ms() / 1000;
-    if !stream {
-        if cut_after.is_some() {
-            return Err(UpstreamError::new(Failure::Garbage, "mock cut the body"));
-        }
-        return Ok(Reply::Complete(json!({
-            "id": id,
-            "object": "chat.completion",
-            "created": created,
-            "model": model,
-            "choices": [{ "index": 0, "message": reply.message(), "finish_reason": reply.finish_reason() }],
-            "usage": usage,
-        })));
-    }
-    let chunk = |delta: Value, finish: Value| {
-        json!({
-            "id": id, "object": "chat.completion.chunk", "created": created, "model": model,
-            "choices": [{ "index": 0, "delta": delta, "finish_reason": finish }],
-        })
-    };
+    Ok(Plan {
+        reply,
+        cut_after,
+        usage_in_stream,
+    })
+}
+
+/// The stream's chunks: the role, the text word by word or the tool call
+/// in two halves, the finish reason, then the usage when given.
+fn stream_chunks(
+    reply: &Answer,
+    chunk: impl Fn(Value, Value) -> Value,
+    usage: Option<Value>,
+) -> Vec<Value> {
     let mut chunks = vec![chunk(
         json!({ "role": "assistant", "content": "" }),
         Value::Null,
     )];
-    match &reply {
+    match reply {
         Answer::Text(text) => {
             for piece in text.split_inclusive(' ') {
                 chunks.push(chunk(json!({ "content": piece }), Value::Null));
@@ -184,22 +227,13 @@ pub async fn chat(upstream: &str, body: Value, stream: bool) -> Result<Reply, Up
         }
     }
     chunks.push(chunk(json!({}), json!(reply.finish_reason())));
-    if usage_in_stream {
+    if let Some(usage) = usage {
         let mut last = chunk(json!({}), Value::Null);
         last["choices"] = json!([]);
         last["usage"] = usage;
         chunks.push(last);
     }
-    let items: Vec<Result<Value, UpstreamError>> = match cut_after {
-        Some(n) => chunks
-            .into_iter()
-            .take(n)
-            .map(Ok)
-            .chain([Err(UpstreamError::new(Failure::Cut, "mock cut the stream"))])
-            .collect(),
-        None => chunks.into_iter().map(Ok).collect(),
-    };
-    Ok(Reply::Stream(Box::pin(futures::stream::iter(items))))
+    chunks
 }
 
 enum Answer {

@@ -97,12 +97,18 @@ fn provider_url(text: &str) -> Result<Url, String> {
     Ok(url)
 }
 
+/// Builds the error for a field: its span, its dotted key, the message.
+type Bad<'a> = &'a dyn Fn(Range<usize>, String, String) -> ConfigError;
+
+fn key(field: &str) -> String {
+    format!("sso.{field}")
+}
+
 pub(crate) fn validate(
     raw: RawSso,
-    bad: &dyn Fn(Range<usize>, String, String) -> ConfigError,
+    bad: Bad<'_>,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<SsoConfig, ConfigError> {
-    let key = |field: &str| format!("sso.{field}");
     let issuer = raw.issuer.get_ref().trim().to_owned();
     provider_url(&issuer).map_err(|m| bad(raw.issuer.span(), key("issuer"), m))?;
     let client_id = raw.client_id.get_ref().trim().to_owned();
@@ -113,10 +119,45 @@ pub(crate) fn validate(
             "must not be empty".into(),
         ));
     }
-    let name = raw.client_secret_env.get_ref().trim().to_owned();
+    let (name, client_secret) = client_secret(&raw.client_secret_env, bad, env)?;
+    let redirect_url = redirect_url(&raw.redirect_url, bad)?;
+    let scopes = scopes(raw.scopes, bad)?;
+    let (role_claim, role_map) = roles(raw.role_claim, raw.role_map, raw.issuer.span(), bad)?;
+    let default_tenant = raw.default_tenant.map(|t| t.into_inner().trim().to_owned());
+    if raw.create_accounts && (role_claim.is_none() || default_tenant.is_none()) {
+        return Err(bad(
+            raw.issuer.span(),
+            key("create_accounts"),
+            "needs `role_claim`, `role_map` and `default_tenant`: a new account takes its role from the token and lives in that tenant".into(),
+        ));
+    }
+    let allowed_email_domains = email_domains(raw.allowed_email_domains, bad)?;
+    Ok(SsoConfig {
+        issuer,
+        client_id,
+        client_secret_env: name,
+        client_secret,
+        redirect_url,
+        scopes,
+        role_claim,
+        role_map,
+        default_tenant,
+        allowed_email_domains,
+        create_accounts: raw.create_accounts,
+        password_login: raw.password_login.unwrap_or(true),
+    })
+}
+
+/// The secret's environment variable name, and its (non-blank) value.
+fn client_secret(
+    env_name: &Spanned<String>,
+    bad: Bad<'_>,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<(String, Secret), ConfigError> {
+    let name = env_name.get_ref().trim().to_owned();
     if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
         return Err(bad(
-            raw.client_secret_env.span(),
+            env_name.span(),
             key("client_secret_env"),
             format!("`{name}` is not an environment variable name"),
         ));
@@ -126,28 +167,38 @@ pub(crate) fn validate(
         .map(|v| Secret::new(v.trim().to_owned()))
         .ok_or_else(|| {
             bad(
-                raw.client_secret_env.span(),
+                env_name.span(),
                 key("client_secret_env"),
                 format!(
                     "the environment variable `{name}` is not set; it must hold the client secret"
                 ),
             )
         })?;
-    let redirect_url = Url::parse(raw.redirect_url.get_ref().trim())
+    Ok((name, client_secret))
+}
+
+/// The redirect URL: an http(s) URL whose path is [`CALLBACK_PATH`].
+fn redirect_url(raw: &Spanned<String>, bad: Bad<'_>) -> Result<Url, ConfigError> {
+    Url::parse(raw.get_ref().trim())
         .ok()
         .filter(|u| matches!(u.scheme(), "http" | "https") && u.path() == CALLBACK_PATH)
         .filter(|u| u.query().is_none() && u.fragment().is_none())
         .ok_or_else(|| {
             bad(
-                raw.redirect_url.span(),
+                raw.span(),
                 key("redirect_url"),
                 format!(
                     "`{}` must be the public http(s) URL of {CALLBACK_PATH}, such as https://gateway.example.com{CALLBACK_PATH}",
-                    raw.redirect_url.get_ref()
+                    raw.get_ref()
                 ),
             )
-        })?;
-    let scopes = match raw.scopes {
+        })
+}
+
+/// The scopes asked for: the configured list (with `openid`), or the
+/// default `openid email profile`.
+fn scopes(raw: Option<Spanned<Vec<String>>>, bad: Bad<'_>) -> Result<Vec<String>, ConfigError> {
+    Ok(match raw {
         Some(s) => {
             let list: Vec<String> = s.get_ref().iter().map(|v| v.trim().to_owned()).collect();
             if !list.iter().any(|v| v == "openid")
@@ -162,16 +213,26 @@ pub(crate) fn validate(
             list
         }
         None => vec!["openid".into(), "email".into(), "profile".into()],
-    };
+    })
+}
+
+/// The role claim and its value-to-role map: both or neither.
+/// `issuer_span` points the error at the table when the claim is missing.
+fn roles(
+    raw_claim: Option<Spanned<String>>,
+    raw_map: BTreeMap<String, Spanned<String>>,
+    issuer_span: Range<usize>,
+    bad: Bad<'_>,
+) -> Result<(Option<String>, BTreeMap<String, Role>), ConfigError> {
     let mut role_map = BTreeMap::new();
-    for (value, role) in raw.role_map {
+    for (value, role) in raw_map {
         let parsed: Role = role
             .get_ref()
             .parse()
             .map_err(|m| bad(role.span(), key(&format!("role_map.{value}")), m))?;
         role_map.insert(value, parsed);
     }
-    let role_claim = raw.role_claim.map(|c| {
+    let role_claim = raw_claim.map(|c| {
         let claim = c.get_ref().trim().to_owned();
         (claim, c.span())
     });
@@ -185,23 +246,20 @@ pub(crate) fn validate(
         }
         None if !role_map.is_empty() => {
             return Err(bad(
-                raw.issuer.span(),
+                issuer_span,
                 key("role_map"),
                 "has no effect without `role_claim`".into(),
             ));
         }
         _ => {}
     }
-    let default_tenant = raw.default_tenant.map(|t| t.into_inner().trim().to_owned());
-    if raw.create_accounts && (role_claim.is_none() || default_tenant.is_none()) {
-        return Err(bad(
-            raw.issuer.span(),
-            key("create_accounts"),
-            "needs `role_claim`, `role_map` and `default_tenant`: a new account takes its role from the token and lives in that tenant".into(),
-        ));
-    }
+    Ok((role_claim.map(|(c, _)| c), role_map))
+}
+
+/// The allowed email domains, lower-cased, without a leading `@`.
+fn email_domains(raw: Vec<Spanned<String>>, bad: Bad<'_>) -> Result<Vec<String>, ConfigError> {
     let mut allowed_email_domains = Vec::new();
-    for d in raw.allowed_email_domains {
+    for d in raw {
         let domain = d.get_ref().trim().trim_start_matches('@').to_lowercase();
         if domain.is_empty() || domain.contains('@') || domain.contains(' ') {
             return Err(bad(
@@ -212,18 +270,5 @@ pub(crate) fn validate(
         }
         allowed_email_domains.push(domain);
     }
-    Ok(SsoConfig {
-        issuer,
-        client_id,
-        client_secret_env: name,
-        client_secret,
-        redirect_url,
-        scopes,
-        role_claim: role_claim.map(|(c, _)| c),
-        role_map,
-        default_tenant,
-        allowed_email_domains,
-        create_accounts: raw.create_accounts,
-        password_login: raw.password_login.unwrap_or(true),
-    })
+    Ok(allowed_email_domains)
 }

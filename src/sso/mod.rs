@@ -28,7 +28,7 @@ use serde_json::json;
 
 use self::config::SsoConfig;
 use self::provider::Provider;
-use self::token::{Expected, Failure};
+use self::token::{Expected, Failure, IdClaims};
 use crate::audit::{self, Draft};
 use crate::auth::accounts::{self, Account, Role};
 use crate::base::ids::{random_token, sha256};
@@ -316,9 +316,23 @@ impl Sso {
         callback: Callback,
         binding: Option<&str>,
     ) -> Result<(Completed, bool), Refused> {
-        let pending = callback
-            .state
-            .as_deref()
+        let pending = self.take_pending(callback.state.as_deref(), binding)?;
+        if let Some(error) = callback.error {
+            let mut refused = Refused::from(Refusal::ProviderDenied);
+            refused.detail = Some(format!("the provider answered `{}`", cut(&error)));
+            return Err(refused);
+        }
+        let code = callback.code.ok_or(Refusal::BadState)?;
+        let claims = self.verified_claims(&code, &pending).await?;
+        let (account, created) = self.account_for(store, &claims).await?;
+        let code = self.handoffs.issue(&account.id, Instant::now());
+        Ok((Completed { account, code }, created))
+    }
+
+    /// The unexpired pending sign-in the callback's `state` names, taken
+    /// out (a state works once), if the browser's cookie binds it.
+    fn take_pending(&self, state: Option<&str>, binding: Option<&str>) -> Result<Pending, Refusal> {
+        let pending = state
             .and_then(|state| self.pending.lock().expect("pending lock").remove(state))
             .filter(|p| p.at.elapsed() < PENDING_TTL)
             .ok_or(Refusal::BadState)?;
@@ -326,21 +340,21 @@ impl Sso {
             subtle::ConstantTimeEq::ct_eq(&sha256(b.as_bytes())[..], &pending.binding[..]).into()
         });
         if !bound {
-            return Err(Refusal::BadState.into());
+            return Err(Refusal::BadState);
         }
-        if let Some(error) = callback.error {
-            let mut refused = Refused::from(Refusal::ProviderDenied);
-            refused.detail = Some(format!("the provider answered `{}`", cut(&error)));
-            return Err(refused);
-        }
-        let code = callback.code.ok_or(Refusal::BadState)?;
+        Ok(pending)
+    }
+
+    /// Redeems the code and verifies the ID token, fetching the JWKS again
+    /// once when the token's key is unknown (the provider rotated keys).
+    async fn verified_claims(&self, code: &str, pending: &Pending) -> Result<IdClaims, Refused> {
         let provider_error = |e: provider::ProviderError| Refused {
             detail: Some(e.0),
             ..Refused::from(Refusal::ProviderError)
         };
         let id_token = self
             .provider
-            .redeem(&code, &pending.verifier)
+            .redeem(code, &pending.verifier)
             .await
             .map_err(provider_error)?;
         let expected = Expected {
@@ -349,7 +363,7 @@ impl Sso {
             nonce: &pending.nonce,
         };
         let keys = self.provider.keys(false).await.map_err(provider_error)?;
-        let claims = match token::verify(&id_token, &keys, &expected) {
+        match token::verify(&id_token, &keys, &expected) {
             Err(Failure::UnknownKey) => {
                 let keys = self.provider.keys(true).await.map_err(provider_error)?;
                 token::verify(&id_token, &keys, &expected)
@@ -362,8 +376,16 @@ impl Sso {
                 ..Refused::from(Refusal::InvalidToken)
             },
             Failure::Refused(r) => r.into(),
-        })?;
+        })
+    }
 
+    /// The account the verified token signs in (created on a first sign-in
+    /// when configured so), and whether it was created.
+    async fn account_for(
+        &self,
+        store: &Store,
+        claims: &IdClaims,
+    ) -> Result<(Account, bool), Refused> {
         let email = claims.email.as_deref().ok_or(Refusal::EmailMissing)?;
         let email = accounts::normalize_email(email).map_err(|_| Refusal::EmailMissing)?;
         let with_email = |refusal: Refusal, account: Option<&Account>| Refused {
@@ -392,7 +414,7 @@ impl Sso {
             ),
             None => None,
         };
-        let (account, created) = match (found, role) {
+        Ok(match (found, role) {
             (Some(account), _) if account.disabled => {
                 return Err(with_email(Refusal::AccountDisabled, Some(&account)));
             }
@@ -409,9 +431,7 @@ impl Sso {
                 (account, true)
             }
             (None, _) => return Err(with_email(Refusal::NoAccount, None)),
-        };
-        let code = self.handoffs.issue(&account.id, Instant::now());
-        Ok((Completed { account, code }, created))
+        })
     }
 
     /// The provider's groups decide the role at each sign-in. A change that

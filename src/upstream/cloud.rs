@@ -65,6 +65,38 @@ pub fn validate(
     raw: RawCloud,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Cloud, Refusal> {
+    refuse_foreign_fields(kind, &raw)?;
+    match kind {
+        ProviderKind::Azure => Ok(Cloud::Azure {
+            api_version: required(kind, "api_version", raw.api_version)?,
+        }),
+        ProviderKind::Vertex => {
+            let project = required(kind, "project", raw.project)?;
+            let location = required(kind, "location", raw.location)?;
+            // Both are one path segment and the location part of a host name.
+            if !location
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-')
+            {
+                return Err((
+                    None,
+                    "location",
+                    format!("`{location}` is not a Google Cloud location such as `europe-west4`"),
+                ));
+            }
+            let credentials = vertex_credentials(raw.credentials_file, raw.access_token_env, env)?;
+            Ok(Cloud::Vertex(Arc::new(Vertex {
+                project,
+                location,
+                tokens: TokenSource::new(credentials),
+            })))
+        }
+        _ => Ok(Cloud::None),
+    }
+}
+
+/// Refuses a field that is not a setting of `kind`.
+fn refuse_foreign_fields(kind: ProviderKind, raw: &RawCloud) -> Result<(), Refusal> {
     let allowed: &[&str] = match kind {
         ProviderKind::Azure => &["api_version"],
         ProviderKind::Vertex => &[
@@ -96,7 +128,16 @@ pub fn validate(
             ));
         }
     }
-    let required = |name: &'static str, value: Option<Spanned<String>>| match value {
+    Ok(())
+}
+
+/// A field `kind` needs, trimmed and not empty.
+fn required(
+    kind: ProviderKind,
+    name: &'static str,
+    value: Option<Spanned<String>>,
+) -> Result<String, Refusal> {
+    match value {
         Some(v) if !v.get_ref().trim().is_empty() => Ok(v.into_inner().trim().to_owned()),
         Some(v) => Err((Some(v.span()), name, "must not be empty".to_owned())),
         None => Err((
@@ -104,64 +145,47 @@ pub fn validate(
             name,
             format!("provider kind `{}` needs {name}", kind.as_str()),
         )),
-    };
-    match kind {
-        ProviderKind::Azure => Ok(Cloud::Azure {
-            api_version: required("api_version", raw.api_version)?,
-        }),
-        ProviderKind::Vertex => {
-            let project = required("project", raw.project)?;
-            let location = required("location", raw.location)?;
-            // Both are one path segment and the location part of a host name.
-            if !location
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '-')
-            {
+    }
+}
+
+/// Vertex credentials: a service account key file, or an environment
+/// variable holding an access token; exactly one of the two.
+fn vertex_credentials(
+    credentials_file: Option<Spanned<String>>,
+    access_token_env: Option<Spanned<String>>,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Credentials, Refusal> {
+    Ok(match (credentials_file, access_token_env) {
+        (Some(file), None) => Credentials::ServiceAccount(
+            ServiceAccount::load(Path::new(file.get_ref()))
+                .map_err(|e| (Some(file.span()), "credentials_file", e.to_string()))?,
+        ),
+        (None, Some(name)) => {
+            let n = name.get_ref();
+            if n.is_empty() || !n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
                 return Err((
-                    None,
-                    "location",
-                    format!("`{location}` is not a Google Cloud location such as `europe-west4`"),
+                    Some(name.span()),
+                    "access_token_env",
+                    format!("`{n}` is not an environment variable name"),
                 ));
             }
-            let credentials = match (raw.credentials_file, raw.access_token_env) {
-                (Some(file), None) => Credentials::ServiceAccount(
-                    ServiceAccount::load(Path::new(file.get_ref()))
-                        .map_err(|e| (Some(file.span()), "credentials_file", e.to_string()))?,
-                ),
-                (None, Some(name)) => {
-                    let n = name.get_ref();
-                    if n.is_empty() || !n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-                        return Err((
-                            Some(name.span()),
-                            "access_token_env",
-                            format!("`{n}` is not an environment variable name"),
-                        ));
-                    }
-                    Credentials::Token(env(n).filter(|v| !v.is_empty()).map(Secret::new))
-                }
-                (Some(file), Some(_)) => {
-                    return Err((
-                        Some(file.span()),
-                        "credentials_file",
-                        "give credentials_file or access_token_env, not both".into(),
-                    ));
-                }
-                (None, None) => {
-                    return Err((
-                        None,
-                        "credentials_file",
-                        "provider kind `vertex` needs credentials_file (a service account key file) or access_token_env".into(),
-                    ));
-                }
-            };
-            Ok(Cloud::Vertex(Arc::new(Vertex {
-                project,
-                location,
-                tokens: TokenSource::new(credentials),
-            })))
+            Credentials::Token(env(n).filter(|v| !v.is_empty()).map(Secret::new))
         }
-        _ => Ok(Cloud::None),
-    }
+        (Some(file), Some(_)) => {
+            return Err((
+                Some(file.span()),
+                "credentials_file",
+                "give credentials_file or access_token_env, not both".into(),
+            ));
+        }
+        (None, None) => {
+            return Err((
+                None,
+                "credentials_file",
+                "provider kind `vertex` needs credentials_file (a service account key file) or access_token_env".into(),
+            ));
+        }
+    })
 }
 
 #[cfg(test)]

@@ -244,10 +244,7 @@ pub(super) fn compile<'a>(
     table: &str,
     packs: impl IntoIterator<Item = (&'a str, &'a str)>,
 ) -> Result<Compiled, PackError> {
-    let error = |file: &str, message: String| PackError {
-        file: file.to_owned(),
-        message,
-    };
+    let error = pack_error;
     let raw: RawTable = toml::from_str(table).map_err(|e| error(RULES_FILE, e.to_string()))?;
     let index: HashMap<&str, usize> = raw
         .rules
@@ -258,12 +255,43 @@ pub(super) fn compile<'a>(
     if index.len() != raw.rules.len() {
         return Err(error(RULES_FILE, "a rule id appears twice".into()));
     }
+    let mut rules = rule_metas(&raw, &index)?;
+    let mut builder = Builder::default();
+    let mut languages = Vec::new();
+    for (file, text) in packs {
+        let pack: RawPack = toml::from_str(text).map_err(|e| error(file, e.to_string()))?;
+        let lang = u8::try_from(languages.len())
+            .map_err(|_| error(file, "too many language packs".into()))?;
+        add_pack(&mut builder, &mut rules, &index, file, &pack, lang)?;
+        languages.push(pack.language);
+    }
+    let automaton = AhoCorasick::builder()
+        .match_kind(MatchKind::Standard)
+        .build(builder.texts.iter())
+        .map_err(|e| error("(all packs)", e.to_string()))?;
+    Ok(Compiled {
+        rules,
+        languages,
+        automaton,
+        patterns: builder.patterns,
+    })
+}
+
+fn pack_error(file: &str, message: String) -> PackError {
+    PackError {
+        file: file.to_owned(),
+        message,
+    }
+}
+
+/// The rules of the table, their `exception_to` resolved to an index.
+fn rule_metas(raw: &RawTable, index: &HashMap<&str, usize>) -> Result<Vec<RuleMeta>, PackError> {
     let mut rules = Vec::with_capacity(raw.rules.len());
     for r in &raw.rules {
         let exception_to = match &r.exception_to {
             None => None,
             Some(id) => Some(*index.get(id.as_str()).ok_or_else(|| {
-                error(
+                pack_error(
                     RULES_FILE,
                     format!("rule {}: exception_to names an unknown rule `{id}`", r.id),
                 )
@@ -279,66 +307,61 @@ pub(super) fn compile<'a>(
             has_objects: false,
         });
     }
+    Ok(rules)
+}
 
-    let mut builder = Builder::default();
-    let mut languages = Vec::new();
-    for (file, text) in packs {
-        let pack: RawPack = toml::from_str(text).map_err(|e| error(file, e.to_string()))?;
-        let lang = u8::try_from(languages.len())
-            .map_err(|_| error(file, "too many language packs".into()))?;
-        languages.push(pack.language);
-        let add = |b: &mut Builder, terms: &[String], role: Role, edge: Option<Edge>| {
-            terms
-                .iter()
-                .try_for_each(|t| b.add(t, role, edge).map_err(|m| error(file, m)))
-        };
-        add(
-            &mut builder,
-            &pack.stopwords,
-            Role::Stopword(lang),
-            Some(Edge::Word),
-        )?;
-        let f = &pack.framing;
-        add(&mut builder, &f.meta, Role::Meta, None)?;
-        add(&mut builder, &f.fiction, Role::Fiction, None)?;
-        add(&mut builder, &f.artefact, Role::Artefact, None)?;
-        add(&mut builder, &f.self_use, Role::SelfUse, None)?;
-        add(&mut builder, &f.legal_person, Role::LegalPerson, None)?;
-        add(&mut builder, &f.persons, Role::Person, None)?;
-        add(&mut builder, &f.tool_prompt, Role::ToolPrompt, None)?;
-        add(&mut builder, &f.building, Role::Building, None)?;
-        add(&mut builder, &f.negation, Role::Negation, Some(Edge::Word))?;
-        add(
-            &mut builder,
-            &f.negation_after,
-            Role::NegationAfter,
-            Some(Edge::Word),
-        )?;
-        for (id, terms) in &pack.rules {
-            let &i = index
-                .get(id.as_str())
-                .ok_or_else(|| error(file, format!("unknown rule id `{id}` (see rules.toml)")))?;
-            let r = i as u16;
-            add(&mut builder, &terms.purpose, Role::Purpose(r), None)?;
-            add(&mut builder, &terms.anchors, Role::Anchor(r), None)?;
-            add(&mut builder, &terms.acts, Role::Act(r), None)?;
-            add(&mut builder, &terms.objects, Role::Object(r), None)?;
-            add(&mut builder, &terms.suppressors, Role::Suppressor(r), None)?;
-            add(&mut builder, &terms.exceptions, Role::Exception(r), None)?;
-            rules[i].has_acts |= !terms.acts.is_empty();
-            rules[i].has_objects |= !terms.objects.is_empty();
-        }
+/// Adds one language pack's terms, each with its role, and marks the
+/// rules that have acts or objects.
+fn add_pack(
+    builder: &mut Builder,
+    rules: &mut [RuleMeta],
+    index: &HashMap<&str, usize>,
+    file: &str,
+    pack: &RawPack,
+    lang: u8,
+) -> Result<(), PackError> {
+    let add = |b: &mut Builder, terms: &[String], role: Role, edge: Option<Edge>| {
+        terms
+            .iter()
+            .try_for_each(|t| b.add(t, role, edge).map_err(|m| pack_error(file, m)))
+    };
+    add(
+        builder,
+        &pack.stopwords,
+        Role::Stopword(lang),
+        Some(Edge::Word),
+    )?;
+    let f = &pack.framing;
+    add(builder, &f.meta, Role::Meta, None)?;
+    add(builder, &f.fiction, Role::Fiction, None)?;
+    add(builder, &f.artefact, Role::Artefact, None)?;
+    add(builder, &f.self_use, Role::SelfUse, None)?;
+    add(builder, &f.legal_person, Role::LegalPerson, None)?;
+    add(builder, &f.persons, Role::Person, None)?;
+    add(builder, &f.tool_prompt, Role::ToolPrompt, None)?;
+    add(builder, &f.building, Role::Building, None)?;
+    add(builder, &f.negation, Role::Negation, Some(Edge::Word))?;
+    add(
+        builder,
+        &f.negation_after,
+        Role::NegationAfter,
+        Some(Edge::Word),
+    )?;
+    for (id, terms) in &pack.rules {
+        let &i = index
+            .get(id.as_str())
+            .ok_or_else(|| pack_error(file, format!("unknown rule id `{id}` (see rules.toml)")))?;
+        let r = i as u16;
+        add(builder, &terms.purpose, Role::Purpose(r), None)?;
+        add(builder, &terms.anchors, Role::Anchor(r), None)?;
+        add(builder, &terms.acts, Role::Act(r), None)?;
+        add(builder, &terms.objects, Role::Object(r), None)?;
+        add(builder, &terms.suppressors, Role::Suppressor(r), None)?;
+        add(builder, &terms.exceptions, Role::Exception(r), None)?;
+        rules[i].has_acts |= !terms.acts.is_empty();
+        rules[i].has_objects |= !terms.objects.is_empty();
     }
-    let automaton = AhoCorasick::builder()
-        .match_kind(MatchKind::Standard)
-        .build(builder.texts.iter())
-        .map_err(|e| error("(all packs)", e.to_string()))?;
-    Ok(Compiled {
-        rules,
-        languages,
-        automaton,
-        patterns: builder.patterns,
-    })
+    Ok(())
 }
 
 #[derive(Default)]

@@ -49,6 +49,45 @@ pub fn to_converse(
     images: &HashMap<String, (String, String)>,
     max_output_tokens: Option<u32>,
 ) -> Result<Value, UpstreamError> {
+    let Conversation {
+        system,
+        turns,
+        used_tools,
+    } = conversation(body, images)?;
+    let mut out = Map::new();
+    out.insert(
+        "messages".into(),
+        turns
+            .into_iter()
+            .map(|(role, content)| json!({ "role": role, "content": content }))
+            .collect(),
+    );
+    if !system.is_empty() {
+        out.insert("system".into(), Value::Array(system));
+    }
+    let inference = inference_config(body, max_output_tokens);
+    if !inference.is_empty() {
+        out.insert("inferenceConfig".into(), Value::Object(inference));
+    }
+    if let Some(config) = tool_config(body, used_tools)? {
+        out.insert("toolConfig".into(), config);
+    }
+    Ok(Value::Object(out))
+}
+
+/// The chat messages as Converse sees them.
+struct Conversation {
+    system: Vec<Value>,
+    /// Role and content blocks, starting with a user turn.
+    turns: Vec<(String, Vec<Value>)>,
+    /// A tool call or result is in the history.
+    used_tools: bool,
+}
+
+fn conversation(
+    body: &Value,
+    images: &HashMap<String, (String, String)>,
+) -> Result<Conversation, UpstreamError> {
     let mut system: Vec<Value> = Vec::new();
     let mut turns: Vec<(String, Vec<Value>)> = Vec::new();
     let mut push = |role: &str, blocks: Vec<Value>| chat_shape::push_turn(&mut turns, role, blocks);
@@ -93,17 +132,15 @@ pub fn to_converse(
     if turns.first().is_some_and(|(role, _)| role == "assistant") {
         turns.insert(0, ("user".into(), vec![json!({ "text": "(continue)" })]));
     }
-    let mut out = Map::new();
-    out.insert(
-        "messages".into(),
-        turns
-            .into_iter()
-            .map(|(role, content)| json!({ "role": role, "content": content }))
-            .collect(),
-    );
-    if !system.is_empty() {
-        out.insert("system".into(), Value::Array(system));
-    }
+    Ok(Conversation {
+        system,
+        turns,
+        used_tools,
+    })
+}
+
+/// `inferenceConfig`: the output limit, sampling and stop sequences.
+fn inference_config(body: &Value, max_output_tokens: Option<u32>) -> Map<String, Value> {
     let mut inference = Map::new();
     let max_tokens = chat_shape::max_tokens(body).or(max_output_tokens.map(u64::from));
     if let Some(n) = max_tokens {
@@ -118,13 +155,7 @@ pub fn to_converse(
     if let Some(stop) = chat_shape::stop_sequences(body) {
         inference.insert("stopSequences".into(), stop);
     }
-    if !inference.is_empty() {
-        out.insert("inferenceConfig".into(), Value::Object(inference));
-    }
-    if let Some(config) = tool_config(body, used_tools)? {
-        out.insert("toolConfig".into(), config);
-    }
-    Ok(Value::Object(out))
+    inference
 }
 
 /// `toolConfig` for the request's tools and `tool_choice`. Converse has no

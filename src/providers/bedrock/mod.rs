@@ -106,7 +106,38 @@ pub async fn chat(
     let request = converse::to_converse(&body, &images, model.max_output_tokens)?;
     let payload = serde_json::to_vec(&request).expect("JSON values serialize");
     let url = endpoint(base, &model.upstream, stream);
+    let (headers, authorization) = sign(settings, key_id, secret, &url, &payload);
+    let mut builder = http_client
+        .post(url)
+        .header("authorization", authorization)
+        .body(payload);
+    for (name, value) in headers.iter().filter(|(n, _)| n != "host") {
+        builder = builder.header(name, value);
+    }
+    if stream {
+        builder = builder.header("accept", "application/vnd.amazon.eventstream");
+    }
+    let sent = http::send(builder, provider, base)
+        .await
+        .map_err(|e| redact(e, [Some(secret), token]))?;
+    if stream {
+        let events = stream_events(sent.response.bytes_stream());
+        return Ok(Reply::Stream(converse::translate_stream(events, name)));
+    }
+    let answer = http::read_json(sent).await?;
+    Ok(Reply::Complete(converse::from_converse(&answer, &name)?))
+}
 
+/// The SigV4-signed headers of a Converse request (`host` included, for
+/// the signature; reqwest writes it itself) and its `authorization` value.
+fn sign(
+    settings: &BedrockSettings,
+    key_id: &Secret,
+    secret: &Secret,
+    url: &Url,
+    payload: &[u8],
+) -> (Vec<(String, String)>, String) {
+    let token = settings.session_token.as_ref();
     let scope = sigv4::Scope {
         region: &settings.region,
         service: "bedrock",
@@ -138,35 +169,22 @@ pub async fn chat(
             path: url.path(),
             query: url.query(),
             headers: &headers,
-            payload: &payload,
+            payload,
             normalize: true,
         },
     );
-    let mut builder = http_client
-        .post(url)
-        .header("authorization", authorization)
-        .body(payload);
-    for (name, value) in headers.iter().filter(|(n, _)| n != "host") {
-        builder = builder.header(name, value);
-    }
-    if stream {
-        builder = builder.header("accept", "application/vnd.amazon.eventstream");
-    }
-    let redact = |mut e: UpstreamError| {
-        for secret in [Some(secret), token].into_iter().flatten() {
-            if !secret.expose().is_empty() {
-                e.message = e.message.replace(secret.expose(), "[redacted]");
-            }
+    (headers, authorization)
+}
+
+/// Cuts the secret key and the session token out of an upstream error's
+/// message: AWS's signature-mismatch message quotes the request.
+fn redact(mut e: UpstreamError, secrets: [Option<&Secret>; 2]) -> UpstreamError {
+    for secret in secrets.into_iter().flatten() {
+        if !secret.expose().is_empty() {
+            e.message = e.message.replace(secret.expose(), "[redacted]");
         }
-        e
-    };
-    let sent = http::send(builder, provider, base).await.map_err(redact)?;
-    if stream {
-        let events = stream_events(sent.response.bytes_stream());
-        return Ok(Reply::Stream(converse::translate_stream(events, name)));
     }
-    let answer = http::read_json(sent).await?;
-    Ok(Reply::Complete(converse::from_converse(&answer, &name)?))
+    e
 }
 
 /// The status an exception has over HTTP (Bedrock's API reference), so a
