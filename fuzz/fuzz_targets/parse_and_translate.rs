@@ -9,7 +9,8 @@ use std::collections::HashMap;
 
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
-use tollgate::gateway::{request, tokens, truncate};
+use tollgate::gateway::{request, truncate};
+use tollgate::providers::tokens;
 use tollgate::providers::{anthropic, gemini};
 
 fuzz_target!(|data: &[u8]| {
