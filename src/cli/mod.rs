@@ -272,6 +272,7 @@ async fn serve(config: Config) -> Result<(), Failure> {
         .local_addr()
         .map_err(|e| Failure::new(e.to_string()))?;
     let base_url = format!("http://{addr}");
+    crate::base::memory::release_freed();
     if let Some(first) = first {
         print!("{}", first.announce(&base_url));
     }
