@@ -167,9 +167,6 @@ impl Extensions {
     /// The charge of this request as the journal keeps it: the usage
     /// record with the audit entry, conversation record and review written
     /// in the charge's own transaction.
-    // Long on purpose: it assembles one journal record field by field (audit
-    // details, conversation, review), each part reading the same redacted
-    // values; split, the parts would pass those values around.
     fn charge_record(
         &self,
         record: &UsageRecord,
@@ -177,21 +174,32 @@ impl Extensions {
         completed: bool,
         hold: Option<Hold>,
     ) -> ChargeRecord {
+        let kept = Kept::of(&self.compliance);
+        let held = hold.as_ref().map(|h| h.review_id.as_str());
+        let audit = self.audit(record, &kept, completed, held);
+        ChargeRecord {
+            usage: record.clone(),
+            audit,
+            conversation: self.conversation(record, kept, output),
+            review: hold.map(|hold| self.review(record, hold)),
+            day: self.admission.day_row(),
+        }
+    }
+
+    /// The charge's audit entry: what was charged for what, at which risk,
+    /// for whom (a pseudonym) and why, and the review it is held for.
+    fn audit(
+        &self,
+        record: &UsageRecord,
+        kept: &Kept,
+        completed: bool,
+        held: Option<&str>,
+    ) -> AuditFacts {
         let c = &self.compliance;
-        let output = c.logged(output);
-        let purpose = c.purpose.as_deref().map(|p| c.logged(p).into_owned());
-        let deployer_context = c.deployer_context.as_ref().map(|d| {
-            let mut d = d.clone();
-            if let Some(session) = &c.pii {
-                session.clone().redact_json(&mut d);
-            }
-            d
-        });
         let subject = c
             .end_user_id
             .as_deref()
             .map(|u| audit::pseudonym(&record.tenant_id, u));
-        let held = hold.as_ref().map(|h| h.review_id.clone());
         let mut details = json!({
             "model": record.model,
             "provider": record.provider,
@@ -202,76 +210,80 @@ impl Extensions {
             "completionTokens": record.completion_tokens,
             "isFallback": record.is_fallback,
             "streamed": record.streamed,
-            "purpose": purpose,
+            "purpose": kept.purpose,
             "subject": subject,
             "consentId": c.user_consent_id,
-            "deployerContext": deployer_context,
+            "deployerContext": kept.deployer_context,
             "review": held,
         });
         if let Some(units) = &self.units {
             details["units"] = units.clone();
         }
-        let audit = AuditFacts {
+        AuditFacts {
             outcome: if completed { "ok" } else { "incomplete" }.to_owned(),
             details: details.to_string(),
             at: now_ms(),
-        };
+        }
+    }
+
+    /// The conversation record, when the tenant's policy logs bodies: the
+    /// request and the answer's `output` as the logs keep them, until the
+    /// retention of the request's risk level runs out.
+    fn conversation(&self, record: &UsageRecord, kept: Kept, output: &str) -> Option<Conversation> {
+        let c = &self.compliance;
         let retention_days = if self.level >= Level::High {
             c.policy.high_risk_retention_days
         } else {
             c.policy.retention_days
         };
-        let conversation = c.policy.log_bodies.then(|| Conversation {
+        c.policy.log_bodies.then(|| Conversation {
             request_id: record.request_id.clone(),
             tenant_id: record.tenant_id.clone(),
             key_id: record.key_id.clone(),
             at: record.at,
             expires_at: record.at + i64::from(retention_days) * conversations::DAY_MS,
-            purpose: purpose.clone(),
+            purpose: kept.purpose,
             end_user_id: c.end_user_id.clone(),
-            deployer_context: deployer_context.as_ref().map(Value::to_string),
+            deployer_context: kept.deployer_context.as_ref().map(Value::to_string),
             level: self.level.as_str().to_owned(),
             rules: self.rules.clone(),
             model: record.model.clone(),
             cost: record.cost,
             request: c.request.clone().unwrap_or_default(),
-            response: output.into_owned(),
+            response: c.logged(output).into_owned(),
             erased: false,
-        });
-        let review = hold.map(|hold| {
-            let now = now_ms();
-            let review = Review {
-                id: hold.review_id,
-                tenant_id: record.tenant_id.clone(),
-                key_id: record.key_id.clone(),
-                request_id: record.request_id.clone(),
-                status: reviews::Status::Pending,
-                created_at: now,
-                expires_at: now + i64::from(c.policy.review_ttl_secs) * 1000,
-                model: record.model.clone(),
-                level: self.level.as_str().to_owned(),
-                rules: self.rules.clone(),
-                reason: self.reason.clone(),
-                request: c.request.clone().unwrap_or_default(),
-                completion: String::new(),
-                decided_by: None,
-                decided_at: None,
-                note: None,
-                edited: false,
-            };
-            HeldFacts {
-                review,
-                completion: hold.completion.to_string(),
-                is_fallback: self.is_fallback,
-                latency_ms: self.started.elapsed().as_millis() as u64,
-            }
-        });
-        ChargeRecord {
-            usage: record.clone(),
-            audit,
-            conversation,
+        })
+    }
+
+    /// The pending review a held answer becomes, with the completion it
+    /// holds back, until the policy's review time runs out.
+    fn review(&self, record: &UsageRecord, hold: Hold) -> HeldFacts {
+        let c = &self.compliance;
+        let now = now_ms();
+        let review = Review {
+            id: hold.review_id,
+            tenant_id: record.tenant_id.clone(),
+            key_id: record.key_id.clone(),
+            request_id: record.request_id.clone(),
+            status: reviews::Status::Pending,
+            created_at: now,
+            expires_at: now + i64::from(c.policy.review_ttl_secs) * 1000,
+            model: record.model.clone(),
+            level: self.level.as_str().to_owned(),
+            rules: self.rules.clone(),
+            reason: self.reason.clone(),
+            request: c.request.clone().unwrap_or_default(),
+            completion: String::new(),
+            decided_by: None,
+            decided_at: None,
+            note: None,
+            edited: false,
+        };
+        HeldFacts {
             review,
-            day: self.admission.day_row(),
+            completion: hold.completion.to_string(),
+            is_fallback: self.is_fallback,
+            latency_ms: self.started.elapsed().as_millis() as u64,
         }
     }
 
@@ -396,7 +408,7 @@ impl Extensions {
             .offer_output(&record.tenant_id, &record.request_id, || {
                 answer_text(output)
             });
-        self.after_charge(&record, &charged, completed);
+        self.after_charge().run(&record, &charged, completed);
         Ok(charged)
     }
 
@@ -418,14 +430,7 @@ impl Extensions {
         let (store, keys) = (self.store.clone(), self.keys.clone());
         // The task keeps the reservation until the charge is in memory.
         let hold = self.admission.clone();
-        let after = AfterCharge {
-            events: self.events.clone(),
-            metrics: self.metrics.clone(),
-            chain: self.chain.clone(),
-            attempts: self.attempts.clone(),
-            deployment: self.deployment.clone(),
-            retries: self.retries,
-        };
+        let after = self.after_charge();
         // Detached on the task set: shutdown waits for it before the store
         // is flushed, so a stream dropped just before a stop is charged.
         self.tasks.detach(async move {
@@ -441,7 +446,8 @@ impl Extensions {
         });
     }
 
-    fn after_charge(&self, record: &UsageRecord, charged: &Charged, completed: bool) {
+    /// What follows this request's charge once committed.
+    fn after_charge(&self) -> AfterCharge {
         AfterCharge {
             events: self.events.clone(),
             metrics: self.metrics.clone(),
@@ -450,7 +456,6 @@ impl Extensions {
             deployment: self.deployment.clone(),
             retries: self.retries,
         }
-        .run(record, charged, completed);
     }
 
     /// Adds `billing`, `risk_classification` and `explainability` to
@@ -512,6 +517,28 @@ async fn charge_journaled(
 ) -> Result<Charged, crate::store::StoreError> {
     let journal = entry.encode();
     billing::charge_journaled(store, keys, ledger, journal, move |txn| entry.apply(txn)).await
+}
+
+/// The service fields the audit entry and the conversation log keep, with
+/// the request's placeholders for personal data.
+struct Kept {
+    purpose: Option<String>,
+    deployer_context: Option<Value>,
+}
+
+impl Kept {
+    fn of(c: &Compliance) -> Kept {
+        Kept {
+            purpose: c.purpose.as_deref().map(|p| c.logged(p).into_owned()),
+            deployer_context: c.deployer_context.as_ref().map(|d| {
+                let mut d = d.clone();
+                if let Some(session) = &c.pii {
+                    session.clone().redact_json(&mut d);
+                }
+                d
+            }),
+        }
+    }
 }
 
 /// What follows a committed charge: its metrics and events.

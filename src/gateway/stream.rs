@@ -47,8 +47,6 @@ fn event(value: &Value) -> String {
     format!("data: {value}\n\n")
 }
 
-// Long on purpose: the relay is one stream whose state (usage seen, text kept,
-// the guard that charges on drop) the closure reads at each chunk.
 pub fn relay(chunks: ChunkStream, served: Served, extensions: Extensions) -> SseBody {
     let relay = Relay {
         output: extensions.keeps_output().then(String::new),
@@ -67,126 +65,135 @@ pub fn relay(chunks: ChunkStream, served: Served, extensions: Extensions) -> Sse
             return None;
         }
         let frame = match r.chunks.next().await {
-            Some(Ok(mut chunk)) => {
-                chunk["model"] = Value::String(r.served.requested.clone());
-                r.id = chunk["id"].clone();
-                r.created = chunk["created"].clone();
-                r.relayed_chars += relayed_chars(&chunk);
-                if let Some(output) = &mut r.output {
-                    append_text(output, &chunk);
-                }
-                if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
-                    let prompt = usage["prompt_tokens"]
-                        .as_u64()
-                        .unwrap_or(r.served.prompt_estimate);
-                    let completion = usage["completion_tokens"]
-                        .as_u64()
-                        .unwrap_or(r.relayed_chars.div_ceil(4));
-                    r.saw_usage = true;
-                    let estimated = usage["completion_tokens"].as_u64().is_none();
-                    r.billed = true;
-                    match r
-                        .extensions
-                        .charge(
-                            prompt,
-                            completion,
-                            estimated,
-                            true,
-                            r.output.as_deref().unwrap_or(""),
-                            None,
-                        )
-                        .await
-                    {
-                        Ok(charged) => r.extensions.apply(&mut chunk, &charged),
-                        Err(error) => {
-                            r.done = true;
-                            return Some((
-                                Ok(Bytes::from(error_event(&error.message, "internal_error"))),
-                                r,
-                            ));
-                        }
-                    }
-                }
-                event(&chunk)
-            }
-            Some(Err(error)) => {
-                r.done = true;
-                tracing::warn!(model = %r.served.requested, error = %error.message, "upstream stream failed mid-way");
-                if !r.billed {
-                    r.billed = true;
-                    let completion = r.relayed_chars.div_ceil(4);
-                    if let Err(e) = r
-                        .extensions
-                        .charge(
-                            r.served.prompt_estimate,
-                            completion,
-                            true,
-                            false,
-                            r.output.as_deref().unwrap_or(""),
-                            None,
-                        )
-                        .await
-                    {
-                        tracing::error!(error = %e, "billing a cut stream failed");
-                    }
-                }
-                event(&json!({
-                    "error": {
-                        "message": format!("the upstream stream failed mid-way: {}", error.message),
-                        "type": "server_error",
-                        "code": "upstream_stream_error",
-                        "param": null,
-                    }
-                }))
-            }
-            None => {
-                r.done = true;
-                let mut out = String::new();
-                if !r.saw_usage {
-                    let completion = r.relayed_chars.div_ceil(4);
-                    let prompt = r.served.prompt_estimate;
-                    let mut chunk = json!({
-                        "id": r.id,
-                        "object": "chat.completion.chunk",
-                        "created": r.created,
-                        "model": r.served.requested,
-                        "choices": [],
-                        "usage": {
-                            "prompt_tokens": prompt,
-                            "completion_tokens": completion,
-                            "total_tokens": prompt + completion,
-                            "estimated": true,
-                        },
-                    });
-                    r.billed = true;
-                    match r
-                        .extensions
-                        .charge(
-                            prompt,
-                            completion,
-                            true,
-                            true,
-                            r.output.as_deref().unwrap_or(""),
-                            None,
-                        )
-                        .await
-                    {
-                        Ok(charged) => r.extensions.apply(&mut chunk, &charged),
-                        Err(error) => {
-                            return Some((
-                                Ok(Bytes::from(error_event(&error.message, "internal_error"))),
-                                r,
-                            ));
-                        }
-                    }
-                    out.push_str(&event(&chunk));
-                }
-                out.push_str("data: [DONE]\n\n");
-                out
-            }
+            Some(Ok(chunk)) => r.relayed(chunk).await,
+            Some(Err(error)) => r.cut(&error).await,
+            None => r.ended().await,
         };
         Some((Ok(Bytes::from(frame)), r))
     }))
+}
+
+impl Relay {
+    /// One upstream chunk as the caller gets it: `model` renamed, its text
+    /// counted (and kept when wanted); the upstream's usage chunk is
+    /// charged first and carries the extensions.
+    async fn relayed(&mut self, mut chunk: Value) -> String {
+        chunk["model"] = Value::String(self.served.requested.clone());
+        self.id = chunk["id"].clone();
+        self.created = chunk["created"].clone();
+        self.relayed_chars += relayed_chars(&chunk);
+        if let Some(output) = &mut self.output {
+            append_text(output, &chunk);
+        }
+        let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) else {
+            return event(&chunk);
+        };
+        let prompt = usage["prompt_tokens"]
+            .as_u64()
+            .unwrap_or(self.served.prompt_estimate);
+        let reported = usage["completion_tokens"].as_u64();
+        let completion = reported.unwrap_or(self.relayed_chars.div_ceil(4));
+        self.saw_usage = true;
+        self.charged(chunk, prompt, completion, reported.is_none())
+            .await
+            .unwrap_or_else(|refused| refused)
+    }
+
+    /// The upstream failed after the first chunk: too late to fall back.
+    /// What was relayed is billed (as incomplete) and the stream ends with
+    /// an error event, without `[DONE]`.
+    async fn cut(&mut self, error: &UpstreamError) -> String {
+        self.done = true;
+        tracing::warn!(model = %self.served.requested, error = %error.message, "upstream stream failed mid-way");
+        if !self.billed {
+            self.billed = true;
+            let completion = self.relayed_chars.div_ceil(4);
+            if let Err(e) = self
+                .extensions
+                .charge(
+                    self.served.prompt_estimate,
+                    completion,
+                    true,
+                    false,
+                    self.text(),
+                    None,
+                )
+                .await
+            {
+                tracing::error!(error = %e, "billing a cut stream failed");
+            }
+        }
+        event(&json!({
+            "error": {
+                "message": format!("the upstream stream failed mid-way: {}", error.message),
+                "type": "server_error",
+                "code": "upstream_stream_error",
+                "param": null,
+            }
+        }))
+    }
+
+    /// The upstream's stream ended: without its usage chunk, one is added
+    /// with the completion estimated and charged; then `[DONE]`.
+    async fn ended(&mut self) -> String {
+        self.done = true;
+        let mut out = String::new();
+        if !self.saw_usage {
+            let completion = self.relayed_chars.div_ceil(4);
+            let prompt = self.served.prompt_estimate;
+            let chunk = json!({
+                "id": self.id,
+                "object": "chat.completion.chunk",
+                "created": self.created,
+                "model": self.served.requested,
+                "choices": [],
+                "usage": {
+                    "prompt_tokens": prompt,
+                    "completion_tokens": completion,
+                    "total_tokens": prompt + completion,
+                    "estimated": true,
+                },
+            });
+            match self.charged(chunk, prompt, completion, true).await {
+                Ok(frame) => out.push_str(&frame),
+                Err(refused) => return refused,
+            }
+        }
+        out.push_str("data: [DONE]\n\n");
+        out
+    }
+
+    /// Charges the completed stream, then `chunk` with the extensions as
+    /// an event: the charge commits before the chunk that shows it is sent.
+    /// A charge that fails ends the stream: its error event instead.
+    async fn charged(
+        &mut self,
+        mut chunk: Value,
+        prompt: u64,
+        completion: u64,
+        estimated: bool,
+    ) -> Result<String, String> {
+        self.billed = true;
+        match self
+            .extensions
+            .charge(prompt, completion, estimated, true, self.text(), None)
+            .await
+        {
+            Ok(charged) => {
+                self.extensions.apply(&mut chunk, &charged);
+                Ok(event(&chunk))
+            }
+            Err(error) => {
+                self.done = true;
+                Err(error_event(&error.message, "internal_error"))
+            }
+        }
+    }
+
+    /// The relayed text kept for the logs, or nothing.
+    fn text(&self) -> &str {
+        self.output.as_deref().unwrap_or("")
+    }
 }
 
 /// An error event that ends a stream (never followed by `[DONE]`).
@@ -208,7 +215,7 @@ impl Drop for Relay {
                 self.served.prompt_estimate,
                 completion,
                 true,
-                self.output.as_deref().unwrap_or(""),
+                self.text(),
             );
         }
     }

@@ -3,8 +3,9 @@
 //! budget, cooldown bookkeeping and its event; and the token reservations
 //! a chat request makes against its key's and its model's limits.
 
+use std::ops::ControlFlow;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
@@ -23,6 +24,7 @@ use crate::gateway::Gateway;
 use crate::gateway::request::ChatRequest;
 use crate::providers::{Failure, Providers, Reply, UpstreamError};
 use crate::routing;
+use crate::upstream::RetryPolicy;
 
 /// One model's deployments walked for one request: each that can take it
 /// in the router's order, each retried on a retryable failure within the
@@ -114,22 +116,23 @@ impl<R> Walked<R, UpstreamError> {
 }
 
 impl Walk<'_> {
-    // Long on purpose: the walk over a model's deployments is one loop whose
-    // state (tried, retries, cooldowns, the last failure) every branch reads;
-    // split, that state would be passed around in pieces.
+    /// Walks the model's deployments that can take the request, in the
+    /// router's order, until one serves or refuses the request itself;
+    /// every failed or skipped deployment is recorded in `attempts` (the
+    /// unfit ones last, and only when none served).
     pub(super) async fn run<C: Call>(
         &self,
         call: &C,
         attempts: &mut Vec<Attempt>,
     ) -> Walked<C::Reply, C::Error> {
-        let (gateway, model, name) = (self.gateway, self.model, self.name);
+        let model = self.model;
         let unfit: Vec<(usize, AttemptStatus, String)> = (0..model.deployments.len())
             .filter_map(|i| {
                 call.unfit(&model.on(i))
                     .map(|(status, message)| (i, status, message))
             })
             .collect();
-        let (order, forced) = gateway.router.order_among(
+        let (order, forced) = self.gateway.router.order_among(
             model,
             &|i| !unfit.iter().any(|(u, _, _)| *u == i),
             Instant::now(),
@@ -138,22 +141,10 @@ impl Walk<'_> {
         let started = Instant::now();
         let mut last = None;
         for index in order {
+            let tried = Tried::new(self.name, model, index);
             let view = Arc::new(model.on(index));
-            let deployment = model.deployments[index].label();
-            let attempt =
-                |status: AttemptStatus, latency_ms: u64, retries: u32, message: String| Attempt {
-                    model: name.to_owned(),
-                    provider: view.provider.id.clone(),
-                    deployment: deployment.clone(),
-                    status,
-                    latency_ms,
-                    retries,
-                    message,
-                };
-            if let Some(registered) = self.registered
-                && !registered.iter().any(|e| e.name == view.provider.id)
-            {
-                attempts.push(attempt(
+            if !self.may_call(&view) {
+                attempts.push(tried.attempt(
                     AttemptStatus::NotInRegistry,
                     0,
                     0,
@@ -171,7 +162,7 @@ impl Walk<'_> {
             // The model's budget went on the deployments tried before.
             if Instant::now() >= deadline {
                 let spent = UpstreamError::new(Failure::Timeout, TIMEOUT_SPENT);
-                attempts.push(attempt(
+                attempts.push(tried.attempt(
                     AttemptStatus::Failed(spent.failure),
                     0,
                     0,
@@ -179,134 +170,241 @@ impl Walk<'_> {
                 ));
                 continue;
             }
-            let policy = view.provider.retry;
-            let mut retries = 0;
-            loop {
-                // Another request took the probe of this resting deployment
-                // since the order was drawn.
-                let Some(in_flight) = gateway.router.begin(model, index, Instant::now(), forced)
-                else {
-                    attempts.push(attempt(
-                        AttemptStatus::Cooldown,
-                        0,
-                        retries,
-                        "the deployment is cooling down and another request is probing it".into(),
-                    ));
-                    break;
-                };
-                let attempt_started = Instant::now();
-                // One client span per upstream attempt, retries included.
-                let span = AttemptSpan::start(call.operation(), &view);
-                let sent = call.attempt(view.clone()).with_context(span.context());
-                // No attempt, the first included, runs past the budget.
-                let left = deadline.saturating_duration_since(Instant::now());
-                let outcome = match tokio::time::timeout(left, sent).await {
-                    Ok(Ok(reply)) => Ok(reply),
-                    Ok(Err(failure)) => Err(Failed::Upstream(failure)),
-                    Err(_) => Err(Failed::Spent(UpstreamError::new(
-                        Failure::Timeout,
-                        TIMEOUT_SPENT,
-                    ))),
-                };
-                let elapsed = attempt_started.elapsed();
-                let status = match &outcome {
-                    Ok(_) => {
-                        span.served();
-                        AttemptStatus::Ok
-                    }
-                    Err(failure) => {
-                        let failure = failure.error().failure;
-                        let code = match failure {
-                            Failure::Status(code) => Some(code),
-                            _ => None,
-                        };
-                        span.failed(code, failure.label().into_owned());
-                        AttemptStatus::Failed(failure)
-                    }
-                };
-                gateway
-                    .metrics
-                    .upstream(&view.provider.id, &status.label(), elapsed);
-                let failure = match outcome {
-                    Ok(reply) => {
-                        gateway.router.success(in_flight.key(), elapsed);
-                        return Walked::Served {
-                            reply,
-                            view,
-                            retries,
-                            in_flight,
-                        };
-                    }
-                    Err(failure) => failure,
-                };
-                drop(in_flight);
-                let error = failure.error();
-                tracing::info!(model = %name, deployment = %deployment, retries, status = %error.status_label(), "upstream attempt failed");
-                let mut resting = false;
-                if error.retries_same_deployment()
-                    && let Some(cooled) =
-                        gateway
-                            .router
-                            .failure(model, index, view.provider.cooldown, Instant::now())
-                {
-                    resting = true;
-                    tracing::warn!(model = %cooled.model, deployment = %cooled.deployment, failures = cooled.failures, seconds = cooled.seconds, "deployment cooling down");
-                    gateway.metrics.cooldown(&cooled.model, &cooled.deployment);
-                    gateway
-                        .events
-                        .publish(Event::deployment_cooldown(self.tenant_id, &cooled));
-                }
-                let recorded = attempt(
-                    status,
-                    elapsed.as_millis() as u64,
-                    retries,
-                    error.message.clone(),
-                );
-                let wait =
-                    (error.retries_same_deployment() && !resting && retries < policy.max_retries)
-                        .then(|| {
-                            routing::backoff(
-                                policy,
-                                retries + 1,
-                                error.retry_after,
-                                routing::random_unit(),
-                            )
-                        })
-                        .flatten()
-                        .filter(|wait| Instant::now() + *wait < deadline);
-                let final_refusal = !error.retryable();
-                if let Failed::Upstream(failure) = failure {
-                    if final_refusal {
-                        attempts.push(recorded);
-                        return Walked::Refused {
-                            error: failure,
-                            view,
-                        };
-                    }
-                    last = Some((failure, view.clone()));
-                }
-                let Some(wait) = wait else {
-                    attempts.push(recorded);
-                    break;
-                };
-                retries += 1;
-                gateway.metrics.retry(&view.provider.id);
-                tokio::time::sleep(wait).await;
+            let on = On {
+                tried: &tried,
+                view,
+                deadline,
+                forced,
+            };
+            match self.deployment(call, on, attempts).await {
+                ControlFlow::Break(walked) => return walked,
+                ControlFlow::Continue(failed) => last = failed.or(last),
             }
         }
         for (index, status, message) in unfit {
-            attempts.push(Attempt {
-                model: name.to_owned(),
-                provider: model.deployments[index].provider.id.clone(),
-                deployment: model.deployments[index].label(),
-                status,
-                latency_ms: 0,
-                retries: 0,
-                message,
-            });
+            attempts.push(Tried::new(self.name, model, index).attempt(status, 0, 0, message));
         }
         Walked::Failed { last }
     }
+
+    /// Whether the tenant's policy lets the walk call `view`'s provider:
+    /// always, unless it routes only to registered sub-processors.
+    fn may_call(&self, view: &Model) -> bool {
+        self.registered
+            .is_none_or(|registered| registered.iter().any(|e| e.name == view.provider.id))
+    }
+
+    /// One deployment tried, and retried after a failure that may pass on
+    /// the same deployment, within its provider's retry policy and the
+    /// deadline. Breaks with the walk's end (served, or the request itself
+    /// refused); continues with the deployment's last upstream failure,
+    /// its final attempt recorded.
+    async fn deployment<C: Call>(
+        &self,
+        call: &C,
+        on: On<'_>,
+        attempts: &mut Vec<Attempt>,
+    ) -> ControlFlow<Walked<C::Reply, C::Error>, Option<(C::Error, Arc<Model>)>> {
+        let (gateway, view) = (self.gateway, &on.view);
+        let policy = view.provider.retry;
+        let mut retries = 0;
+        let mut last = None;
+        loop {
+            // Another request took the probe of this resting deployment
+            // since the order was drawn.
+            let Some(in_flight) =
+                gateway
+                    .router
+                    .begin(self.model, on.tried.index, Instant::now(), on.forced)
+            else {
+                attempts.push(on.tried.attempt(
+                    AttemptStatus::Cooldown,
+                    0,
+                    retries,
+                    "the deployment is cooling down and another request is probing it".into(),
+                ));
+                return ControlFlow::Continue(last);
+            };
+            let (outcome, elapsed) = self.attempt(call, view, on.deadline).await;
+            let failure = match outcome {
+                Ok(reply) => {
+                    gateway.router.success(in_flight.key(), elapsed);
+                    return ControlFlow::Break(Walked::Served {
+                        reply,
+                        view: on.view,
+                        retries,
+                        in_flight,
+                    });
+                }
+                Err(failure) => failure,
+            };
+            drop(in_flight);
+            let error = failure.error();
+            tracing::info!(model = %self.name, deployment = %on.tried.deployment, retries, status = %error.status_label(), "upstream attempt failed");
+            let resting = error.retries_same_deployment() && self.cool_down(on.tried.index, view);
+            let recorded = on.tried.attempt(
+                AttemptStatus::Failed(error.failure),
+                elapsed.as_millis() as u64,
+                retries,
+                error.message.clone(),
+            );
+            let wait = (!resting)
+                .then(|| retry_wait(error, policy, retries, on.deadline))
+                .flatten();
+            let final_refusal = !error.retryable();
+            if let Failed::Upstream(failure) = failure {
+                if final_refusal {
+                    attempts.push(recorded);
+                    return ControlFlow::Break(Walked::Refused {
+                        error: failure,
+                        view: on.view,
+                    });
+                }
+                last = Some((failure, view.clone()));
+            }
+            let Some(wait) = wait else {
+                attempts.push(recorded);
+                return ControlFlow::Continue(last);
+            };
+            retries += 1;
+            gateway.metrics.retry(&view.provider.id);
+            tokio::time::sleep(wait).await;
+        }
+    }
+
+    /// One attempt at `view`, cut at `deadline` (no attempt, the first
+    /// included, runs past the budget), in its own client span and counted
+    /// in the upstream metrics: its outcome and how long it took.
+    async fn attempt<C: Call>(
+        &self,
+        call: &C,
+        view: &Arc<Model>,
+        deadline: Instant,
+    ) -> (Result<C::Reply, Failed<C::Error>>, Duration) {
+        let attempt_started = Instant::now();
+        // One client span per upstream attempt, retries included.
+        let span = AttemptSpan::start(call.operation(), view);
+        let sent = call.attempt(view.clone()).with_context(span.context());
+        let left = deadline.saturating_duration_since(Instant::now());
+        let outcome = match tokio::time::timeout(left, sent).await {
+            Ok(Ok(reply)) => Ok(reply),
+            Ok(Err(failure)) => Err(Failed::Upstream(failure)),
+            Err(_) => Err(Failed::Spent(UpstreamError::new(
+                Failure::Timeout,
+                TIMEOUT_SPENT,
+            ))),
+        };
+        let elapsed = attempt_started.elapsed();
+        let status = match &outcome {
+            Ok(_) => {
+                span.served();
+                AttemptStatus::Ok
+            }
+            Err(failure) => {
+                let failure = failure.error().failure;
+                let code = match failure {
+                    Failure::Status(code) => Some(code),
+                    _ => None,
+                };
+                span.failed(code, failure.label().into_owned());
+                AttemptStatus::Failed(failure)
+            }
+        };
+        self.gateway
+            .metrics
+            .upstream(&view.provider.id, &status.label(), elapsed);
+        (outcome, elapsed)
+    }
+
+    /// Counts a failure against deployment `index`; when that puts it to
+    /// rest, logs, counts and publishes the cooldown. Whether it rests now.
+    fn cool_down(&self, index: usize, view: &Model) -> bool {
+        let gateway = self.gateway;
+        let Some(cooled) =
+            gateway
+                .router
+                .failure(self.model, index, view.provider.cooldown, Instant::now())
+        else {
+            return false;
+        };
+        tracing::warn!(model = %cooled.model, deployment = %cooled.deployment, failures = cooled.failures, seconds = cooled.seconds, "deployment cooling down");
+        gateway.metrics.cooldown(&cooled.model, &cooled.deployment);
+        gateway
+            .events
+            .publish(Event::deployment_cooldown(self.tenant_id, &cooled));
+        true
+    }
+}
+
+/// How long to wait before retrying the same deployment after `error`:
+/// only after a failure that may pass there, within the policy's retries,
+/// and only when the wait ends before the deadline.
+fn retry_wait(
+    error: &UpstreamError,
+    policy: RetryPolicy,
+    retries: u32,
+    deadline: Instant,
+) -> Option<Duration> {
+    (error.retries_same_deployment() && retries < policy.max_retries)
+        .then(|| {
+            routing::backoff(
+                policy,
+                retries + 1,
+                error.retry_after,
+                routing::random_unit(),
+            )
+        })
+        .flatten()
+        .filter(|wait| Instant::now() + *wait < deadline)
+}
+
+/// One deployment of the walk as its attempts name it: the model by the
+/// caller's name, the deployment's provider and label.
+struct Tried<'a> {
+    name: &'a str,
+    index: usize,
+    provider: &'a str,
+    deployment: String,
+}
+
+impl<'a> Tried<'a> {
+    fn new(name: &'a str, model: &'a Model, index: usize) -> Tried<'a> {
+        let deployment = &model.deployments[index];
+        Tried {
+            name,
+            index,
+            provider: &deployment.provider.id,
+            deployment: deployment.label(),
+        }
+    }
+
+    fn attempt(
+        &self,
+        status: AttemptStatus,
+        latency_ms: u64,
+        retries: u32,
+        message: String,
+    ) -> Attempt {
+        Attempt {
+            model: self.name.to_owned(),
+            provider: self.provider.to_owned(),
+            deployment: self.deployment.clone(),
+            status,
+            latency_ms,
+            retries,
+            message,
+        }
+    }
+}
+
+/// A deployment being tried: the model as that deployment, the request's
+/// deadline on it, and whether the router forced it (every deployment
+/// resting).
+struct On<'a> {
+    tried: &'a Tried<'a>,
+    view: Arc<Model>,
+    deadline: Instant,
+    forced: bool,
 }
 
 /// An attempt's failure: the route's own, or the time budget running out.
