@@ -6,6 +6,7 @@
 
 use super::*;
 use crate::routing::AttemptStatus;
+use crate::upstream::ProviderConfig;
 
 /// One attempt of a native request: its body to one deployment of the
 /// wire's kind, with that provider's key.
@@ -154,45 +155,87 @@ pub(super) struct Sent {
 
 /// Sends the caller's body to `deployment`'s provider with the provider's
 /// key, and waits for the first chunk within the first-byte timeout.
-// Long on purpose: one upstream exchange, with each provider kind's URL,
-// headers and authentication in one match; split, the kinds would be spread
-// over several functions.
 pub(super) async fn send(
     gateway: &Gateway,
     call: &NativeCall,
     deployment: &Model,
 ) -> Result<Sent, Refusal> {
     let provider = &deployment.provider;
+    let (request, body) = addressed(gateway.providers.http(), call, deployment).await?;
+    // `Bytes` clones share the buffer: the body is held once, whatever
+    // the number of attempts.
+    let request = with_headers(request, call, provider)
+        .header("content-type", "application/json")
+        .body(body);
+    let timeout = provider.first_byte_timeout;
+    let deadline = Instant::now() + timeout;
+    let mut response = within(
+        timeout,
+        request.send(),
+        "no response before the first-byte timeout",
+    )
+    .await?
+    .map_err(|e| unsent(&e, provider))?;
+    if !response.status().is_success() {
+        return Err(refused(response, deadline).await);
+    }
+    let left = deadline.saturating_duration_since(Instant::now());
+    let first = within(
+        left,
+        response.chunk(),
+        "no first byte before the first-byte timeout",
+    )
+    .await?
+    .map_err(|e| {
+        UpstreamError::new(
+            Failure::Garbage,
+            format!("the body broke off: {}", without_url(&e)),
+        )
+    })?
+    .unwrap_or_default();
+    Ok(Sent {
+        response,
+        first,
+        deadline,
+    })
+}
+
+/// The request to `deployment`'s endpoint for the call's wire, with the
+/// provider's authentication, and the body that endpoint takes.
+async fn addressed(
+    http: &reqwest::Client,
+    call: &NativeCall,
+    deployment: &Model,
+) -> Result<(reqwest::RequestBuilder, Bytes), Refusal> {
+    let provider = &deployment.provider;
     let Some(base) = provider.base_url.as_ref() else {
         return Err(
             UpstreamError::new(Failure::Unsupported, "the provider has no base_url").into(),
         );
     };
-    let http = gateway.providers.http();
-    // Vertex's Anthropic models take the Messages body with a changed
-    // version field and no model (the path names it).
-    let mut body = forwarded_body(call, deployment).clone();
-    let mut request = match call.wire {
+    let body = forwarded_body(call, deployment).clone();
+    let request = match call.wire {
+        // Vertex's Anthropic models take the Messages body with a changed
+        // version field and no model (the path names it).
         Wire::Anthropic if provider.kind == ProviderKind::Vertex => {
             let (base, vertex) = vertex::settings(provider)?;
+            let body = vertex_anthropic_body(&call.body)?;
             let action = if call.stream {
                 "streamRawPredict"
             } else {
                 "rawPredict"
             };
-            body = vertex_anthropic_body(&call.body)?;
             let url = vertex::model_url(base, vertex, &deployment.upstream, action);
-            vertex::post(http, provider, vertex, url).await?
+            return Ok((vertex::post(http, provider, vertex, url).await?, body));
         }
         Wire::Anthropic => {
-            let mut request = http.post(endpoint(base, &["messages"]));
-            if !call.headers.iter().any(|(n, _)| *n == "anthropic-version") {
-                request = request.header("anthropic-version", DEFAULT_ANTHROPIC_VERSION);
-            }
-            if let Some(key) = &provider.api_key {
-                request = request.header("x-api-key", key.expose());
-            }
-            request
+            let request = http.post(endpoint(base, &["messages"]));
+            let request = if call.headers.iter().any(|(n, _)| *n == "anthropic-version") {
+                request
+            } else {
+                request.header("anthropic-version", DEFAULT_ANTHROPIC_VERSION)
+            };
+            keyed(request, provider, "x-api-key")
         }
         // Vertex AI: the same body at the publisher's URL, with a token.
         Wire::Gemini if provider.kind == ProviderKind::Vertex => {
@@ -210,11 +253,7 @@ pub(super) async fn send(
         }
         Wire::Gemini => {
             let url = crate::providers::gemini::endpoint(base, &deployment.upstream, call.stream);
-            let mut request = http.post(url);
-            if let Some(key) = &provider.api_key {
-                request = request.header("x-goog-api-key", key.expose());
-            }
-            request
+            keyed(http.post(url), provider, "x-goog-api-key")
         }
         Wire::Completions | Wire::Responses => {
             let path = if call.wire == Wire::Completions {
@@ -222,13 +261,35 @@ pub(super) async fn send(
             } else {
                 "responses"
             };
-            let mut request = http.post(endpoint(base, &[path]));
-            if let Some(key) = &provider.api_key {
-                request = request.bearer_auth(key.expose());
+            let request = http.post(endpoint(base, &[path]));
+            match &provider.api_key {
+                Some(key) => request.bearer_auth(key.expose()),
+                None => request,
             }
-            request
         }
     };
+    Ok((request, body))
+}
+
+/// `request` with the provider's key in the header `name`, if it has one.
+fn keyed(
+    request: reqwest::RequestBuilder,
+    provider: &ProviderConfig,
+    name: &str,
+) -> reqwest::RequestBuilder {
+    match &provider.api_key {
+        Some(key) => request.header(name, key.expose()),
+        None => request,
+    }
+}
+
+/// `request` with the caller's own headers (`anthropic-version`,
+/// `anthropic-beta`) and the attempt's trace context.
+fn with_headers(
+    mut request: reqwest::RequestBuilder,
+    call: &NativeCall,
+    provider: &ProviderConfig,
+) -> reqwest::RequestBuilder {
     for (name, value) in &call.headers {
         // Vertex takes the version in the body only.
         if provider.kind == ProviderKind::Vertex && *name == "anthropic-version" {
@@ -237,85 +298,58 @@ pub(super) async fn send(
         request = request.header(*name, value);
     }
     // The attempt's client span continues upstream (W3C trace context).
-    if let Some(traceparent) = crate::traces::traceparent() {
-        request = request.header("traceparent", traceparent);
+    match crate::traces::traceparent() {
+        Some(traceparent) => request.header("traceparent", traceparent),
+        None => request,
     }
-    // `Bytes` clones share the buffer: the body is held once, whatever
-    // the number of attempts.
-    request = request
-        .header("content-type", "application/json")
-        .body(body);
-    let timeout = provider.first_byte_timeout;
-    let deadline = Instant::now() + timeout;
-    let mut response = match tokio::time::timeout(timeout, request.send()).await {
-        Err(_) => {
-            return Err(UpstreamError::new(
-                Failure::Timeout,
-                "no response before the first-byte timeout",
-            )
-            .into());
-        }
-        Ok(Err(e)) if e.is_connect() => {
-            return Err(UpstreamError::new(
-                Failure::Connect,
-                format!("cannot connect to the provider `{}`", provider.id),
-            )
-            .into());
-        }
-        Ok(Err(e)) => {
-            return Err(UpstreamError::new(
-                Failure::Connect,
-                format!("the request failed: {}", without_url(&e)),
-            )
-            .into());
-        }
-        Ok(Ok(response)) => response,
-    };
-    let status = response.status();
-    if !status.is_success() {
-        let retry_after = crate::providers::http::retry_after(response.headers());
-        let body = read_rest(
-            Sent {
-                response,
-                first: Bytes::new(),
-                deadline,
-            },
-            MAX_ERROR_BODY,
-        )
+}
+
+/// `future`'s output if it comes within `left`; else the attempt failed
+/// with a timeout saying `message`.
+async fn within<T>(
+    left: Duration,
+    future: impl Future<Output = T>,
+    message: &'static str,
+) -> Result<T, Refusal> {
+    tokio::time::timeout(left, future)
         .await
-        .unwrap_or_default();
-        let status = status.as_u16();
-        let mut error = UpstreamError::new(Failure::Status(status), error_message(&body, status));
-        error.retry_after = retry_after;
-        return Err(Refusal {
-            error,
-            status,
-            body,
-        });
+        .map_err(|_| UpstreamError::new(Failure::Timeout, message).into())
+}
+
+/// A request that got no response: the provider could not be reached, or
+/// the exchange failed.
+fn unsent(error: &reqwest::Error, provider: &ProviderConfig) -> UpstreamError {
+    if error.is_connect() {
+        UpstreamError::new(
+            Failure::Connect,
+            format!("cannot connect to the provider `{}`", provider.id),
+        )
+    } else {
+        UpstreamError::new(
+            Failure::Connect,
+            format!("the request failed: {}", without_url(error)),
+        )
     }
-    let left = deadline.saturating_duration_since(Instant::now());
-    let first = match tokio::time::timeout(left, response.chunk()).await {
-        Err(_) => {
-            return Err(UpstreamError::new(
-                Failure::Timeout,
-                "no first byte before the first-byte timeout",
-            )
-            .into());
-        }
-        Ok(Err(e)) => {
-            return Err(UpstreamError::new(
-                Failure::Garbage,
-                format!("the body broke off: {}", without_url(&e)),
-            )
-            .into());
-        }
-        Ok(Ok(first)) => first.unwrap_or_default(),
-    };
-    Ok(Sent {
+}
+
+/// A non-2xx response: its status, its `Retry-After`, and its body (up to
+/// [`MAX_ERROR_BODY`]) to relay as sent.
+async fn refused(response: reqwest::Response, deadline: Instant) -> Refusal {
+    let status = response.status().as_u16();
+    let retry_after = crate::providers::http::retry_after(response.headers());
+    let sent = Sent {
         response,
-        first,
+        first: Bytes::new(),
         deadline,
-    })
+    };
+    let body = read_rest(sent, MAX_ERROR_BODY).await.unwrap_or_default();
+    let mut error = UpstreamError::new(Failure::Status(status), error_message(&body, status));
+    error.retry_after = retry_after;
+    Refusal {
+        error,
+        status,
+        body,
+    }
 }
 
 /// The rest of a body, up to `limit` bytes.

@@ -42,11 +42,13 @@ use crate::billing::Charged;
 use crate::billing::limits;
 use crate::catalogue::overlay::TenantCatalogue;
 use crate::catalogue::{Capability, Model, ProviderKind};
-use crate::compliance::Level;
+use crate::compliance::registry::SubProcessor;
+use crate::compliance::{Classification, Level};
 use crate::events::Event;
 use crate::gateway::Gateway;
 use crate::providers::http::endpoint;
 use crate::providers::{Failure, UpstreamError, mock, vertex};
+use crate::tenants::CompliancePolicy;
 use forward::{Answer, Forward, Refusal};
 use wire::{Meter, Wire};
 
@@ -290,10 +292,9 @@ fn upstream_named(body: &Bytes, upstream: &str) -> Result<Bytes, ApiError> {
         .map_err(|e| ApiError::internal("encoding the forwarded body", e))
 }
 
-/// Runs a native request through every stage, then forwards it.
-// Long on purpose: the adapter is the stages in order (admit, gate, caps, route
-// and call, charge, respond), each one call; split, the order would no longer
-// read in one place.
+/// Runs a native request through every stage, then forwards it: admit,
+/// classify and gate, the tier caps and token limits, the registry, then
+/// [`walk_deployments`] (route, call, charge, respond).
 pub async fn passthrough(
     gateway: &Gateway,
     key: &ApiKey,
@@ -308,55 +309,11 @@ pub async fn passthrough(
         key,
         super::estimated_cost(&call.model, prompt, output),
     )?;
-    let tenant = &admitted.tenant;
-    let input = GateInput {
-        messages: &call.view,
-        service: &call.service,
-    };
-    let risk = gate(gateway, key, &tenant.policy, &input, request_id).await?;
-    let sent = String::from_utf8_lossy(&call.body);
-    let compliance = Arc::new(Compliance::new(&tenant.policy, &call.service, &sent, &risk));
-    if compliance.hold && call.stream {
-        // The body is forwarded unchanged, so it cannot be turned into a
-        // plain request the way the chat route does.
-        return Err(ApiError::invalid(
-            "stream",
-            "the tenant policy holds this response for human review, and a held response cannot be streamed: send the request without streaming",
-        ));
-    }
+    let policy = &admitted.tenant.policy;
+    let (risk, compliance) = gate_call(gateway, key, request_id, &call, policy).await?;
     take_tier_caps(gateway, &admitted, &call.view).await?;
-    let reservations = hold_tokens(gateway, key, &call)?;
-    let registered = super::registered_providers(gateway, &tenant.policy)?;
-    let walk = walk::Walk {
-        gateway,
-        tenant_id: &key.tenant_id,
-        model: &call.model,
-        name: &call.requested,
-        registered: registered.as_deref(),
-    };
-    let mut attempts = Vec::new();
-    let forward = Forward {
-        gateway,
-        call: &call,
-    };
-    let (answer, view, retries, in_flight) = match walk.run(&forward, &mut attempts).await {
-        walk::Walked::Served {
-            reply,
-            view,
-            retries,
-            in_flight,
-        } => (reply, view, retries, in_flight),
-        // The request itself was refused (400, 413, 422): relayed, final.
-        walk::Walked::Refused { error, .. } => {
-            return Ok(NativeOutcome::Refused {
-                status: error.status,
-                body: error.body,
-            });
-        }
-        walk::Walked::Failed { last } => {
-            return exhausted(gateway, key, request_id, &call, &attempts, last);
-        }
-    };
+    let reservations = hold_tokens(gateway, key, &call, prompt)?;
+    let registered = super::registered_providers(gateway, policy)?;
     let single = Single {
         key,
         request_id,
@@ -366,29 +323,111 @@ pub async fn passthrough(
         risk,
         compliance,
         admission: admitted.hold,
-        prompt_estimate: tokens::estimate_messages(&call.view),
+        prompt_estimate: prompt,
     };
-    let served = single.served(view, attempts, retries, in_flight);
+    walk_deployments(gateway, &call, single, registered.as_deref(), reservations).await
+}
+
+/// The classify-and-gate stage over the OpenAI-style view of the native
+/// messages, and the request's compliance records.
+async fn gate_call(
+    gateway: &Gateway,
+    key: &ApiKey,
+    request_id: &str,
+    call: &NativeCall,
+    policy: &CompliancePolicy,
+) -> Result<(Classification, Arc<Compliance>), ApiError> {
+    let input = GateInput {
+        messages: &call.view,
+        service: &call.service,
+    };
+    let risk = gate(gateway, key, policy, &input, request_id).await?;
+    let sent = String::from_utf8_lossy(&call.body);
+    let compliance = Arc::new(Compliance::new(policy, &call.service, &sent, &risk));
+    if compliance.hold && call.stream {
+        // The body is forwarded unchanged, so it cannot be turned into a
+        // plain request the way the chat route does.
+        return Err(ApiError::invalid(
+            "stream",
+            "the tenant policy holds this response for human review, and a held response cannot be streamed: send the request without streaming",
+        ));
+    }
+    Ok((risk, compliance))
+}
+
+/// The route and call stages (the model's deployments walked, each attempt
+/// a [`Forward`]), then the charge and respond stages of what served. An
+/// upstream's refusal of the request itself (400, 413, 422) is relayed as
+/// final; every deployment failing ends in [`exhausted`].
+async fn walk_deployments(
+    gateway: &Gateway,
+    call: &NativeCall,
+    single: Single<'_>,
+    registered: Option<&[SubProcessor]>,
+    reservations: Vec<limits::Reservation>,
+) -> Result<NativeOutcome, ApiError> {
+    let walk = walk::Walk {
+        gateway,
+        tenant_id: &single.key.tenant_id,
+        model: &call.model,
+        name: &call.requested,
+        registered,
+    };
+    let mut attempts = Vec::new();
+    match walk.run(&Forward { gateway, call }, &mut attempts).await {
+        walk::Walked::Served {
+            reply,
+            view,
+            retries,
+            in_flight,
+        } => {
+            let served = single.served(view, attempts, retries, in_flight);
+            respond(gateway, call.wire, served, reply, reservations).await
+        }
+        walk::Walked::Refused { error, .. } => Ok(NativeOutcome::Refused {
+            status: error.status,
+            body: error.body,
+        }),
+        walk::Walked::Failed { last } => exhausted(
+            gateway,
+            single.key,
+            single.request_id,
+            call,
+            &attempts,
+            last,
+        ),
+    }
+}
+
+/// The respond stage of a served answer: a stream is relayed and charged
+/// at its end; a whole answer is charged before it leaves ([`finish`]).
+async fn respond(
+    gateway: &Gateway,
+    wire: Wire,
+    served: Served,
+    answer: Answer,
+    reservations: Vec<limits::Reservation>,
+) -> Result<NativeOutcome, ApiError> {
     match answer {
         Answer::Stream(upstream) => {
             let extensions =
                 Extensions::new(gateway, &served, true).with_reservations(reservations);
             gateway
                 .metrics
-                .first_token(&call.requested, started.elapsed());
+                .first_token(&served.requested, served.started.elapsed());
             Ok(NativeOutcome::Stream(relay::relay(
-                call.wire, upstream, served, extensions,
+                wire, upstream, served, extensions,
             )))
         }
         Answer::Whole(body, answer) => {
-            finish(gateway, &served, call.wire, body, answer, reservations).await
+            finish(gateway, &served, wire, body, answer, reservations).await
         }
     }
 }
 
 /// The tokens a native request reserves against its key's `tpmLimit` and
-/// its model's own limits: the prompt as estimated plus the completion it
-/// allows itself (Anthropic's `max_tokens`, Gemini's
+/// its model's own limits: the prompt as estimated (`prompt`) plus the
+/// completion it allows itself (Anthropic's `max_tokens`, Gemini's
 /// `generationConfig.maxOutputTokens`, else the model's
 /// `max_output_tokens`). The charge replaces them by the upstream's usage;
 /// a failed request releases them.
@@ -396,12 +435,13 @@ fn hold_tokens(
     gateway: &Gateway,
     key: &ApiKey,
     call: &NativeCall,
+    prompt: u64,
 ) -> Result<Vec<limits::Reservation>, ApiError> {
     let allowance = call
         .max_output
         .or(call.model.max_output_tokens.map(u64::from))
         .unwrap_or(0);
-    let reserve = tokens::estimate_messages(&call.view) + allowance;
+    let reserve = prompt + allowance;
     let model = walk::hold_model(gateway, &call.model, reserve)?;
     let key = walk::hold_key_tokens(gateway, key, reserve)?;
     Ok(model.into_iter().chain(key).collect())

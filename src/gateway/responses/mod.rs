@@ -63,9 +63,9 @@ pub struct Answer {
 }
 
 /// Serves one Responses request for `key`. `service` holds the service
-/// fields of the `x-tollgate-*` headers; the body's own win.
-// Long on purpose: it decides between the native passthrough and the
-// translation into chat, then maps either outcome; each step is one call.
+/// fields of the `x-tollgate-*` headers; the body's own win. A request the
+/// provider's own `/responses` can take is forwarded ([`forward`]); every
+/// other is translated into chat and back ([`translate`]).
 pub async fn create_response(
     gateway: &Gateway,
     key: &ApiKey,
@@ -75,32 +75,12 @@ pub async fn create_response(
 ) -> Result<Answer, ApiError> {
     let mut request = input::parse(&raw)?;
     request.service = request.service.or(&service);
-    let model = request
-        .chain
-        .iter()
-        .find(|m| gateway.catalogue.get_for(&key.tenant_id, m).is_some())
-        .cloned()
-        .unwrap_or_default();
+    let model = first_catalogued(gateway, key, &request.chain);
     crate::traces::request_model(Wire::Responses.operation(), &request.chain[0]);
     let now = now_ms();
-    let history = match &request.previous_response_id {
-        None => None,
-        Some(id) => gateway
-            .store
-            .read(|tx| crate::compliance::stored_responses::messages(tx, &key.tenant_id, id, now))
-            .map_err(|e| ApiError::internal("reading a stored response", e))?,
-    };
+    let history = stored_history(gateway, key, request.previous_response_id.as_deref(), now)?;
     if history.is_none() && forwarded(gateway, key, &request) {
-        let call = NativeCall::parse(
-            gateway.catalogue.for_tenant(&key.tenant_id),
-            Wire::Responses,
-            None,
-            None,
-            raw,
-            Vec::new(),
-            service,
-        )?;
-        let outcome = native::passthrough(gateway, key, request_id, call).await?;
+        let outcome = forward(gateway, key, request_id, raw, service).await?;
         return Ok(Answer {
             outcome: ResponsesOutcome::Forwarded(outcome),
             model,
@@ -108,27 +88,90 @@ pub async fn create_response(
         });
     }
     if let (Some(id), None) = (&request.previous_response_id, &history) {
-        let mut error = ApiError::new(
-            Code::NotFound,
-            format!(
-                "no response `{id}` is stored for this tenant (it may have expired, or been made with `store: false`)"
-            ),
-        );
-        error.param = Some("previous_response_id".into());
-        return Err(error);
+        return Err(not_stored(id));
     }
+    let outcome = translate(gateway, key, request_id, &request, history, &raw, now).await?;
+    Ok(Answer {
+        outcome,
+        model,
+        dropped_tools: request.dropped_tools,
+    })
+}
+
+/// The first model of the chain the tenant's catalogue holds (the metrics'
+/// model label), else none.
+fn first_catalogued(gateway: &Gateway, key: &ApiKey, chain: &[String]) -> String {
+    chain
+        .iter()
+        .find(|m| gateway.catalogue.get_for(&key.tenant_id, m).is_some())
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// The conversation `previous_response_id` names, if the tenant's store
+/// holds it (unexpired).
+fn stored_history(
+    gateway: &Gateway,
+    key: &ApiKey,
+    previous_response_id: Option<&str>,
+    now: i64,
+) -> Result<Option<Vec<Value>>, ApiError> {
+    let Some(id) = previous_response_id else {
+        return Ok(None);
+    };
+    gateway
+        .store
+        .read(|tx| crate::compliance::stored_responses::messages(tx, &key.tenant_id, id, now))
+        .map_err(|e| ApiError::internal("reading a stored response", e))
+}
+
+/// 404 on `previous_response_id`: the tenant's store does not hold it.
+fn not_stored(id: &str) -> ApiError {
+    let mut error = ApiError::new(
+        Code::NotFound,
+        format!(
+            "no response `{id}` is stored for this tenant (it may have expired, or been made with `store: false`)"
+        ),
+    );
+    error.param = Some("previous_response_id".into());
+    error
+}
+
+/// The passthrough: the caller's body, as sent, through the native
+/// passthrough's stages to the provider's own `/responses`.
+async fn forward(
+    gateway: &Gateway,
+    key: &ApiKey,
+    request_id: &str,
+    raw: Bytes,
+    service: ServiceFields,
+) -> Result<NativeOutcome, ApiError> {
+    let call = NativeCall::parse(
+        gateway.catalogue.for_tenant(&key.tenant_id),
+        Wire::Responses,
+        None,
+        None,
+        raw,
+        Vec::new(),
+        service,
+    )?;
+    native::passthrough(gateway, key, request_id, call).await
+}
+
+/// The translation: the request (continuing `history`) as a chat request
+/// through the chat pipeline (`chat_on`), its outcome made a response,
+/// kept for `previous_response_id` unless `store` is false.
+async fn translate(
+    gateway: &Gateway,
+    key: &ApiKey,
+    request_id: &str,
+    request: &input::ResponsesRequest,
+    history: Option<Vec<Value>>,
+    raw: &[u8],
+    now: i64,
+) -> Result<ResponsesOutcome, ApiError> {
     let history = history.unwrap_or_default();
     let chat = request.to_chat(history.clone());
-    // The conversation this response continues: the history, then this
-    // request's messages (its system messages apply to it alone).
-    let mut conversation = history;
-    conversation.extend(
-        request
-            .messages
-            .iter()
-            .filter(|m| m["role"] != "system")
-            .cloned(),
-    );
     let frame = Frame {
         id: crate::base::ids::new_id("resp"),
         created_at: now / 1000,
@@ -137,18 +180,19 @@ pub async fn create_response(
         store: request.store,
         echo: request.echo.clone(),
     };
-    let keep = request.store.then(|| Keeper {
-        store: gateway.store.clone(),
-        tenant_id: key.tenant_id.clone(),
-        end_user_id: request.service.end_user_id.clone(),
-        id: frame.id.clone(),
-        conversation,
-        retention: retention(gateway, key),
-    });
-    let outcome = match chat_on(gateway, key, request_id, chat, &raw, Endpoint::Responses).await? {
+    let keep = request
+        .store
+        .then(|| Keeper::new(gateway, key, request, &frame.id, history));
+    let outcome = chat_on(gateway, key, request_id, chat, raw, Endpoint::Responses).await?;
+    Ok(respond(outcome, frame, keep).await)
+}
+
+/// A chat outcome as a Responses outcome: the completion or the stream
+/// made a response in `frame`, and kept (`keep`) once whole.
+async fn respond(outcome: ChatOutcome, mut frame: Frame, keep: Option<Keeper>) -> ResponsesOutcome {
+    match outcome {
         ChatOutcome::Held(review) => ResponsesOutcome::Held(review),
         ChatOutcome::Complete(completion) => {
-            let mut frame = frame;
             if let Some(served) = completion["model"].as_str() {
                 frame.model = served.to_owned();
             }
@@ -159,7 +203,6 @@ pub async fn create_response(
             ResponsesOutcome::Complete(response)
         }
         ChatOutcome::Stream { body, model } => {
-            let mut frame = frame;
             frame.model = model;
             let on_complete = keep.map(|keep| -> output::OnComplete {
                 Box::new(move |message, response| {
@@ -169,12 +212,7 @@ pub async fn create_response(
             });
             ResponsesOutcome::Stream(output::translate(body, frame, on_complete))
         }
-    };
-    Ok(Answer {
-        outcome,
-        model,
-        dropped_tools: request.dropped_tools,
-    })
+    }
 }
 
 /// Whether the request goes to a provider's own `/responses`: one model
@@ -233,6 +271,34 @@ struct Keeper {
 }
 
 impl Keeper {
+    /// What keeps the response `id` to `request`: the conversation it
+    /// continues (`history`), then the request's own messages (its system
+    /// messages apply to it alone).
+    fn new(
+        gateway: &Gateway,
+        key: &ApiKey,
+        request: &input::ResponsesRequest,
+        id: &str,
+        history: Vec<Value>,
+    ) -> Keeper {
+        let mut conversation = history;
+        conversation.extend(
+            request
+                .messages
+                .iter()
+                .filter(|m| m["role"] != "system")
+                .cloned(),
+        );
+        Keeper {
+            store: gateway.store.clone(),
+            tenant_id: key.tenant_id.clone(),
+            end_user_id: request.service.end_user_id.clone(),
+            id: id.to_owned(),
+            conversation,
+            retention: retention(gateway, key),
+        }
+    }
+
     async fn keep(self, message: Value, response: &Value) {
         let high = is_high_risk(response);
         self.keep_at(message, high).await;
