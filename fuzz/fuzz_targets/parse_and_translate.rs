@@ -9,12 +9,13 @@ use std::collections::HashMap;
 
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
-use tollgate::gateway::{request, truncate};
+use tollgate::gateway::truncate;
 use tollgate::providers::tokens;
+use tollgate::providers::wire::chat;
 use tollgate::providers::{anthropic, gemini};
 
 fuzz_target!(|data: &[u8]| {
-    if let Ok(parsed) = request::parse(data) {
+    if let Ok(parsed) = chat::parse(data) {
         let body = Value::Object(parsed.body);
         let _ = tokens::estimate_messages(&body["messages"]);
         let mut messages = body["messages"].clone();

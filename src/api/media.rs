@@ -260,7 +260,7 @@ fn parse_speech(bytes: &[u8]) -> Result<MediaRequest, ApiError> {
     })
 }
 
-pub(crate) use crate::gateway::request::{object, service_fields as service_fields_json};
+pub(crate) use crate::providers::wire::chat::{object, service_fields as service_fields_json};
 
 // --- multipart routes ---
 

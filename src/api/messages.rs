@@ -26,8 +26,8 @@ use crate::api::v1::{event_stream, request_id, traced, with_rate_limit};
 use crate::auth::keys::ApiKey;
 use crate::base::error::{ApiError, Code};
 use crate::gateway::messages::{self, Counted, MessagesOutcome};
-use crate::gateway::native::wire::Wire;
 use crate::gateway::native::{NativeCall, ServiceFields};
+use crate::providers::wire::native::Wire;
 use crate::traces;
 
 pub fn routes() -> Router<AppState> {

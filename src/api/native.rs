@@ -28,8 +28,8 @@ use crate::api::v1::{event_stream, request_id, traced, with_rate_limit};
 use crate::auth::keys::ApiKey;
 use crate::base::error::{ApiError, Code};
 use crate::base::money::micros_to_credits;
-use crate::gateway::native::wire::Wire;
 use crate::gateway::native::{self, NativeCall, NativeOutcome, ServiceFields};
+use crate::providers::wire::native::Wire;
 use crate::traces;
 
 pub fn routes() -> Router<AppState> {

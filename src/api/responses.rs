@@ -21,8 +21,8 @@ use crate::api::metrics::ModelLabel;
 use crate::api::native::{render, service_fields};
 use crate::api::state::AppState;
 use crate::api::v1::{event_stream, request_id, traced, with_rate_limit};
-use crate::gateway::native::wire::Wire;
 use crate::gateway::responses::{self, ResponsesOutcome};
+use crate::providers::wire::native::Wire;
 
 pub fn routes() -> Router<AppState> {
     Router::new().route("/v1/responses", post(create_response))

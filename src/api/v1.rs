@@ -14,7 +14,8 @@ use crate::base::error::{ApiError, Code};
 use crate::base::time::now_ms;
 use crate::billing::limits::RateDecision;
 use crate::compliance::reviews;
-use crate::gateway::{self, ChatOutcome, request};
+use crate::gateway::{self, ChatOutcome};
+use crate::providers::wire;
 use serde_json::{Value, json};
 
 use crate::api::extract::InferenceKey;
@@ -209,7 +210,7 @@ async fn chat(
     request_id: &str,
     body: &[u8],
 ) -> Result<Response, ApiError> {
-    let request = request::parse(body)?;
+    let request = wire::chat::parse(body)?;
     if let Some(requested) = request.chain.first() {
         traces::request_model("chat", requested);
     }

@@ -10,13 +10,12 @@ use std::time::Instant;
 use futures::StreamExt;
 use serde_json::{Value, json};
 
-use super::gate::Compliance;
-use super::request::ChatRequest;
+use super::gate::{Compliance, GateInput};
 use super::walk::{ChatCall, Walk, Walked, completion_allowance, reserve_key_tokens};
 use super::{
     Attempt, ChatOutcome, Extensions, Gateway, Served, admit, estimated_cost, expected_output,
-    gate, kind_fits, messages, multimodal, registered_providers, relay_refusal, stream,
-    take_tier_caps, tokens, truncate,
+    gate, kind_fits, multimodal, registered_providers, relay_refusal, stream, take_tier_caps,
+    tokens, truncate,
 };
 use crate::auth::keys::ApiKey;
 use crate::base::error::{ApiError, Code};
@@ -28,6 +27,8 @@ use crate::catalogue::Model;
 use crate::compliance::{Classification, registry};
 use crate::events::Event;
 use crate::pii;
+use crate::providers::wire;
+use crate::providers::wire::chat::ChatRequest;
 use crate::providers::{ChunkStream, Failure, Reply, UpstreamError};
 use crate::routing::AttemptStatus;
 
@@ -62,7 +63,7 @@ pub async fn chat_on(
         gateway,
         key,
         &tenant.policy,
-        &request.gate_input(),
+        &GateInput::chat(&request),
         request_id,
     )
     .await?;
@@ -459,7 +460,7 @@ async fn finish(
     if served.compliance.hold {
         // The review releases the answer in the caller's wire.
         let answer = match served.endpoint {
-            Endpoint::Messages => messages::translate::to_message(&completion, &served.requested),
+            Endpoint::Messages => wire::messages::to_message(&completion, &served.requested),
             _ => completion,
         };
         let held = extensions

@@ -10,17 +10,17 @@ use opentelemetry::trace::{SpanKind, TraceContextExt as _};
 use serde_json::Value;
 
 use super::Gateway;
-use super::request::ServiceFields;
 use crate::auth::keys::ApiKey;
 use crate::base::error::{ApiError, Code};
 use crate::compliance::{Classification, Level, consents};
 use crate::pii;
+use crate::providers::wire::chat::{ChatRequest, ServiceFields};
 use crate::tenants::{CompliancePolicy, ReviewMode};
 use crate::traces;
 
 /// What the gate reads of a request, whatever its route: its text as chat
 /// messages (the rules and the judge read them) and its service fields.
-/// Chat builds it from its request ([`super::request::ChatRequest::gate_input`]);
+/// Chat builds it from its request ([`GateInput::chat`]);
 /// a route that is not chat from the text it carries ([`GateInput::text`]).
 pub struct GateInput<'a> {
     pub messages: &'a Value,
@@ -33,6 +33,15 @@ impl<'a> GateInput<'a> {
     pub fn text(messages: &'a mut Value, text: &str, service: &'a ServiceFields) -> GateInput<'a> {
         *messages = serde_json::json!([{ "role": "user", "content": text }]);
         GateInput { messages, service }
+    }
+
+    /// What the gate reads of a chat request: its messages and its service
+    /// fields.
+    pub fn chat(request: &'a ChatRequest) -> GateInput<'a> {
+        GateInput {
+            messages: request.body.get("messages").unwrap_or(&Value::Null),
+            service: &request.service,
+        }
     }
 }
 

@@ -29,7 +29,6 @@ pub mod messages;
 pub mod multimodal;
 pub mod native;
 mod parts;
-pub mod request;
 mod respond;
 pub mod responses;
 mod route;
@@ -51,6 +50,7 @@ use crate::billing::ledger::CreditHold;
 use crate::catalogue::Endpoint;
 use crate::catalogue::Model;
 use crate::compliance::Classification;
+use crate::providers::sse::SseBody;
 use crate::routing;
 
 pub(crate) use admit::{
@@ -76,7 +76,7 @@ pub enum ChatOutcome {
     /// Held for human review: 202 with the review item (DESIGN 7.3).
     Held(Value),
     Stream {
-        body: stream::SseBody,
+        body: SseBody,
         /// The catalogue id that served.
         model: String,
     },

@@ -16,17 +16,13 @@
 //! relayed before its error event; a stream abandoned by its caller is
 //! billed, when dropped, for what the upstream had produced.
 
-use std::convert::Infallible;
-use std::pin::Pin;
-
 use bytes::Bytes;
-use futures::{Stream, StreamExt};
+use futures::StreamExt;
 use serde_json::{Value, json};
 
 use super::{Extensions, Served};
+use crate::providers::sse::SseBody;
 use crate::providers::{ChunkStream, Failure, UpstreamError};
-
-pub type SseBody = Pin<Box<dyn Stream<Item = Result<Bytes, Infallible>> + Send>>;
 
 struct Relay {
     chunks: ChunkStream,

@@ -21,7 +21,7 @@ use crate::catalogue::Model;
 use crate::compliance::registry;
 use crate::events::Event;
 use crate::gateway::Gateway;
-use crate::gateway::request::ChatRequest;
+use crate::providers::wire::chat::ChatRequest;
 use crate::providers::{Failure, Providers, Reply, UpstreamError};
 use crate::routing;
 use crate::upstream::RetryPolicy;

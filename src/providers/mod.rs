@@ -5,6 +5,11 @@
 //! stream of OpenAI-shaped chunks. Failures are [`UpstreamError`]s, which
 //! know whether the fallback walk may try the next model
 //! ([`UpstreamError::retryable`], DESIGN section 2).
+//!
+//! The wire formats the gateway's own callers speak (the chat request,
+//! Anthropic's Messages, OpenAI's Responses, what is read of a native
+//! passthrough) and their translations to and from the chat request are
+//! in [`wire`].
 
 pub mod anthropic;
 pub mod audio;
@@ -23,6 +28,7 @@ pub mod openai;
 pub mod sse;
 pub mod tokens;
 pub mod vertex;
+pub mod wire;
 
 use std::pin::Pin;
 use std::time::Duration;

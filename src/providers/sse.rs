@@ -1,16 +1,23 @@
-//! Server-Sent Events parsing of an upstream byte stream into JSON chunks.
+//! Server-Sent Events parsing of an upstream byte stream into JSON chunks,
+//! and the type of an SSE body as the caller receives it ([`SseBody`]).
 //!
 //! Only `data:` lines matter to chat streams; `data: [DONE]` ends the
 //! stream. A stream that ends without it was cut, and says so, so the relay
 //! can end the caller's stream with an error instead of a clean `[DONE]`.
 
 use std::collections::VecDeque;
+use std::convert::Infallible;
+use std::pin::Pin;
 
-use bytes::{Buf, BytesMut};
+use bytes::{Buf, Bytes, BytesMut};
 use futures::{Stream, StreamExt};
 use serde_json::Value;
 
 use super::{ChunkStream, Failure, UpstreamError};
+
+/// A Server-Sent Events body as the caller receives it: framed bytes that
+/// never fail (an upstream failure is written into the stream as an event).
+pub type SseBody = Pin<Box<dyn Stream<Item = Result<Bytes, Infallible>> + Send>>;
 
 /// A line longer than this is not a chat chunk.
 const MAX_LINE: usize = 8 * 1024 * 1024;

@@ -5,19 +5,19 @@
 //! the native passthrough ([`super::native`]), byte for byte. Any other model
 //! (OpenAI, Gemini, the mock, any kind that takes the internal chat
 //! request) is served by translation: the Messages body becomes a chat
-//! request ([`translate::to_chat`]) that runs through every stage of the
+//! request ([`wire::messages::to_chat`]) that runs through every stage of the
 //! chat route ([`super::chat_on`] with `endpoint = messages`: limits,
 //! wallet, classification and gates, the deployment walk, tier caps, the
 //! registry, the durable charge, audit, conversation log, events,
 //! metrics), and the answer or the stream is translated back
-//! ([`translate::to_message`], [`stream::translate`]).
+//! ([`wire::messages::to_message`], [`wire::messages_stream::translate`]).
+//! The translations are the wire's (`providers::wire`); this module is the
+//! adapter that takes them through the stages.
 //!
 //! `POST /v1/messages/count_tokens` is answered here too: forwarded to an
 //! Anthropic provider, or counted locally ([`count`]). It is never billed.
 
 pub mod count;
-pub mod stream;
-pub mod translate;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -26,8 +26,6 @@ use bytes::Bytes;
 use serde_json::{Value, json};
 
 use super::native::ServiceFields;
-use super::native::wire::Wire;
-use super::request::ChatRequest;
 use super::{ChatOutcome, chat_on};
 use crate::auth::keys::ApiKey;
 use crate::base::error::{ApiError, Code};
@@ -36,6 +34,10 @@ use crate::catalogue::Endpoint;
 use crate::catalogue::{Model, ProviderKind};
 use crate::gateway::Gateway;
 use crate::providers::http::endpoint;
+use crate::providers::sse::SseBody;
+use crate::providers::wire;
+use crate::providers::wire::chat::ChatRequest;
+use crate::providers::wire::native::{Wire, replace_top_level_string};
 
 /// Whether `model` is served by the native passthrough: it has a
 /// deployment that takes the Messages body (an Anthropic provider, or a
@@ -64,7 +66,7 @@ pub enum MessagesOutcome {
     /// Held for human review: 202 with the review item.
     Held(Value),
     /// The Messages event stream.
-    Stream(super::stream::SseBody),
+    Stream(SseBody),
 }
 
 /// Serves a Messages request on a non-Anthropic `model` by translation.
@@ -78,7 +80,7 @@ pub async fn translated(
     body: &Value,
     service: ServiceFields,
 ) -> Result<(MessagesOutcome, Vec<String>), ApiError> {
-    let translated = translate::to_chat(body, model.max_output_tokens)?;
+    let translated = wire::messages::to_chat(body, model.max_output_tokens)?;
     let requested = translated.model.clone();
     let request = ChatRequest {
         body: translated.body,
@@ -89,11 +91,11 @@ pub async fn translated(
     };
     let outcome = match chat_on(gateway, key, request_id, request, raw, Endpoint::Messages).await? {
         ChatOutcome::Complete(completion) => {
-            MessagesOutcome::Complete(translate::to_message(&completion, &requested))
+            MessagesOutcome::Complete(wire::messages::to_message(&completion, &requested))
         }
         ChatOutcome::Held(review) => MessagesOutcome::Held(review),
         ChatOutcome::Stream { body, .. } => {
-            MessagesOutcome::Stream(stream::translate(body, requested))
+            MessagesOutcome::Stream(wire::messages_stream::translate(body, requested))
         }
     };
     Ok((outcome, translated.dropped))
@@ -122,7 +124,7 @@ pub async fn count_tokens(
     if counted_upstream(model) {
         return forward_count(gateway, model, raw, headers).await;
     }
-    let translated = translate::to_chat(body, None)?;
+    let translated = wire::messages::to_chat(body, None)?;
     let messages = &translated.body["messages"];
     let tools = translated.body.get("tools").unwrap_or(&Value::Null);
     let openai = model
@@ -156,7 +158,7 @@ async fn forward_count(
         let body = if deployment.upstream == model.id {
             raw.clone()
         } else {
-            super::native::wire::replace_top_level_string(&raw, "model", &deployment.upstream)
+            replace_top_level_string(&raw, "model", &deployment.upstream)
                 .map(Bytes::from)
                 .unwrap_or_else(|| raw.clone())
         };

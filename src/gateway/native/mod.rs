@@ -21,7 +21,6 @@
 
 mod forward;
 pub mod relay;
-pub mod wire;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -31,7 +30,6 @@ use futures::StreamExt;
 use serde_json::{Map, Value};
 
 use super::gate::GateInput;
-pub use super::request::ServiceFields;
 use super::{
     Attempt, Compliance, Extensions, Served, Single, admit, gate, take_tier_caps, tokens, walk,
 };
@@ -47,10 +45,13 @@ use crate::compliance::{Classification, Level};
 use crate::events::Event;
 use crate::gateway::Gateway;
 use crate::providers::http::endpoint;
+use crate::providers::sse::SseBody;
+use crate::providers::wire::chat::SERVICE_FIELDS;
+pub use crate::providers::wire::chat::ServiceFields;
+use crate::providers::wire::native::{Meter, Wire, replace_top_level_string};
 use crate::providers::{Failure, UpstreamError, mock, vertex};
 use crate::tenants::CompliancePolicy;
 use forward::{Answer, Forward, Refusal};
-use wire::{Meter, Wire};
 
 /// Error bodies of the upstream are relayed up to this size.
 const MAX_ERROR_BODY: usize = 64 * 1024;
@@ -94,7 +95,7 @@ pub enum NativeOutcome {
     /// Held for human review: 202 with the review item (DESIGN 7.3).
     Held(Value),
     /// The upstream's events as they come.
-    Stream(relay::NativeBody),
+    Stream(SseBody),
     /// The upstream refused the request: its status and body, relayed.
     Refused { status: u16, body: Bytes },
 }
@@ -189,10 +190,7 @@ fn strip_service_fields(
     let Some(object) = value.as_object_mut() else {
         return Ok(body);
     };
-    if !super::request::SERVICE_FIELDS
-        .iter()
-        .any(|f| object.contains_key(*f))
-    {
+    if !SERVICE_FIELDS.iter().any(|f| object.contains_key(*f)) {
         return Ok(body);
     }
     let mut text = |field: &str| match object.remove(field) {
@@ -280,7 +278,7 @@ fn resolve(models: TenantCatalogue<'_>, wire: Wire, name: &str) -> Result<Arc<Mo
 /// change made to a forwarded body, and only when the catalogue id differs
 /// from the upstream name. Every other byte is kept.
 fn upstream_named(body: &Bytes, upstream: &str) -> Result<Bytes, ApiError> {
-    if let Some(renamed) = wire::replace_top_level_string(body, "model", upstream) {
+    if let Some(renamed) = replace_top_level_string(body, "model", upstream) {
         return Ok(Bytes::from(renamed));
     }
     // `model` written with escapes: re-encode (key order may change).

@@ -10,18 +10,17 @@
 //! error event in the wire's shape; a stream dropped by its caller is billed,
 //! when dropped, for what had been produced.
 
-use std::convert::Infallible;
 use std::pin::Pin;
 
 use bytes::{Bytes, BytesMut};
 use futures::{Stream, StreamExt};
 use serde_json::Value;
 
-use super::wire::{Meter, Wire};
 use crate::gateway::{Extensions, Served};
+use crate::providers::sse::SseBody;
+use crate::providers::wire::native::{Meter, Wire};
 
 pub type UpstreamBytes = Pin<Box<dyn Stream<Item = Result<Bytes, String>> + Send>>;
-pub type NativeBody = Pin<Box<dyn Stream<Item = Result<Bytes, Infallible>> + Send>>;
 
 /// A line longer than this is not read for counts (it is still relayed).
 const MAX_LINE: usize = 8 * 1024 * 1024;
@@ -43,7 +42,7 @@ pub fn relay(
     upstream: UpstreamBytes,
     served: Served,
     extensions: Extensions,
-) -> NativeBody {
+) -> SseBody {
     let relay = Relay {
         wire,
         upstream,

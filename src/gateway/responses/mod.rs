@@ -10,26 +10,22 @@
 //!   response's `usage`. The upstream's ids, `previous_response_id` and
 //!   hosted tools pass through.
 //! - translation: every other request becomes an internal chat request
-//!   ([`input`]) served by the chat pipeline (`gateway::chat_on`: the
-//!   fallback chain through `models`, caps, gates, registry, charge), and
-//!   its completion or stream becomes a response ([`output`]).
+//!   ([`responses_input`]) served by the chat pipeline (`gateway::chat_on`:
+//!   the fallback chain through `models`, caps, gates, registry, charge),
+//!   and its completion or stream becomes a response ([`responses_output`]).
+//!   Both translations are the wire's (`providers::wire`).
 //!
 //! A translated response is kept per tenant for `previous_response_id`
 //! ([`stored`]) unless `store` is false; a `previous_response_id` the
 //! tenant's store holds is always continued by translation, since only the
 //! gateway knows that conversation.
 
-pub mod input;
-pub mod output;
-
 use std::sync::Arc;
 
 use bytes::Bytes;
 use serde_json::Value;
 
-use super::native::wire::Wire;
 use super::native::{self, NativeCall, NativeOutcome, ServiceFields};
-use super::stream::SseBody;
 use super::{ChatOutcome, chat_on};
 use crate::auth::keys::ApiKey;
 use crate::base::error::{ApiError, Code};
@@ -38,8 +34,11 @@ use crate::catalogue::Endpoint;
 use crate::compliance::conversations::DAY_MS;
 use crate::compliance::stored_responses::StoredResponse;
 use crate::gateway::Gateway;
+use crate::providers::sse::SseBody;
+use crate::providers::wire::native::Wire;
+use crate::providers::wire::responses_input::{self, ResponsesRequest};
+use crate::providers::wire::responses_output::{self, Frame};
 use crate::store::Store;
-use output::Frame;
 
 /// What the caller gets.
 pub enum ResponsesOutcome {
@@ -73,7 +72,7 @@ pub async fn create_response(
     raw: Bytes,
     service: ServiceFields,
 ) -> Result<Answer, ApiError> {
-    let mut request = input::parse(&raw)?;
+    let mut request = responses_input::parse(&raw)?;
     request.service = request.service.or(&service);
     let model = first_catalogued(gateway, key, &request.chain);
     crate::traces::request_model(Wire::Responses.operation(), &request.chain[0]);
@@ -204,13 +203,13 @@ async fn respond(outcome: ChatOutcome, mut frame: Frame, keep: Option<Keeper>) -
         }
         ChatOutcome::Stream { body, model } => {
             frame.model = model;
-            let on_complete = keep.map(|keep| -> output::OnComplete {
+            let on_complete = keep.map(|keep| -> responses_output::OnComplete {
                 Box::new(move |message, response| {
                     let level = is_high_risk(response);
                     Box::pin(keep.keep_at(message, level))
                 })
             });
-            ResponsesOutcome::Stream(output::translate(body, frame, on_complete))
+            ResponsesOutcome::Stream(responses_output::translate(body, frame, on_complete))
         }
     }
 }
@@ -218,7 +217,7 @@ async fn respond(outcome: ChatOutcome, mut frame: Frame, keep: Option<Keeper>) -
 /// Whether the request goes to a provider's own `/responses`: one model
 /// named by `model` (a `models` chain is a gateway feature, always
 /// translated), which has a deployment that serves the Responses wire.
-fn forwarded(gateway: &Gateway, key: &ApiKey, request: &input::ResponsesRequest) -> bool {
+fn forwarded(gateway: &Gateway, key: &ApiKey, request: &ResponsesRequest) -> bool {
     let [name] = request.chain.as_slice() else {
         return false;
     };

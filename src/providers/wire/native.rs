@@ -112,7 +112,7 @@ impl Wire {
             Wire::Anthropic => anthropic_view(body),
             Wire::Gemini => gemini_view(body),
             Wire::Completions => completions_view(body),
-            Wire::Responses => crate::gateway::responses::input::classification_view(body),
+            Wire::Responses => super::responses_input::classification_view(body),
         }
     }
 

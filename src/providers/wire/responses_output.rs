@@ -14,8 +14,8 @@ use bytes::Bytes;
 use futures::StreamExt;
 use serde_json::{Value, json};
 
-use super::input::Echo;
-use crate::gateway::stream::SseBody;
+use super::responses_input::Echo;
+use crate::providers::sse::SseBody;
 
 /// What a response object says about its request.
 #[derive(Debug, Clone)]

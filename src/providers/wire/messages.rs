@@ -491,7 +491,7 @@ fn image_part(block: &Value, at: &str) -> Result<Value, ApiError> {
             ));
         }
     };
-    super::super::request::image_source(&url).map_err(|m| invalid(&format!("{at}.source"), m))?;
+    super::chat::image_source(&url).map_err(|m| invalid(&format!("{at}.source"), m))?;
     Ok(json!({ "type": "image_url", "image_url": { "url": url } }))
 }
 
@@ -665,5 +665,5 @@ pub fn to_message(completion: &Value, model: &str) -> Value {
 }
 
 #[cfg(test)]
-#[path = "translate_tests.rs"]
+#[path = "messages_tests.rs"]
 mod tests;

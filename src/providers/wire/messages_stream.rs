@@ -18,8 +18,8 @@ use bytes::Bytes;
 use futures::StreamExt;
 use serde_json::{Value, json};
 
-use super::translate::{EXTENSIONS, message_id, stop_reason, usage};
-use crate::gateway::stream::SseBody;
+use super::messages::{EXTENSIONS, message_id, stop_reason, usage};
+use crate::providers::sse::SseBody;
 
 fn event(name: &str, data: &Value) -> String {
     format!("event: {name}\ndata: {data}\n\n")

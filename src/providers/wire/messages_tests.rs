@@ -1,4 +1,4 @@
-//! Golden translations of `translate.rs`, both ways.
+//! Golden translations of `messages.rs`, both ways.
 
 use super::*;
 

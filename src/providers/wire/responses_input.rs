@@ -14,9 +14,8 @@
 
 use serde_json::{Map, Value, json};
 
+use super::chat::{ChatRequest, SERVICE_FIELDS, ServiceFields};
 use crate::base::error::ApiError;
-use crate::gateway::native::ServiceFields;
-use crate::gateway::request::{ChatRequest, SERVICE_FIELDS};
 
 /// At most this many input items in one request.
 pub const MAX_ITEMS: usize = 2048;
@@ -110,8 +109,8 @@ impl ResponsesRequest {
 // Long on purpose: a field-by-field parse, one step a field, in the order of
 // docs/responses.md.
 pub fn parse(bytes: &[u8]) -> Result<ResponsesRequest, ApiError> {
-    let mut body = crate::gateway::request::object(bytes)?;
-    let service = crate::gateway::request::service_fields(&mut body)?;
+    let mut body = super::chat::object(bytes)?;
+    let service = super::chat::service_fields(&mut body)?;
     debug_assert!(SERVICE_FIELDS.contains(&"deployer_context"));
     let from_models = body.contains_key("models");
     let chain = chain(&mut body)?;
@@ -233,7 +232,7 @@ pub fn parse(bytes: &[u8]) -> Result<ResponsesRequest, ApiError> {
 
 fn chain(body: &mut Map<String, Value>) -> Result<Vec<String>, ApiError> {
     match (body.remove("models"), body.get("model")) {
-        (Some(Value::Array(list)), _) => crate::gateway::request::model_list(&list),
+        (Some(Value::Array(list)), _) => super::chat::model_list(&list),
         (Some(_), _) => Err(invalid(
             "models",
             "`models` must be an array of model names",

@@ -1,4 +1,5 @@
-//! Parsing and validating a chat completion request.
+//! The OpenAI chat completion request (the internal request every
+//! translation produces): parsing and validating it.
 //!
 //! The body is kept as a JSON map so that every field the caller sent,
 //! including vendor extensions we do not know, is forwarded unchanged; the
@@ -66,16 +67,6 @@ impl ServiceFields {
             deployer_context: self
                 .deployer_context
                 .or_else(|| other.deployer_context.clone()),
-        }
-    }
-}
-
-impl ChatRequest {
-    /// What the gate reads of this request.
-    pub fn gate_input(&self) -> crate::gateway::gate::GateInput<'_> {
-        crate::gateway::gate::GateInput {
-            messages: self.body.get("messages").unwrap_or(&Value::Null),
-            service: &self.service,
         }
     }
 }
