@@ -164,7 +164,7 @@ async fn translate(
     gateway: &Gateway,
     key: &ApiKey,
     request_id: &str,
-    request: &input::ResponsesRequest,
+    request: &ResponsesRequest,
     history: Option<Vec<Value>>,
     raw: &[u8],
     now: i64,
@@ -276,7 +276,7 @@ impl Keeper {
     fn new(
         gateway: &Gateway,
         key: &ApiKey,
-        request: &input::ResponsesRequest,
+        request: &ResponsesRequest,
         id: &str,
         history: Vec<Value>,
     ) -> Keeper {
