@@ -33,6 +33,7 @@ pub mod request;
 mod respond;
 pub mod responses;
 mod route;
+mod single;
 pub mod stream;
 pub mod truncate;
 mod walk;
