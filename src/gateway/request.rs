@@ -222,7 +222,7 @@ fn validate_numbers(body: &Map<String, Value>) -> Result<(), ApiError> {
 
 /// `field` is absent, null, or `what` (as `read` takes it) from `min` to
 /// `max`; 400 naming it otherwise.
-fn in_range<T: PartialOrd + std::fmt::Display>(
+fn in_range<T: Copy + PartialOrd + std::fmt::Display>(
     body: &Map<String, Value>,
     field: &str,
     (min, max): (T, T),
