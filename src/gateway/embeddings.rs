@@ -20,17 +20,15 @@
 //!   token arrays), marked `estimated` when it is one.
 
 use std::sync::Arc;
-use std::time::Instant;
 
 use serde_json::{Map, Value, json};
 
-use super::gate::GateInput;
-use super::media::{ServiceFields, exhausted};
-use super::walk::{Call, Walk, hold_key_tokens};
-use super::{AttemptStatus, Compliance, Extensions, Single, tokens};
+use super::media::ServiceFields;
+use super::single::OneModel;
+use super::walk::{Call, hold_key_tokens, hold_model};
+use super::{AttemptStatus, Compliance, Extensions, tokens};
 use crate::auth::keys::ApiKey;
 use crate::base::error::{ApiError, Code};
-use crate::base::time::now_ms;
 use crate::billing::limits;
 use crate::catalogue::Endpoint;
 use crate::catalogue::{Model, ProviderKind};
@@ -90,105 +88,101 @@ pub struct EmbeddingRequest {
     pub body: Map<String, Value>,
 }
 
-// Long on purpose: the adapter is the stages in order (admit, gate, limits,
-// route and call, charge, respond), each one call; split, the order would no
-// longer read in one place.
+/// The embeddings route through the stages: the model named and able to
+/// take the input, admission, the gate, the model's and the key's token
+/// limits, the walk, the charge per input token and the answer.
 pub async fn serve(
     gateway: &Gateway,
     key: &ApiKey,
     request_id: &str,
     request: EmbeddingRequest,
 ) -> Result<Value, ApiError> {
-    let started = Instant::now();
-    let model = super::catalogued(gateway, key, &request.model)?;
-    super::kind_fits(&model, true, PATH)?;
-    if let Some(refusal) = (0..model.deployments.len())
-        .map(|i| unfit(&request.inputs, &model.on(i)))
-        .reduce(|a, b| a.and(b))
-        .flatten()
-    {
-        return Err(ApiError::invalid(
-            if refusal.0 == AttemptStatus::TokenInput {
-                "input"
-            } else {
-                "model"
-            },
-            refusal.1,
-        ));
-    }
+    let one = OneModel::named(
+        gateway,
+        key,
+        request_id,
+        &request.model,
+        Endpoint::Embeddings,
+        PATH,
+    )?;
+    some_deployment_fits(&request.inputs, &one.model)?;
     let (estimate, estimated) = request.inputs.tokens();
-    let admitted = super::admit(gateway, key, super::estimated_cost(&model, estimate, 0))?;
-    let tenant = &admitted.tenant;
-    let mut messages = Value::Null;
-    let text = request.inputs.text();
-    let input = GateInput::text(&mut messages, &text, &request.service);
-    let risk = super::gate(gateway, key, &tenant.policy, &input, request_id).await?;
-    if super::gate::holds(&tenant.policy, &risk) {
+    let admitted = super::admit(gateway, key, super::estimated_cost(&one.model, estimate, 0))?;
+    let policy = &admitted.tenant.policy;
+    let risk = one
+        .gate_text(policy, &request.inputs.text(), &request.service)
+        .await?;
+    if super::gate::holds(policy, &risk) {
         return Err(ApiError::new(
             Code::CapabilityUnsupported,
             "the tenant policy holds this answer for human review, and an embedding cannot be held: a vector is nothing a reviewer can judge",
         ));
     }
-    let mut reservations: Vec<limits::Reservation> = Vec::new();
-    match gateway.model_limits.admit(
-        &model.id,
-        model.rpm_limit,
-        model.tpm_limit,
-        estimate,
-        now_ms(),
-    ) {
-        Ok(reservation) => reservations.extend(reservation),
-        Err(refusal) => {
-            let mut error = ApiError::new(Code::ModelRateLimitExceeded, refusal.message);
-            error.retry_after = Some(refusal.retry_after_seconds as u64);
-            return Err(error);
-        }
-    }
-    reservations.extend(hold_key_tokens(gateway, key, estimate)?);
-    let registered = super::registered_providers(gateway, &tenant.policy)?;
+    let reservations = reserve_tokens(gateway, key, &one.model, estimate)?;
     // Never held (refused above), so the log keeps the request only with
     // `logBodies`, as for any unheld answer.
-    let compliance = Arc::new(Compliance::new(
-        &tenant.policy,
-        &request.service,
-        &request.logged,
-        &risk,
-    ));
-    // `upstream` redaction: the provider embeds the texts with placeholders.
+    let passed = one.passed(policy, &request.service, &request.logged, risk)?;
+    let forward = Forward {
+        providers: &gateway.providers,
+        inputs: &request.inputs,
+        body: upstream_body(&request, &passed.compliance),
+    };
+    let (answer, served) = one.walk(passed, admitted.hold, estimate, &forward).await?;
+    let extensions = Extensions::new(gateway, &served, false).with_reservations(reservations);
+    charged(&extensions, answer, (estimate, estimated), &request.model).await
+}
+
+/// Some deployment of `model` can take `inputs`; else the refusal of
+/// them all (400 on `input` for token arrays, on `model` otherwise).
+fn some_deployment_fits(inputs: &Inputs, model: &Model) -> Result<(), ApiError> {
+    let Some((status, message)) = (0..model.deployments.len())
+        .map(|i| unfit(inputs, &model.on(i)))
+        .reduce(|a, b| a.and(b))
+        .flatten()
+    else {
+        return Ok(());
+    };
+    let param = if status == AttemptStatus::TokenInput {
+        "input"
+    } else {
+        "model"
+    };
+    Err(ApiError::invalid(param, message))
+}
+
+/// The request's tokens reserved against the model's own limits, then the
+/// key's `tpmLimit`; the charge settles them.
+fn reserve_tokens(
+    gateway: &Gateway,
+    key: &ApiKey,
+    model: &Model,
+    estimate: u64,
+) -> Result<Vec<limits::Reservation>, ApiError> {
+    let mut reservations: Vec<limits::Reservation> = Vec::new();
+    reservations.extend(hold_model(gateway, model, estimate)?);
+    reservations.extend(hold_key_tokens(gateway, key, estimate)?);
+    Ok(reservations)
+}
+
+/// The body forwarded: with placeholders for personal data in `upstream`
+/// redaction (the provider embeds the texts with them).
+fn upstream_body(request: &EmbeddingRequest, compliance: &Compliance) -> Value {
     let mut body = Value::Object(request.body.clone());
     if let Some(mut session) = compliance.upstream_pii() {
         session.redact_json(&mut body["input"]);
     }
-    let walk = Walk {
-        gateway,
-        tenant_id: &key.tenant_id,
-        model: &model,
-        name: &request.model,
-        registered: registered.as_deref(),
-    };
-    let forward = Forward {
-        providers: &gateway.providers,
-        inputs: &request.inputs,
-        body,
-    };
-    let mut attempts = Vec::new();
-    let (mut answer, model, retries, in_flight) = walk
-        .run(&forward, &mut attempts)
-        .await
-        .served_or(|| exhausted(gateway, key, request_id, &request.model, &attempts))?;
-    let single = Single {
-        key,
-        request_id,
-        requested: &request.model,
-        started,
-        endpoint: Endpoint::Embeddings,
-        risk,
-        compliance,
-        admission: admitted.hold,
-        prompt_estimate: estimate,
-    };
-    let served = single.served(model, attempts, retries, in_flight);
-    let extensions = Extensions::new(gateway, &served, false).with_reservations(reservations);
+    body
+}
+
+/// The charge per input token (the upstream's count, else the local
+/// `estimate`, then marked estimated), and the answer with its
+/// extensions, under the caller's name for the model.
+async fn charged(
+    extensions: &Extensions,
+    mut answer: Value,
+    (estimate, estimated): (u64, bool),
+    requested: &str,
+) -> Result<Value, ApiError> {
     let (prompt_tokens, estimated) = match answer["usage"]["prompt_tokens"].as_u64() {
         Some(reported) => (reported, false),
         None => {
@@ -202,7 +196,7 @@ pub async fn serve(
         .charge(prompt_tokens, 0, estimated, true, &output, None)
         .await?;
     // The caller's name for the model, as chat answers it.
-    answer["model"] = Value::String(request.model.clone());
+    answer["model"] = Value::String(requested.to_owned());
     extensions.apply(&mut answer, &charged);
     Ok(answer)
 }

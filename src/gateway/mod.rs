@@ -32,6 +32,7 @@ mod parts;
 mod respond;
 pub mod responses;
 mod route;
+mod single;
 pub mod stream;
 pub mod truncate;
 mod walk;

@@ -19,7 +19,6 @@
 //! whatever happens to the stream afterwards.
 
 use std::sync::Arc;
-use std::time::Instant;
 
 use bytes::Bytes;
 use futures::StreamExt;
@@ -27,9 +26,9 @@ use serde_json::{Value, json};
 
 use super::audio::{self, Source};
 use super::form::FormPart;
-use super::gate::GateInput;
-use super::walk::{Call, Walk};
-use super::{Attempt, Compliance, Extensions, Single};
+use super::single::OneModel;
+use super::walk::Call;
+use super::{Extensions, Served};
 use crate::auth::keys::ApiKey;
 use crate::base::error::{ApiError, Code};
 use crate::base::money::{charge_for, credits_to_micros};
@@ -37,7 +36,6 @@ use crate::billing::Charged;
 use crate::catalogue::Endpoint;
 use crate::catalogue::{Capability, Model, Pricing, ProviderKind};
 use crate::compliance::Classification;
-use crate::events::Event;
 use crate::gateway::Gateway;
 use crate::providers::media::{ByteStream, MediaCall, MediaReply};
 use crate::providers::{Providers, UpstreamError, gemini_image};
@@ -133,90 +131,88 @@ pub enum MediaAnswer {
     },
 }
 
-// Long on purpose: the adapter is the stages in order (admit, gate, caps, route
-// and call, then the answer of its kind), each one call; split, the order would
-// no longer read in one place.
+/// A media route through the stages: the model named and able to do the
+/// route, admission, the gate, the free tier's multimodal cap, the walk,
+/// then the answer of its kind (priced, charged, with its extensions).
 pub async fn serve(
     gateway: &Gateway,
     key: &ApiKey,
     request_id: &str,
     mut request: MediaRequest,
 ) -> Result<MediaAnswer, ApiError> {
-    let started = Instant::now();
-    let model = super::catalogued(gateway, key, &request.model)?;
-    super::kind_fits(&model, false, request.route.path())?;
-    able(request.route, &model)?;
-    // Some deployment can take it; else the first one's refusal.
-    if !(0..model.deployments.len()).any(|i| fits(&request, &model.on(i)).is_none()) {
-        let first = model.on(0);
-        serves(request.route, &first)?;
-        gemini_size(&request.call, &first)?;
-    }
-    let admitted = super::admit(gateway, key, estimated_cost(&request, &model))?;
-    let tenant = &admitted.tenant;
-    let mut messages = Value::Null;
-    let input = GateInput::text(&mut messages, &request.text, &request.service);
-    let risk = super::gate(gateway, key, &tenant.policy, &input, request_id).await?;
-    if super::gate::holds(&tenant.policy, &risk) && request.route == Route::Speech {
+    let route = request.route;
+    let one = OneModel::named(
+        gateway,
+        key,
+        request_id,
+        &request.model,
+        route.endpoint(),
+        route.path(),
+    )?;
+    able(route, &one.model)?;
+    some_deployment_fits(&request, &one.model)?;
+    let admitted = super::admit(gateway, key, estimated_cost(&request, &one.model))?;
+    let policy = &admitted.tenant.policy;
+    let risk = one
+        .gate_text(policy, &request.text, &request.service)
+        .await?;
+    if super::gate::holds(policy, &risk) && route == Route::Speech {
         return Err(ApiError::new(
             Code::CapabilityUnsupported,
             "the tenant policy holds this answer for human review, and speech audio cannot be held: send the text through /v1/chat/completions for review first",
         ));
     }
     super::take_multimodal_cap(gateway, &admitted).await?;
-    let registered = super::registered_providers(gateway, &tenant.policy)?;
-    let compliance = Arc::new(Compliance::new(
-        &tenant.policy,
-        &request.service,
-        &request.logged,
-        &risk,
-    ));
-    let reduce_to = ask_for_duration(&mut request.call, &model);
+    let passed = one.passed(policy, &request.service, &request.logged, risk)?;
+    let reduce_to = ask_for_duration(&mut request.call, &one.model);
     let file = uploaded_file(&request.call);
-    let walk = Walk {
-        gateway,
-        tenant_id: &key.tenant_id,
-        model: &model,
-        name: &request.model,
-        registered: registered.as_deref(),
-    };
-    let mut attempts = Vec::new();
     let forward = Forward {
         providers: &gateway.providers,
         request: &request,
     };
-    let (reply, model, retries, in_flight) = walk
-        .run(&forward, &mut attempts)
-        .await
-        .served_or(|| exhausted(gateway, key, request_id, &request.model, &attempts))?;
-    let single = Single {
-        key,
-        request_id,
-        requested: &request.model,
-        started,
-        endpoint: request.route.endpoint(),
-        risk: risk.clone(),
-        compliance,
-        admission: admitted.hold,
-        prompt_estimate: 0,
-    };
-    let served = single.served(model.clone(), attempts, retries, in_flight);
-    let streamed = request.route == Route::Speech;
-    let extensions = Extensions::new(gateway, &served, streamed);
+    let (reply, served) = one.walk(passed, admitted.hold, 0, &forward).await?;
+    let extensions = Extensions::new(gateway, &served, route == Route::Speech);
+    let reduce_to = reduce_to.as_deref();
+    answered(extensions, &served, &request, reply, reduce_to, file).await
+}
+
+/// Some deployment of `model` can take the request; else the first one's
+/// refusal.
+fn some_deployment_fits(request: &MediaRequest, model: &Model) -> Result<(), ApiError> {
+    if !(0..model.deployments.len()).any(|i| fits(request, &model.on(i)).is_none()) {
+        let first = model.on(0);
+        serves(request.route, &first)?;
+        gemini_size(&request.call, &first)?;
+    }
+    Ok(())
+}
+
+/// The answer of the reply's kind, priced and charged: a transcript (JSON,
+/// or text with cues), images, or speech relayed; text where JSON was due
+/// is the provider's failure.
+async fn answered(
+    extensions: Extensions,
+    served: &Served,
+    request: &MediaRequest,
+    reply: MediaReply,
+    reduce_to: Option<&str>,
+    file: Option<Bytes>,
+) -> Result<MediaAnswer, ApiError> {
+    let (model, risk) = (&served.model, &served.risk);
     match reply {
         MediaReply::Json(answer) if request.route == Route::Transcription => {
             let ms = audio::reported_ms(&answer);
-            let answer = reduce(answer, reduce_to.as_deref());
-            transcribed(extensions, &model, &risk, answer, ms, file).await
+            let answer = reduce(answer, reduce_to);
+            transcribed(extensions, model, risk, answer, ms, file).await
         }
         MediaReply::Text { body, content_type } if request.route == Route::Transcription => {
             let ms = audio::last_cue_end_ms(&body).map(|ms| (ms, Source::Cues));
             let answer = MediaReply::Text { body, content_type };
-            transcribed_text(extensions, &model, &risk, answer, ms, file).await
+            transcribed_text(extensions, model, risk, answer, ms, file).await
         }
-        MediaReply::Json(answer) => imaged(extensions, &model, answer).await,
+        MediaReply::Json(answer) => imaged(extensions, model, answer).await,
         MediaReply::Audio { content_type, body } => {
-            spoken(extensions, &model, &risk, &request.text, content_type, body).await
+            spoken(extensions, model, risk, &request.text, content_type, body).await
         }
         MediaReply::Text { .. } => Err(ApiError::new(
             Code::AllProvidersFailed,
@@ -347,39 +343,6 @@ impl Call for Forward<'_> {
         let call = for_upstream(self.request.call.clone(), &deployment);
         async move { self.providers.media(&deployment, call).await }
     }
-}
-
-/// Every deployment failed or was skipped (the attempts say why): the
-/// chain (of one) exhausted, as for chat.
-pub(super) fn exhausted(
-    gateway: &Gateway,
-    key: &ApiKey,
-    request_id: &str,
-    model: &str,
-    attempts: &[Attempt],
-) -> ApiError {
-    let chain = vec![model.to_owned()];
-    let summary: Vec<String> = attempts
-        .iter()
-        .map(|a| {
-            format!(
-                "{} on {} ({}: {})",
-                a.model, a.deployment, a.status, a.message
-            )
-        })
-        .collect();
-    tracing::info!(%model, attempts = attempts.len(), "every deployment of the media model failed");
-    gateway.metrics.exhausted();
-    gateway.events.publish(Event::providers_exhausted(
-        &key.tenant_id,
-        request_id,
-        &chain,
-        attempts,
-    ));
-    ApiError::new(
-        Code::AllProvidersFailed,
-        format!("every model of the chain failed: {}", summary.join("; ")),
-    )
 }
 
 /// When a transcription is billed by duration, the caller asked for plain

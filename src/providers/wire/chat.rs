@@ -190,32 +190,14 @@ pub fn parse(bytes: &[u8]) -> Result<ChatRequest, ApiError> {
 }
 
 fn validate_numbers(body: &Map<String, Value>) -> Result<(), ApiError> {
-    let integer = |field: &str, min: u64, max: u64| -> Result<(), ApiError> {
-        match body.get(field) {
-            None | Some(Value::Null) => Ok(()),
-            Some(v) => match v.as_u64() {
-                Some(n) if (min..=max).contains(&n) => Ok(()),
-                _ => Err(invalid(
-                    field,
-                    format!("`{field}` must be a whole number from {min} to {max}"),
-                )),
-            },
-        }
+    let integer = |field: &str, min: u64, max: u64| {
+        in_range(body, field, (min, max), Value::as_u64, "a whole number")
     };
     integer("n", 1, 128)?;
     integer("max_tokens", 1, 10_000_000)?;
     integer("max_completion_tokens", 1, 10_000_000)?;
-    let number = |field: &str, min: f64, max: f64| -> Result<(), ApiError> {
-        match body.get(field) {
-            None | Some(Value::Null) => Ok(()),
-            Some(v) => match v.as_f64() {
-                Some(x) if (min..=max).contains(&x) => Ok(()),
-                _ => Err(invalid(
-                    field,
-                    format!("`{field}` must be a number from {min} to {max}"),
-                )),
-            },
-        }
+    let number = |field: &str, min: f64, max: f64| {
+        in_range(body, field, (min, max), Value::as_f64, "a number")
     };
     number("temperature", 0.0, 2.0)?;
     number("top_p", 0.0, 1.0)?;
@@ -227,6 +209,27 @@ fn validate_numbers(body: &Map<String, Value>) -> Result<(), ApiError> {
         return Err(invalid("tools", "`tools` must be an array"));
     }
     Ok(())
+}
+
+/// `field` is absent, null, or `what` (as `read` takes it) from `min` to
+/// `max`; 400 naming it otherwise.
+fn in_range<T: Copy + PartialOrd + std::fmt::Display>(
+    body: &Map<String, Value>,
+    field: &str,
+    (min, max): (T, T),
+    read: fn(&Value) -> Option<T>,
+    what: &str,
+) -> Result<(), ApiError> {
+    match body.get(field) {
+        None | Some(Value::Null) => Ok(()),
+        Some(v) => match read(v) {
+            Some(n) if (min..=max).contains(&n) => Ok(()),
+            _ => Err(invalid(
+                field,
+                format!("`{field}` must be {what} from {min} to {max}"),
+            )),
+        },
+    }
 }
 
 fn validate_messages(messages: Option<&Value>) -> Result<(), ApiError> {
