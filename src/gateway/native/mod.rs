@@ -406,10 +406,10 @@ async fn respond(
     answer: Answer,
     reservations: Vec<limits::Reservation>,
 ) -> Result<NativeOutcome, ApiError> {
+    let streamed = matches!(answer, Answer::Stream(_));
+    let extensions = Extensions::new(gateway, &served, streamed).with_reservations(reservations);
     match answer {
         Answer::Stream(upstream) => {
-            let extensions =
-                Extensions::new(gateway, &served, true).with_reservations(reservations);
             gateway
                 .metrics
                 .first_token(&served.requested, served.started.elapsed());
@@ -417,9 +417,7 @@ async fn respond(
                 wire, upstream, served, extensions,
             )))
         }
-        Answer::Whole(body, answer) => {
-            finish(gateway, &served, wire, body, answer, reservations).await
-        }
+        Answer::Whole(body, answer) => finish(extensions, &served, wire, body, answer).await,
     }
 }
 
@@ -448,14 +446,12 @@ fn hold_tokens(
 /// Charges a whole answer; it leaves only after the charge committed (or,
 /// held, goes to the review queue in the charge's transaction).
 async fn finish(
-    gateway: &Gateway,
+    extensions: Extensions,
     served: &Served,
     wire: Wire,
     body: Bytes,
     answer: Value,
-    reservations: Vec<limits::Reservation>,
 ) -> Result<NativeOutcome, ApiError> {
-    let extensions = Extensions::new(gateway, served, false).with_reservations(reservations);
     let mut meter = Meter::new(extensions.keeps_output());
     meter.observe_answer(wire, &answer);
     let (prompt, completion, estimated) = meter.tokens(served.prompt_estimate);
