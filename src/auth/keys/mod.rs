@@ -199,23 +199,13 @@ impl Keys {
     }
 
     pub fn get(&self, id: &str) -> Result<ApiKey, StoreError> {
-        self.store
-            .read(|tx| KEY_TABLE.get(tx, id.as_bytes()))?
-            .ok_or_else(|| StoreError::NotFound(format!("no API key `{id}`")))
+        self.store.read(|tx| stored(tx, id))
     }
 
     /// Keys of one tenant (by id or name), or of every tenant.
     pub fn list(&self, tenant: Option<&str>) -> Result<Vec<ApiKey>, StoreError> {
         self.store.read(|tx| {
-            let tenant_id = tenant
-                .map(|t| tenants::resolve(tx, t))
-                .transpose()?
-                .map(|t| t.id);
-            let mut keys: Vec<ApiKey> = KEY_TABLE
-                .all(tx)?
-                .into_iter()
-                .filter(|k| tenant_id.as_ref().is_none_or(|t| &k.tenant_id == t))
-                .collect();
+            let mut keys = tenants::rows_of(tx, &KEY_TABLE, tenant, |k| &k.tenant_id)?;
             keys.sort_by(|a, b| a.id.cmp(&b.id));
             Ok(keys)
         })
@@ -244,23 +234,14 @@ impl Keys {
         let key = self
             .store
             .write(move |txn| {
-                let mut key = KEY_TABLE
-                    .get(txn, id.as_bytes())?
-                    .ok_or_else(|| StoreError::NotFound(format!("no API key `{id}`")))?;
+                let mut key = stored(txn, &id)?;
                 let now = now_ms();
-                match key.state(now) {
-                    KeyState::Revoked => {
-                        return Err(StoreError::Conflict(
-                            "the key is revoked and cannot be changed; create a new key".into(),
-                        ));
-                    }
-                    KeyState::Expired => {
-                        return Err(StoreError::Conflict(
-                            "the key has expired and cannot be re-enabled; create a new key".into(),
-                        ));
-                    }
-                    KeyState::Active | KeyState::OverBudget => {}
-                }
+                refuse_ended(
+                    &key,
+                    now,
+                    "the key is revoked and cannot be changed; create a new key",
+                    "the key has expired and cannot be re-enabled; create a new key",
+                )?;
                 let before = Controls::of(&key);
                 if let Some(name) = &update.name {
                     key.name = validate_key_name(name)?;
@@ -309,9 +290,7 @@ impl Keys {
         let key = self
             .store
             .write(move |txn| {
-                let mut key = KEY_TABLE
-                    .get(txn, id.as_bytes())?
-                    .ok_or_else(|| StoreError::NotFound(format!("no API key `{id}`")))?;
+                let mut key = stored(txn, &id)?;
                 if key.revoked_at.is_none() {
                     key.revoked_at = Some(now_ms());
                     KEY_TABLE.put(txn, key.id.as_bytes(), &key)?;
@@ -336,23 +315,14 @@ impl Keys {
         let key = self
             .store
             .write(move |txn| {
-                let old = KEY_TABLE
-                    .get(txn, id.as_bytes())?
-                    .ok_or_else(|| StoreError::NotFound(format!("no API key `{id}`")))?;
+                let old = stored(txn, &id)?;
                 let now = now_ms();
-                match old.state(now) {
-                    KeyState::Revoked => {
-                        return Err(StoreError::Conflict(
-                            "a revoked key cannot be rotated".into(),
-                        ));
-                    }
-                    KeyState::Expired => {
-                        return Err(StoreError::Conflict(
-                            "an expired key cannot be rotated".into(),
-                        ));
-                    }
-                    KeyState::Active | KeyState::OverBudget => {}
-                }
+                refuse_ended(
+                    &old,
+                    now,
+                    "a revoked key cannot be rotated",
+                    "an expired key cannot be rotated",
+                )?;
                 let (consumed, thresholds) = old.current_cycle(now);
                 let key = ApiKey {
                     id: new_id("key"),
@@ -389,4 +359,21 @@ pub fn insert(txn: &redb::WriteTransaction, key: &ApiKey) -> Result<(), StoreErr
 /// Reads a key by id inside any transaction.
 pub fn get_in(tx: &impl Reader, id: &str) -> Result<Option<ApiKey>, StoreError> {
     KEY_TABLE.get(tx, id.as_bytes())
+}
+
+/// The stored key `id`, or `NotFound`.
+fn stored(tx: &impl Reader, id: &str) -> Result<ApiKey, StoreError> {
+    KEY_TABLE
+        .get(tx, id.as_bytes())?
+        .ok_or_else(|| StoreError::NotFound(format!("no API key `{id}`")))
+}
+
+/// Refuses to change a key that has ended (revoked or expired: neither can
+/// be re-enabled), with the refusal's text for each.
+fn refuse_ended(key: &ApiKey, now: i64, revoked: &str, expired: &str) -> Result<(), StoreError> {
+    match key.state(now) {
+        KeyState::Revoked => Err(StoreError::Conflict(revoked.into())),
+        KeyState::Expired => Err(StoreError::Conflict(expired.into())),
+        KeyState::Active | KeyState::OverBudget => Ok(()),
+    }
 }
