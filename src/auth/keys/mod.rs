@@ -229,77 +229,83 @@ impl Keys {
         if let Patch::Set(limit) = update.tpm_limit {
             validate_tpm_limit(Some(limit))?;
         }
-        let id = id.to_owned();
-        let cache = self.clone();
-        let key = self
-            .store
-            .write(move |txn| {
-                let mut key = stored(txn, &id)?;
-                let now = now_ms();
-                refuse_ended(
-                    &key,
-                    now,
-                    "the key is revoked and cannot be changed; create a new key",
-                    "the key has expired and cannot be re-enabled; create a new key",
-                )?;
-                let before = Controls::of(&key);
-                if let Some(name) = &update.name {
-                    key.name = validate_key_name(name)?;
-                }
-                update.credit_limit.apply(&mut key.credit_limit);
-                if let Some(interval) = update.reset_interval
-                    && interval != key.reset_interval
-                {
-                    // Consumption of the cycle in progress carries over; the
-                    // cycle is re-aligned to the new interval's boundary.
-                    let (consumed, thresholds) = key.current_cycle(now);
-                    let thresholds = thresholds.to_vec();
-                    key.credits_consumed = consumed;
-                    key.notified_thresholds = thresholds;
-                    key.reset_interval = interval;
-                    key.cycle_start = interval.cycle_start(now);
-                }
-                update.rate_limit.apply(&mut key.rate_limit);
-                update.tpm_limit.apply(&mut key.tpm_limit);
-                if let Patch::Set(at) = update.expires_at
-                    && at <= now
-                {
-                    return Err(StoreError::Invalid(
-                        "expiresAt must be in the future".into(),
-                    ));
-                }
-                update.expires_at.apply(&mut key.expires_at);
-                if let Some(allow) = update.allow_high_risk {
-                    key.allow_high_risk = allow;
-                }
-                latitude.check(before, Controls::of(&key), true)?;
-                KEY_TABLE.put(txn, key.id.as_bytes(), &key)?;
-                // In the writer, in commit order (see `refresh`).
-                cache.refresh(&key);
-                Ok(key)
-            })
-            .await?;
-        Ok(key)
+        self.change(id, move |txn, key| {
+            let now = now_ms();
+            refuse_ended(
+                key,
+                now,
+                "the key is revoked and cannot be changed; create a new key",
+                "the key has expired and cannot be re-enabled; create a new key",
+            )?;
+            let before = Controls::of(key);
+            if let Some(name) = &update.name {
+                key.name = validate_key_name(name)?;
+            }
+            update.credit_limit.apply(&mut key.credit_limit);
+            if let Some(interval) = update.reset_interval
+                && interval != key.reset_interval
+            {
+                // Consumption of the cycle in progress carries over; the
+                // cycle is re-aligned to the new interval's boundary.
+                let (consumed, thresholds) = key.current_cycle(now);
+                let thresholds = thresholds.to_vec();
+                key.credits_consumed = consumed;
+                key.notified_thresholds = thresholds;
+                key.reset_interval = interval;
+                key.cycle_start = interval.cycle_start(now);
+            }
+            update.rate_limit.apply(&mut key.rate_limit);
+            update.tpm_limit.apply(&mut key.tpm_limit);
+            if let Patch::Set(at) = update.expires_at
+                && at <= now
+            {
+                return Err(StoreError::Invalid(
+                    "expiresAt must be in the future".into(),
+                ));
+            }
+            update.expires_at.apply(&mut key.expires_at);
+            if let Some(allow) = update.allow_high_risk {
+                key.allow_high_risk = allow;
+            }
+            latitude.check(before, Controls::of(key), true)?;
+            KEY_TABLE.put(txn, key.id.as_bytes(), key)
+        })
+        .await
     }
 
     /// Revokes a key; it answers 403 `invalid_api_key` from now on. Its
     /// record stays, so historical usage remains attributable.
     pub async fn revoke(&self, id: &str) -> Result<ApiKey, StoreError> {
+        self.change(id, |txn, key| {
+            if key.revoked_at.is_some() {
+                return Ok(());
+            }
+            key.revoked_at = Some(now_ms());
+            KEY_TABLE.put(txn, key.id.as_bytes(), key)
+        })
+        .await
+    }
+
+    /// Changes the stored key `id` in one write transaction: `change`
+    /// edits the record and writes it when it changes it. The cache is
+    /// refreshed in the writer, in commit order (see `refresh`).
+    async fn change(
+        &self,
+        id: &str,
+        mut change: impl FnMut(&redb::WriteTransaction, &mut ApiKey) -> Result<(), StoreError>
+        + Send
+        + 'static,
+    ) -> Result<ApiKey, StoreError> {
         let id = id.to_owned();
         let cache = self.clone();
-        let key = self
-            .store
+        self.store
             .write(move |txn| {
                 let mut key = stored(txn, &id)?;
-                if key.revoked_at.is_none() {
-                    key.revoked_at = Some(now_ms());
-                    KEY_TABLE.put(txn, key.id.as_bytes(), &key)?;
-                }
+                change(txn, &mut key)?;
                 cache.refresh(&key);
                 Ok(key)
             })
-            .await?;
-        Ok(key)
+            .await
     }
 
     /// Creates a new key with the settings of `id`; the old key stays valid
