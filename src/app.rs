@@ -30,76 +30,32 @@ mod shutdown;
 pub fn build(config: Config, store: Store) -> AppState {
     let tasks = Tasks::new();
     let store = Arc::new(store);
-    let allow_private_images = config.image_fetch_allow_private_targets;
     let metrics = Arc::new(crate::metrics::Metrics::new());
-    let observer = metrics.clone();
-    // Set once per store; a second AppState on the same store (tests)
-    // keeps the first observer.
-    let _ = store
-        .writer_stats()
-        .commit_observer
-        .set(Box::new(move |elapsed| observer.store_commit(elapsed)));
+    observe_store_commits(&store, &metrics);
     let events =
         crate::events::Events::start(&config.webhooks(), store.clone(), metrics.clone(), &tasks);
     let traces = crate::traces::Traces::start(&config.traces(), metrics.clone(), &tasks);
-    let connect_timeout = config
-        .providers
-        .iter()
-        .map(|p| p.connect_timeout)
-        .max()
-        .unwrap_or(std::time::Duration::from_secs(5));
     let classifier = config.risk_rules.clone();
-    let sampler = crate::compliance::incidents::Sampler::start(
-        crate::compliance::incidents::SamplerSettings {
-            share: config.incident_sample_share,
-            window: std::time::Duration::from_secs(config.incident_window_seconds),
-            refusal_burst: config.incident_refusal_burst,
-        },
-        store.clone(),
-        classifier.clone(),
-        events.clone(),
-        &tasks,
-    );
-    crate::compliance::start_sweeper(
-        store.clone(),
-        std::time::Duration::from_secs(config.compliance_sweep_seconds),
-        crate::billing::retention::Retention {
-            usage_days: config.usage_retention_days,
-            audit_days: config.audit_retention_days,
-        },
-        &tasks,
-    );
-    let catalogue = LiveCatalogue::load(&config.providers, &config.models, &store)
-        .unwrap_or_else(|e| {
-            tracing::error!(error = %e, "reading the stored catalogue entries failed; serving the configuration's only");
-            LiveCatalogue::configured(&config.providers, &config.models)
-        });
-    let ledger = crate::billing::ledger::Ledger::load(&store, crate::base::time::now_ms())
-        .unwrap_or_else(|e| {
-            // Each key and wallet is then read on its first request.
-            tracing::error!(error = %e, "loading the ledger failed; reading it as requests come");
-            crate::billing::ledger::Ledger::default()
-        });
+    let sampler = start_compliance(&config, &store, &classifier, &events, &tasks);
+    let catalogue = Arc::new(load_catalogue(&config, &store));
+    let ledger = Arc::new(load_ledger(&store));
     let sso = config
         .sso
         .clone()
         .map(|sso| Arc::new(crate::sso::Sso::new(sso)));
-    let catalogue = Arc::new(catalogue);
-    let keys = Keys::new(store.clone());
-    let providers = crate::providers::Providers::new(connect_timeout, allow_private_images);
-    let ledger = Arc::new(ledger);
-    let router = Arc::<crate::routing::Router>::default();
-    let model_limits = Arc::<crate::billing::limits::ModelLimits>::default();
-    let key_tokens = Arc::<crate::billing::limits::TokenLimiter>::default();
+    let providers = crate::providers::Providers::new(
+        upstream_connect_timeout(&config),
+        config.image_fetch_allow_private_targets,
+    );
     let gateway = Arc::new(Gateway {
+        keys: Keys::new(store.clone()),
         store,
         catalogue,
-        keys,
         ledger,
         providers,
-        router,
-        model_limits,
-        key_tokens,
+        router: Arc::default(),
+        model_limits: Arc::default(),
+        key_tokens: Arc::default(),
         classifier,
         sampler,
         events,
@@ -120,6 +76,78 @@ pub fn build(config: Config, store: Store) -> AppState {
         traces,
         started_at: crate::base::time::now_ms() / 1000,
     })
+}
+
+/// Times every store write transaction into the metrics. Set once per
+/// store; a second AppState on the same store (tests) keeps the first
+/// observer.
+fn observe_store_commits(store: &Store, metrics: &Arc<crate::metrics::Metrics>) {
+    let observer = metrics.clone();
+    let _ = store
+        .writer_stats()
+        .commit_observer
+        .set(Box::new(move |elapsed| observer.store_commit(elapsed)));
+}
+
+/// Starts the incident sampler and the compliance sweep (retention
+/// included) on the task set; returns the sampler the gateway feeds.
+fn start_compliance(
+    config: &Config,
+    store: &Arc<Store>,
+    classifier: &Arc<crate::compliance::Classifier>,
+    events: &crate::events::Events,
+    tasks: &Tasks,
+) -> crate::compliance::incidents::Sampler {
+    let sampler = crate::compliance::incidents::Sampler::start(
+        crate::compliance::incidents::SamplerSettings {
+            share: config.incident_sample_share,
+            window: std::time::Duration::from_secs(config.incident_window_seconds),
+            refusal_burst: config.incident_refusal_burst,
+        },
+        store.clone(),
+        classifier.clone(),
+        events.clone(),
+        tasks,
+    );
+    crate::compliance::start_sweeper(
+        store.clone(),
+        std::time::Duration::from_secs(config.compliance_sweep_seconds),
+        crate::billing::retention::Retention {
+            usage_days: config.usage_retention_days,
+            audit_days: config.audit_retention_days,
+        },
+        tasks,
+    );
+    sampler
+}
+
+/// The configured catalogue with the stored entries over it; the
+/// configured one alone when the stored entries cannot be read.
+fn load_catalogue(config: &Config, store: &Store) -> LiveCatalogue {
+    LiveCatalogue::load(&config.providers, &config.models, store).unwrap_or_else(|e| {
+        tracing::error!(error = %e, "reading the stored catalogue entries failed; serving the configuration's only");
+        LiveCatalogue::configured(&config.providers, &config.models)
+    })
+}
+
+/// The ledger as stored; an empty one when loading fails (each key and
+/// wallet is then read on its first request).
+fn load_ledger(store: &Store) -> crate::billing::ledger::Ledger {
+    crate::billing::ledger::Ledger::load(store, crate::base::time::now_ms()).unwrap_or_else(|e| {
+        tracing::error!(error = %e, "loading the ledger failed; reading it as requests come");
+        crate::billing::ledger::Ledger::default()
+    })
+}
+
+/// The HTTP client's connect timeout: the longest any provider asks for
+/// (5 s when no provider is configured).
+fn upstream_connect_timeout(config: &Config) -> std::time::Duration {
+    config
+        .providers
+        .iter()
+        .map(|p| p.connect_timeout)
+        .max()
+        .unwrap_or(std::time::Duration::from_secs(5))
 }
 
 /// A server bound to its address, not yet serving.

@@ -102,34 +102,109 @@ fn latency_histogram() -> Histogram {
     Histogram::new(exponential_buckets(0.0005, 2.5, 14))
 }
 
-/// Every metric the server keeps.
-pub struct Metrics {
-    registry: Registry,
-    requests: Family<RequestLabels, Counter>,
-    request_duration: HistogramFamily<RouteLabels>,
-    errors: Family<CodeLabels, Counter>,
-    refusals: Family<ReasonLabels, Counter>,
-    fallbacks: Family<ModelLabels, Counter>,
-    exhausted: Counter,
-    upstream_duration: HistogramFamily<UpstreamLabels>,
-    upstream_retries: Family<ProviderLabels, Counter>,
-    deployment_cooldowns: Family<DeploymentLabels, Counter>,
-    deployment_healthy: Family<DeploymentLabels, Gauge>,
-    time_to_first_token: HistogramFamily<ModelLabels>,
-    tokens: Family<TokenLabels, Counter>,
-    credits: Family<ModelLabels, Counter<f64, AtomicU64>>,
-    events: Family<EventLabels, Counter>,
-    events_dropped: Counter,
-    deliveries: Family<DeliveryLabels, Counter>,
-    pii_redactions: Family<PiiLabels, Counter>,
-    streams_in_flight: Gauge,
-    writer_queue: Gauge,
-    store_commit: Histogram,
-    webhook_queue: Gauge,
-    credits_reserved: Gauge<f64, AtomicU64>,
-    reservations_open: Gauge,
-    spans_exported: Counter,
-    spans_dropped: Family<ReasonLabels, Counter>,
+/// Declares `Metrics` (one field a metric, plus the registry) and
+/// `Metrics::new`, which builds each metric and registers it under its name
+/// and help text, from one table of rows.
+macro_rules! metrics_table {
+    ($($field:ident: $ty:ty = $make:expr, $name:literal, $help:literal;)*) => {
+        /// Every metric the server keeps.
+        pub struct Metrics {
+            registry: Registry,
+            $($field: $ty,)*
+        }
+
+        impl Metrics {
+            pub fn new() -> Metrics {
+                let mut registry = Registry::default();
+                $(
+                    let $field: $ty = $make;
+                    registry.register($name, $help, $field.clone());
+                )*
+                Metrics { registry, $($field,)* }
+            }
+        }
+    };
+}
+
+// One row a metric: its field, type and constructor, then the name and
+// help text it is registered under. Rows register in this order, which is
+// the order `GET /metrics` renders them in.
+metrics_table! {
+    requests: Family<RequestLabels, Counter> = Family::default(),
+        "tollgate_http_requests",
+        "HTTP requests answered, by route pattern, catalogue model (empty when none) and status class";
+    request_duration: HistogramFamily<RouteLabels> = Family::new_with_constructor(latency_histogram),
+        "tollgate_http_request_duration_seconds",
+        "Time from a request's arrival to its response headers (a stream's body continues after)";
+    errors: Family<CodeLabels, Counter> = Family::default(),
+        "tollgate_errors",
+        "Error responses, by error code";
+    refusals: Family<ReasonLabels, Counter> = Family::default(),
+        "tollgate_refusals",
+        "Requests refused by a limit: rate_limit, multimodal_cap, budget (key creditLimit) or wallet (tenant credits)";
+    fallbacks: Family<ModelLabels, Counter> = Family::default(),
+        "tollgate_fallbacks",
+        "Requests served by a later model of the fallback chain, by the model that served";
+    exhausted: Counter = Counter::default(),
+        "tollgate_providers_exhausted",
+        "Requests for which every model of the chain failed (502 all_providers_failed)";
+    upstream_duration: HistogramFamily<UpstreamLabels> = Family::new_with_constructor(latency_histogram),
+        "tollgate_upstream_duration_seconds",
+        "Time of one upstream attempt until its answer (for streams, its first chunk), by provider and outcome (ok, an HTTP status, timeout, connect_error, ...)";
+    upstream_retries: Family<ProviderLabels, Counter> = Family::default(),
+        "tollgate_upstream_retries",
+        "Retries of the same deployment after a retryable failure, by provider";
+    deployment_cooldowns: Family<DeploymentLabels, Counter> = Family::default(),
+        "tollgate_deployment_cooldowns",
+        "Times a deployment entered cooldown, by model and deployment (provider/upstream)";
+    deployment_healthy: Family<DeploymentLabels, Gauge> = Family::default(),
+        "tollgate_deployment_healthy",
+        "1 while a deployment serves, 0 while it cools down or is being probed, by model and deployment";
+    time_to_first_token: HistogramFamily<ModelLabels> = Family::new_with_constructor(latency_histogram),
+        "tollgate_stream_time_to_first_token_seconds",
+        "Time from a streamed request's arrival to its first chunk, by model";
+    tokens: Family<TokenLabels, Counter> = Family::default(),
+        "tollgate_tokens",
+        "Tokens billed, by model and kind (prompt or completion)";
+    credits: Family<ModelLabels, Counter<f64, AtomicU64>> = Family::default(),
+        "tollgate_credits_charged",
+        "Credits charged to keys and wallets, by model";
+    events: Family<EventLabels, Counter> = Family::default(),
+        "tollgate_events",
+        "Webhook events fired, by event name";
+    events_dropped: Counter = Counter::default(),
+        "tollgate_webhook_events_dropped",
+        "Events dropped because the delivery queue was full";
+    deliveries: Family<DeliveryLabels, Counter> = Family::default(),
+        "tollgate_webhook_deliveries",
+        "Webhook deliveries, by target (tenant or operator) and result (success, http_error, timeout, refused, blocked, error)";
+    pii_redactions: Family<PiiLabels, Counter> = Family::default(),
+        "tollgate_pii_redactions",
+        "Personal data values replaced by placeholders in inference requests, by type (EMAIL, PHONE, IBAN, ...; CUSTOM for tenant patterns) and mode (logs or upstream)";
+    streams_in_flight: Gauge = Gauge::default(),
+        "tollgate_streams_in_flight",
+        "Streamed responses currently open";
+    store_commit: Histogram = Histogram::new(exponential_buckets(0.00005, 2.0, 16)),
+        "tollgate_store_commit_seconds",
+        "Duration of each store write transaction, fsync included (one per batch of writes)";
+    writer_queue: Gauge = Gauge::default(),
+        "tollgate_writer_queue_depth",
+        "Write jobs waiting for the storage writer";
+    webhook_queue: Gauge = Gauge::default(),
+        "tollgate_webhook_queue_depth",
+        "Events waiting for webhook delivery";
+    credits_reserved: Gauge<f64, AtomicU64> = Gauge::default(),
+        "tollgate_credits_reserved",
+        "Credits reserved at admission by requests in flight, not yet replaced by their charge";
+    reservations_open: Gauge = Gauge::default(),
+        "tollgate_reservations_open",
+        "Requests in flight holding a credit reservation";
+    spans_exported: Counter = Counter::default(),
+        "tollgate_otlp_spans_exported",
+        "Trace spans accepted by the OTLP collector";
+    spans_dropped: Family<ReasonLabels, Counter> = Family::default(),
+        "tollgate_otlp_spans_dropped",
+        "Trace spans dropped, by reason (queue_full: the export queue was full; export_failed: the collector refused or did not answer)";
 }
 
 impl Default for Metrics {
@@ -139,191 +214,6 @@ impl Default for Metrics {
 }
 
 impl Metrics {
-    pub fn new() -> Metrics {
-        let mut registry = Registry::default();
-        let requests = Family::default();
-        registry.register(
-            "tollgate_http_requests",
-            "HTTP requests answered, by route pattern, catalogue model (empty when none) and status class",
-            requests.clone(),
-        );
-        let request_duration: HistogramFamily<RouteLabels> =
-            Family::new_with_constructor(latency_histogram);
-        registry.register(
-            "tollgate_http_request_duration_seconds",
-            "Time from a request's arrival to its response headers (a stream's body continues after)",
-            request_duration.clone(),
-        );
-        let errors = Family::default();
-        registry.register(
-            "tollgate_errors",
-            "Error responses, by error code",
-            errors.clone(),
-        );
-        let refusals = Family::default();
-        registry.register(
-            "tollgate_refusals",
-            "Requests refused by a limit: rate_limit, multimodal_cap, budget (key creditLimit) or wallet (tenant credits)",
-            refusals.clone(),
-        );
-        let fallbacks = Family::default();
-        registry.register(
-            "tollgate_fallbacks",
-            "Requests served by a later model of the fallback chain, by the model that served",
-            fallbacks.clone(),
-        );
-        let exhausted = Counter::default();
-        registry.register(
-            "tollgate_providers_exhausted",
-            "Requests for which every model of the chain failed (502 all_providers_failed)",
-            exhausted.clone(),
-        );
-        let upstream_duration: HistogramFamily<UpstreamLabels> =
-            Family::new_with_constructor(latency_histogram);
-        registry.register(
-            "tollgate_upstream_duration_seconds",
-            "Time of one upstream attempt until its answer (for streams, its first chunk), by provider and outcome (ok, an HTTP status, timeout, connect_error, ...)",
-            upstream_duration.clone(),
-        );
-        let upstream_retries = Family::default();
-        registry.register(
-            "tollgate_upstream_retries",
-            "Retries of the same deployment after a retryable failure, by provider",
-            upstream_retries.clone(),
-        );
-        let deployment_cooldowns = Family::default();
-        registry.register(
-            "tollgate_deployment_cooldowns",
-            "Times a deployment entered cooldown, by model and deployment (provider/upstream)",
-            deployment_cooldowns.clone(),
-        );
-        let deployment_healthy = Family::default();
-        registry.register(
-            "tollgate_deployment_healthy",
-            "1 while a deployment serves, 0 while it cools down or is being probed, by model and deployment",
-            deployment_healthy.clone(),
-        );
-        let time_to_first_token: HistogramFamily<ModelLabels> =
-            Family::new_with_constructor(latency_histogram);
-        registry.register(
-            "tollgate_stream_time_to_first_token_seconds",
-            "Time from a streamed request's arrival to its first chunk, by model",
-            time_to_first_token.clone(),
-        );
-        let tokens = Family::default();
-        registry.register(
-            "tollgate_tokens",
-            "Tokens billed, by model and kind (prompt or completion)",
-            tokens.clone(),
-        );
-        let credits = Family::default();
-        registry.register(
-            "tollgate_credits_charged",
-            "Credits charged to keys and wallets, by model",
-            credits.clone(),
-        );
-        let events = Family::default();
-        registry.register(
-            "tollgate_events",
-            "Webhook events fired, by event name",
-            events.clone(),
-        );
-        let events_dropped = Counter::default();
-        registry.register(
-            "tollgate_webhook_events_dropped",
-            "Events dropped because the delivery queue was full",
-            events_dropped.clone(),
-        );
-        let deliveries = Family::default();
-        registry.register(
-            "tollgate_webhook_deliveries",
-            "Webhook deliveries, by target (tenant or operator) and result (success, http_error, timeout, refused, blocked, error)",
-            deliveries.clone(),
-        );
-        let pii_redactions = Family::default();
-        registry.register(
-            "tollgate_pii_redactions",
-            "Personal data values replaced by placeholders in inference requests, by type (EMAIL, PHONE, IBAN, ...; CUSTOM for tenant patterns) and mode (logs or upstream)",
-            pii_redactions.clone(),
-        );
-        let streams_in_flight = Gauge::default();
-        registry.register(
-            "tollgate_streams_in_flight",
-            "Streamed responses currently open",
-            streams_in_flight.clone(),
-        );
-        let store_commit = Histogram::new(exponential_buckets(0.00005, 2.0, 16));
-        registry.register(
-            "tollgate_store_commit_seconds",
-            "Duration of each store write transaction, fsync included (one per batch of writes)",
-            store_commit.clone(),
-        );
-        let writer_queue = Gauge::default();
-        registry.register(
-            "tollgate_writer_queue_depth",
-            "Write jobs waiting for the storage writer",
-            writer_queue.clone(),
-        );
-        let webhook_queue = Gauge::default();
-        registry.register(
-            "tollgate_webhook_queue_depth",
-            "Events waiting for webhook delivery",
-            webhook_queue.clone(),
-        );
-        let credits_reserved = Gauge::<f64, AtomicU64>::default();
-        registry.register(
-            "tollgate_credits_reserved",
-            "Credits reserved at admission by requests in flight, not yet replaced by their charge",
-            credits_reserved.clone(),
-        );
-        let reservations_open = Gauge::default();
-        registry.register(
-            "tollgate_reservations_open",
-            "Requests in flight holding a credit reservation",
-            reservations_open.clone(),
-        );
-        let spans_exported = Counter::default();
-        registry.register(
-            "tollgate_otlp_spans_exported",
-            "Trace spans accepted by the OTLP collector",
-            spans_exported.clone(),
-        );
-        let spans_dropped = Family::default();
-        registry.register(
-            "tollgate_otlp_spans_dropped",
-            "Trace spans dropped, by reason (queue_full: the export queue was full; export_failed: the collector refused or did not answer)",
-            spans_dropped.clone(),
-        );
-        Metrics {
-            spans_exported,
-            spans_dropped,
-            registry,
-            requests,
-            request_duration,
-            errors,
-            refusals,
-            fallbacks,
-            exhausted,
-            upstream_duration,
-            upstream_retries,
-            deployment_cooldowns,
-            deployment_healthy,
-            time_to_first_token,
-            tokens,
-            credits,
-            events,
-            events_dropped,
-            deliveries,
-            pii_redactions,
-            streams_in_flight,
-            writer_queue,
-            store_commit,
-            webhook_queue,
-            credits_reserved,
-            reservations_open,
-        }
-    }
-
     /// Counts one answered request: its route pattern, the catalogue id
     /// it was about (empty when none), its HTTP status, how long it took,
     /// and the error code it was refused with.

@@ -246,6 +246,22 @@ pub fn resolve(tx: &impl Reader, id_or_name: &str) -> Result<Tenant, StoreError>
     Err(StoreError::NotFound(format!("no tenant `{id_or_name}`")))
 }
 
+/// The rows of `table` that belong to the tenant `tenant` names (by id or
+/// name), or every row without one; `owner` reads a row's tenant id.
+pub fn rows_of<V: Serialize + serde::de::DeserializeOwned>(
+    tx: &impl Reader,
+    table: &Table<V>,
+    tenant: Option<&str>,
+    owner: impl Fn(&V) -> &str,
+) -> Result<Vec<V>, StoreError> {
+    let tenant_id = tenant.map(|t| resolve(tx, t)).transpose()?.map(|t| t.id);
+    Ok(table
+        .all(tx)?
+        .into_iter()
+        .filter(|row| tenant_id.as_deref().is_none_or(|t| owner(row) == t))
+        .collect())
+}
+
 fn new_webhook_secret() -> String {
     format!("whsec_{}", random_token(32))
 }

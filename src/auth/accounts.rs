@@ -327,15 +327,7 @@ pub async fn create(
 
 pub fn list(store: &Store, tenant: Option<&str>) -> Result<Vec<Account>, StoreError> {
     store.read(|tx| {
-        let tenant_id = tenant
-            .map(|t| tenants::resolve(tx, t))
-            .transpose()?
-            .map(|t| t.id);
-        let mut accounts: Vec<Account> = ACCOUNT_TABLE
-            .all(tx)?
-            .into_iter()
-            .filter(|a| tenant_id.as_ref().is_none_or(|t| &a.tenant_id == t))
-            .collect();
+        let mut accounts = tenants::rows_of(tx, &ACCOUNT_TABLE, tenant, |a| &a.tenant_id)?;
         accounts.sort_by(|a, b| a.email.cmp(&b.email));
         Ok(accounts)
     })

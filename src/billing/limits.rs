@@ -40,20 +40,43 @@ pub struct RateDecision {
 impl RateDecision {
     /// `x-ratelimit-*` headers, as OpenAI sends them.
     pub fn headers(&self) -> [(&'static str, String); 3] {
-        [
-            ("x-ratelimit-limit-requests", self.limit.to_string()),
-            ("x-ratelimit-remaining-requests", self.remaining.to_string()),
-            (
+        window_headers(
+            [
+                "x-ratelimit-limit-requests",
+                "x-ratelimit-remaining-requests",
                 "x-ratelimit-reset-requests",
-                format!("{}s", ceil_seconds(self.reset_ms)),
-            ),
-        ]
+            ],
+            u64::from(self.limit),
+            u64::from(self.remaining),
+            self.reset_ms,
+        )
     }
 
     /// Whole seconds to wait, for `Retry-After`.
     pub fn retry_after_seconds(&self) -> i64 {
-        ceil_seconds(self.reset_ms).max(1)
+        retry_after_seconds(self.reset_ms)
     }
+}
+
+/// A window's limit, what remains of it and when a slot frees up (whole
+/// seconds, as OpenAI writes it), under the three header names given.
+fn window_headers(
+    names: [&'static str; 3],
+    limit: u64,
+    remaining: u64,
+    reset_ms: i64,
+) -> [(&'static str, String); 3] {
+    let [limit_name, remaining_name, reset_name] = names;
+    [
+        (limit_name, limit.to_string()),
+        (remaining_name, remaining.to_string()),
+        (reset_name, format!("{}s", ceil_seconds(reset_ms))),
+    ]
+}
+
+/// Whole seconds to wait, at least one, for `Retry-After`.
+fn retry_after_seconds(reset_ms: i64) -> i64 {
+    ceil_seconds(reset_ms).max(1)
 }
 
 fn ceil_seconds(ms: i64) -> i64 {
@@ -121,18 +144,20 @@ pub struct TokenDecision {
 impl TokenDecision {
     /// `x-ratelimit-*-tokens` headers, as OpenAI sends them.
     pub fn headers(&self) -> [(&'static str, String); 3] {
-        [
-            ("x-ratelimit-limit-tokens", self.limit.to_string()),
-            ("x-ratelimit-remaining-tokens", self.remaining.to_string()),
-            (
+        window_headers(
+            [
+                "x-ratelimit-limit-tokens",
+                "x-ratelimit-remaining-tokens",
                 "x-ratelimit-reset-tokens",
-                format!("{}s", ceil_seconds(self.reset_ms)),
-            ),
-        ]
+            ],
+            self.limit,
+            self.remaining,
+            self.reset_ms,
+        )
     }
 
     pub fn retry_after_seconds(&self) -> i64 {
-        ceil_seconds(self.reset_ms).max(1)
+        retry_after_seconds(self.reset_ms)
     }
 }
 

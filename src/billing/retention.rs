@@ -35,22 +35,28 @@ fn cutoff(now: i64, days: u32) -> i64 {
 /// Deletes every raw record past its retention as of `now`, batch by
 /// batch.
 pub async fn prune(store: &Store, retention: Retention, now: i64) -> Result<Pruned, StoreError> {
-    let mut pruned = Pruned::default();
     let usage_before = cutoff(now, retention.usage_days);
-    loop {
-        let n = rollups::prune_usage(store, usage_before, BATCH).await?;
-        pruned.usage_records += n;
-        if n < BATCH {
-            break;
-        }
-    }
+    let usage_records =
+        in_batches(move || rollups::prune_usage(store, usage_before, BATCH)).await?;
     let audit_before = cutoff(now, retention.audit_days);
+    let audit_entries = in_batches(move || audit::prune(store, audit_before, BATCH)).await?;
+    Ok(Pruned {
+        usage_records,
+        audit_entries,
+    })
+}
+
+/// Runs `batch` (one transaction deleting at most [`BATCH`] rows) until a
+/// batch comes back short; the rows deleted in all.
+async fn in_batches<F: Future<Output = Result<usize, StoreError>>>(
+    mut batch: impl FnMut() -> F,
+) -> Result<usize, StoreError> {
+    let mut total = 0;
     loop {
-        let n = audit::prune(store, audit_before, BATCH).await?;
-        pruned.audit_entries += n;
+        let n = batch().await?;
+        total += n;
         if n < BATCH {
-            break;
+            return Ok(total);
         }
     }
-    Ok(pruned)
 }

@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 
 use crate::base::ids::new_id;
 use crate::base::time::{format_rfc3339, now_ms};
+use crate::compliance::scoped;
 use crate::store::tables::CONSENTS;
 use crate::store::{Reader, Store, StoreError, Table};
 
@@ -142,19 +143,21 @@ pub fn list(
     tenant_id: Option<&str>,
     end_user_id: Option<&str>,
 ) -> Result<Vec<Consent>, StoreError> {
-    let mut out: Vec<Consent> = CONSENT_TABLE
-        .all(tx)?
-        .into_iter()
-        .filter(|c| tenant_id.is_none_or(|t| c.tenant_id == t))
-        .filter(|c| end_user_id.is_none_or(|u| c.end_user_id == u))
-        .collect();
-    out.sort_by_key(|c| std::cmp::Reverse(c.granted_at));
-    Ok(out)
+    scoped::list(
+        &CONSENT_TABLE,
+        tx,
+        tenant_id,
+        |c| end_user_id.is_none_or(|u| c.end_user_id == u),
+        |c| c.granted_at,
+    )
 }
 
 pub fn get(tx: &impl Reader, tenant_id: Option<&str>, id: &str) -> Result<Consent, StoreError> {
-    CONSENT_TABLE
-        .get(tx, id.as_bytes())?
-        .filter(|c| tenant_id.is_none_or(|t| c.tenant_id == t))
-        .ok_or_else(|| StoreError::NotFound(format!("no consent `{id}`")))
+    scoped::get(&CONSENT_TABLE, tx, tenant_id, id, "consent")
+}
+
+impl scoped::Owned for Consent {
+    fn tenant_id(&self) -> &str {
+        &self.tenant_id
+    }
 }

@@ -22,7 +22,7 @@ use tokio::sync::mpsc;
 use crate::audit::{self, Draft};
 use crate::base::ids::new_id;
 use crate::base::time::{format_rfc3339, now_ms};
-use crate::compliance::{Classifier, Level};
+use crate::compliance::{Classifier, Level, scoped};
 use crate::events::{Event, Events};
 use crate::store::tables::INCIDENTS;
 use crate::store::{Reader, Store, StoreError, Table};
@@ -254,10 +254,7 @@ pub async fn set_status(
 }
 
 pub fn get(tx: &impl Reader, tenant_id: Option<&str>, id: &str) -> Result<Incident, StoreError> {
-    INCIDENT_TABLE
-        .get(tx, id.as_bytes())?
-        .filter(|i| tenant_id.is_none_or(|t| i.tenant_id == t))
-        .ok_or_else(|| StoreError::NotFound(format!("no incident `{id}`")))
+    scoped::get(&INCIDENT_TABLE, tx, tenant_id, id, "incident")
 }
 
 /// Newest first.
@@ -266,14 +263,19 @@ pub fn list(
     tenant_id: Option<&str>,
     status: Option<Status>,
 ) -> Result<Vec<Incident>, StoreError> {
-    let mut out: Vec<Incident> = INCIDENT_TABLE
-        .all(tx)?
-        .into_iter()
-        .filter(|i| tenant_id.is_none_or(|t| i.tenant_id == t))
-        .filter(|i| status.is_none_or(|s| i.status == s))
-        .collect();
-    out.sort_by_key(|r| std::cmp::Reverse(r.created_at));
-    Ok(out)
+    scoped::list(
+        &INCIDENT_TABLE,
+        tx,
+        tenant_id,
+        |i| status.is_none_or(|s| i.status == s),
+        |i| i.created_at,
+    )
+}
+
+impl scoped::Owned for Incident {
+    fn tenant_id(&self) -> &str {
+        &self.tenant_id
+    }
 }
 
 /// How the monitoring sampler runs (configuration).

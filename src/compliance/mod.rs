@@ -21,6 +21,7 @@ pub mod incidents;
 pub mod judgement;
 pub mod registry;
 pub mod reviews;
+mod scoped;
 pub mod stored_responses;
 
 use std::sync::Arc;

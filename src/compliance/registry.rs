@@ -168,12 +168,39 @@ fn history_key(name: &str, version: u64) -> Vec<u8> {
     key
 }
 
-fn keep(txn: &redb::WriteTransaction, revision: &Revision) -> Result<(), StoreError> {
-    HISTORY_TABLE.put(
-        txn,
-        &history_key(&revision.name, revision.version),
-        revision,
-    )
+/// Keeps one revision of `entry`, as of registry `version`, in the
+/// history.
+fn keep(
+    txn: &redb::WriteTransaction,
+    entry: &SubProcessor,
+    version: u64,
+    kind: ChangeKind,
+    by: &Author,
+    at: i64,
+) -> Result<(), StoreError> {
+    let revision = Revision {
+        name: entry.name.clone(),
+        version,
+        kind,
+        entry: entry.clone(),
+        by: by.clone(),
+        at,
+    };
+    HISTORY_TABLE.put(txn, &history_key(&entry.name, version), &revision)
+}
+
+/// Stores `entry` as of registry `version` and keeps its revision.
+fn put(
+    txn: &redb::WriteTransaction,
+    entry: &mut SubProcessor,
+    version: u64,
+    kind: ChangeKind,
+    by: &Author,
+    at: i64,
+) -> Result<(), StoreError> {
+    entry.version = version;
+    REGISTRY_TABLE.put(txn, entry.name.as_bytes(), entry)?;
+    keep(txn, entry, version, kind, by, at)
 }
 
 /// The change history, newest first: one entry's (`name`), or every
@@ -353,19 +380,7 @@ pub async fn create(store: &Store, fields: Fields, by: Author) -> Result<Change,
             }
             let version = bump(txn)?;
             let mut entry = entry.clone();
-            entry.version = version;
-            REGISTRY_TABLE.put(txn, entry.name.as_bytes(), &entry)?;
-            keep(
-                txn,
-                &Revision {
-                    name: entry.name.clone(),
-                    version,
-                    kind: ChangeKind::Created,
-                    entry: entry.clone(),
-                    by: by.clone(),
-                    at: now,
-                },
-            )?;
+            put(txn, &mut entry, version, ChangeKind::Created, &by, now)?;
             Ok(Change {
                 action: "created",
                 entry,
@@ -396,20 +411,8 @@ pub async fn update(
             apply(&mut entry, fields.clone())?;
             let now = now_ms();
             let version = bump(txn)?;
-            entry.version = version;
             entry.updated_at = now;
-            REGISTRY_TABLE.put(txn, entry.name.as_bytes(), &entry)?;
-            keep(
-                txn,
-                &Revision {
-                    name: entry.name.clone(),
-                    version,
-                    kind: ChangeKind::Updated,
-                    entry: entry.clone(),
-                    by: by.clone(),
-                    at: now,
-                },
-            )?;
+            put(txn, &mut entry, version, ChangeKind::Updated, &by, now)?;
             Ok(Change {
                 action: "updated",
                 entry,
@@ -430,17 +433,7 @@ pub async fn delete(store: &Store, name: &str, by: Author) -> Result<Change, Sto
             REGISTRY_TABLE.remove(txn, name.as_bytes())?;
             let version = bump(txn)?;
             let now = now_ms();
-            keep(
-                txn,
-                &Revision {
-                    name: entry.name.clone(),
-                    version,
-                    kind: ChangeKind::Deleted,
-                    entry: entry.clone(),
-                    by: by.clone(),
-                    at: now,
-                },
-            )?;
+            keep(txn, &entry, version, ChangeKind::Deleted, &by, now)?;
             Ok(Change {
                 action: "deleted",
                 entry,
@@ -498,16 +491,9 @@ pub async fn seed(store: &Store, providers: &[ProviderConfig]) -> Result<usize, 
                 txn.open_table(META)?
                     .insert(META_HISTORY_SINCE, now.to_be_bytes().as_slice())?;
                 if !first {
+                    let by = Author::system();
                     for entry in list(txn)? {
-                        let revision = Revision {
-                            name: entry.name.clone(),
-                            version: entry.version,
-                            kind: ChangeKind::Found,
-                            entry,
-                            by: Author::system(),
-                            at: now,
-                        };
-                        keep(txn, &revision)?;
+                        keep(txn, &entry, entry.version, ChangeKind::Found, &by, now)?;
                     }
                 }
             }
@@ -517,19 +503,8 @@ pub async fn seed(store: &Store, providers: &[ProviderConfig]) -> Result<usize, 
             let version = bump(txn)?;
             for entry in &proposed {
                 let mut entry = entry.clone();
-                entry.version = version;
-                REGISTRY_TABLE.put(txn, entry.name.as_bytes(), &entry)?;
-                keep(
-                    txn,
-                    &Revision {
-                        name: entry.name.clone(),
-                        version,
-                        kind: ChangeKind::Created,
-                        entry,
-                        by: Author::system(),
-                        at: now,
-                    },
-                )?;
+                let by = Author::system();
+                put(txn, &mut entry, version, ChangeKind::Created, &by, now)?;
             }
             Ok(proposed.len())
         })

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::base::time::{format_rfc3339, now_ms};
+use crate::compliance::scoped;
 use crate::store::tables::REVIEWS;
 use crate::store::{Reader, Store, StoreError, Table};
 
@@ -225,10 +226,7 @@ pub async fn expire_due(store: &Store, now: i64) -> Result<usize, StoreError> {
 }
 
 pub fn get(tx: &impl Reader, tenant_id: Option<&str>, id: &str) -> Result<Review, StoreError> {
-    REVIEW_TABLE
-        .get(tx, id.as_bytes())?
-        .filter(|r| tenant_id.is_none_or(|t| r.tenant_id == t))
-        .ok_or_else(|| StoreError::NotFound(format!("no review `{id}`")))
+    scoped::get(&REVIEW_TABLE, tx, tenant_id, id, "review")
 }
 
 /// Newest first.
@@ -238,12 +236,17 @@ pub fn list(
     status: Option<Status>,
     now: i64,
 ) -> Result<Vec<Review>, StoreError> {
-    let mut out: Vec<Review> = REVIEW_TABLE
-        .all(tx)?
-        .into_iter()
-        .filter(|r| tenant_id.is_none_or(|t| r.tenant_id == t))
-        .filter(|r| status.is_none_or(|s| r.status_at(now) == s))
-        .collect();
-    out.sort_by_key(|r| std::cmp::Reverse(r.created_at));
-    Ok(out)
+    scoped::list(
+        &REVIEW_TABLE,
+        tx,
+        tenant_id,
+        |r| status.is_none_or(|s| r.status_at(now) == s),
+        |r| r.created_at,
+    )
+}
+
+impl scoped::Owned for Review {
+    fn tenant_id(&self) -> &str {
+        &self.tenant_id
+    }
 }

@@ -11,7 +11,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::setting::Default::{Doc, Required};
-use super::setting::Ty::{Shape, Whole as Int};
+use super::setting::Ty::{self, Shape};
 use super::setting::{At, Default, Setting};
 use crate::base::config_error::ConfigError;
 use crate::base::money::credits_to_micros;
@@ -46,17 +46,8 @@ const DEPLOYMENTS: Setting = Setting::new(
     "Several deployments instead of `provider` + `upstream` (exactly one of the two forms): `[{ provider = \"p1\", upstream = \"u1\", weight = 2 }, { provider = \"p2\", upstream = \"u2\" }]`. Each names a declared provider; `upstream` defaults to the model's `id`; `weight` is 1 to 1000000, default 1 (leave a deployment out rather than weigh it 0).",
 );
 /// A deployment's share of traffic (inside `deployments`, described there).
-const WEIGHT: Setting = Setting::new(
-    "weight",
-    Int {
-        min: 1,
-        max: 1_000_000,
-        unit: "",
-    },
-    Default::Whole(1),
-    "",
-)
-.why("leave a deployment out rather than weigh it 0");
+const WEIGHT: Setting = Setting::new("weight", Ty::whole(1, 1_000_000, ""), Default::Whole(1), "")
+    .why("leave a deployment out rather than weigh it 0");
 const STRATEGY: Setting = Setting::new(
     "strategy",
     Shape("`weighted`, `least_busy` or `lowest_latency`"),
@@ -65,31 +56,19 @@ const STRATEGY: Setting = Setting::new(
 );
 const REQUEST_TIMEOUT_MS: Setting = Setting::new(
     "request_timeout_ms",
-    Int {
-        min: 1,
-        max: 3_600_000,
-        unit: "milliseconds",
-    },
+    Ty::whole(1, 3_600_000, "milliseconds"),
     Doc("none: each deployment's provider's"),
     "Time a request may spend on all this model's deployments together, from its first attempt, retries included ([routing.md](routing.md#time-budget)).",
 );
 const RPM_LIMIT: Setting = Setting::new(
     "rpm_limit",
-    Int {
-        min: 1,
-        max: 100_000_000,
-        unit: "requests per minute",
-    },
+    Ty::whole(1, 100_000_000, "requests per minute"),
     Default::None,
     "Requests per minute to this model across all keys; over it, `429 model_rate_limit_exceeded` with `Retry-After`.",
 );
 const TPM_LIMIT: Setting = Setting::new(
     "tpm_limit",
-    Int {
-        min: 1,
-        max: u32::MAX as u64,
-        unit: "tokens per minute",
-    },
+    Ty::whole(1, u32::MAX as u64, "tokens per minute"),
     Default::None,
     "Tokens (prompt + completion) per minute to this model across all keys. The prompt estimate plus the request's `max_tokens` (else the model's `max_output_tokens`) is reserved at admission and replaced by the upstream's usage at completion.",
 );
@@ -107,21 +86,13 @@ const OUTPUT: Setting = Setting::new(
 );
 const CONTEXT_WINDOW: Setting = Setting::new(
     "context_window",
-    Int {
-        min: 1,
-        max: u32::MAX as u64,
-        unit: "tokens",
-    },
+    Ty::whole(1, u32::MAX as u64, "tokens"),
     Required,
     "Tokens (prompt plus completion).",
 );
 const MAX_OUTPUT_TOKENS: Setting = Setting::new(
     "max_output_tokens",
-    Int {
-        min: 0,
-        max: u32::MAX as u64,
-        unit: "tokens",
-    },
+    Ty::whole(0, u32::MAX as u64, "tokens"),
     Default::None,
     "Optional cap on completion tokens.",
 );

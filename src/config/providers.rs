@@ -12,7 +12,7 @@ use toml::Spanned;
 
 use super::parse::parse_http_url;
 use super::setting::Default::{Doc, Required, Text, Whole};
-use super::setting::Ty::{Shape, Whole as Int};
+use super::setting::Ty::{self, Shape};
 use super::setting::{At, Setting, is_env_name};
 use crate::base::config_error::ConfigError;
 use crate::base::secret::Secret;
@@ -103,81 +103,49 @@ const AWS_SESSION_TOKEN_ENV: Setting = Setting::new(
 );
 const CONNECT_TIMEOUT_MS: Setting = Setting::new(
     "connect_timeout_ms",
-    Int {
-        min: 0,
-        max: u64::MAX,
-        unit: "milliseconds",
-    },
+    Ty::whole(0, u64::MAX, "milliseconds"),
     Whole(5_000),
     "Connect timeout per upstream attempt.",
 );
 const FIRST_BYTE_TIMEOUT_MS: Setting = Setting::new(
     "first_byte_timeout_ms",
-    Int {
-        min: 0,
-        max: u64::MAX,
-        unit: "milliseconds",
-    },
+    Ty::whole(0, u64::MAX, "milliseconds"),
     Whole(60_000),
     "Time allowed per attempt until the first response byte. A stream that then goes silent for as long ends with an error event.",
 );
 const MAX_RETRIES: Setting = Setting::new(
     "max_retries",
-    Int {
-        min: 0,
-        max: 100,
-        unit: "retries",
-    },
+    Ty::whole(0, 100, "retries"),
     Whole(2),
     "Retries of the same deployment after a retryable failure (connect error, timeout before the first byte, 429, 5xx). 400, 401, 403, 404, 413 and 422 are never retried, nor a stream whose first byte reached the caller ([routing.md](routing.md)).",
 );
 const RETRY_BACKOFF_MS: Setting = Setting::new(
     "retry_backoff_ms",
-    Int {
-        min: 0,
-        max: 600_000,
-        unit: "milliseconds",
-    },
+    Ty::whole(0, 600_000, "milliseconds"),
     Whole(200),
     "Base of the exponential backoff with full jitter: retry *n* waits a random time between 0 and `retry_backoff_ms` × 2^(*n*−1).",
 );
 const RETRY_AFTER_CAP_MS: Setting = Setting::new(
     "retry_after_cap_ms",
-    Int {
-        min: 0,
-        max: 3_600_000,
-        unit: "milliseconds",
-    },
+    Ty::whole(0, 3_600_000, "milliseconds"),
     Whole(10_000),
     "An upstream `retry-after-ms` or `Retry-After` (seconds) up to this is waited out before retrying the same deployment; a longer one moves on to the next deployment at once.",
 );
 const REQUEST_TIMEOUT_MS: Setting = Setting::new(
     "request_timeout_ms",
-    Int {
-        min: 1,
-        max: 3_600_000,
-        unit: "milliseconds",
-    },
+    Ty::whole(1, 3_600_000, "milliseconds"),
     Whole(120_000),
     "Time a request may spend on one of this provider's deployments, counted from its first attempt there, retries included: no attempt (the first included) runs past it and no retry starts that would. A model's own `request_timeout_ms` wins ([routing.md](routing.md#time-budget)).",
 );
 const COOLDOWN_AFTER_FAILURES: Setting = Setting::new(
     "cooldown_after_failures",
-    Int {
-        min: 1,
-        max: 1_000,
-        unit: "failures",
-    },
+    Ty::whole(1, 1_000, "failures"),
     Whole(3),
     "Consecutive retryable failures of a deployment that put it in cooldown.",
 );
 const COOLDOWN_SECONDS: Setting = Setting::new(
     "cooldown_seconds",
-    Int {
-        min: 0,
-        max: 86_400,
-        unit: "seconds",
-    },
+    Ty::whole(0, 86_400, "seconds"),
     Whole(30),
     "How long a deployment in cooldown gets no traffic while another deployment of its model is healthy; then one probe request decides (half-open).",
 );

@@ -31,6 +31,14 @@ pub enum Ty {
     Shape(&'static str),
 }
 
+impl Ty {
+    /// A whole number in `min..=max`, counted in `unit`: one line a
+    /// declaration instead of the struct literal.
+    pub const fn whole(min: u64, max: u64, unit: &'static str) -> Ty {
+        Ty::Whole { min, max, unit }
+    }
+}
+
 /// A setting's default, as the reader applies it and the docs show it.
 #[derive(Debug, Clone, Copy)]
 pub enum Default {

@@ -6,7 +6,7 @@
 //! (a unit test compares them).
 
 use super::setting::Default::{Bool, Doc, Number, Text, Whole};
-use super::setting::Ty::{Shape, Whole as Int};
+use super::setting::Ty::Shape;
 use super::setting::{Default, Setting, Ty};
 
 pub const LISTEN: Setting = Setting::new(
@@ -43,11 +43,7 @@ pub const LOG_LEVEL: Setting = Setting::new(
 
 pub const DEFAULT_RATE_LIMIT: Setting = Setting::new(
     "default_rate_limit",
-    Int {
-        min: 1,
-        max: u32::MAX as u64,
-        unit: "requests per minute",
-    },
+    Ty::whole(1, u32::MAX as u64, "requests per minute"),
     Whole(60),
     "Requests per minute for keys without their own `rateLimit` (a sliding 60-second window; see [billing.md](billing.md#rate-limits)).",
 )
@@ -55,11 +51,7 @@ pub const DEFAULT_RATE_LIMIT: Setting = Setting::new(
 
 pub const FREE_MULTIMODAL_PER_DAY: Setting = Setting::new(
     "free_multimodal_per_day",
-    Int {
-        min: 0,
-        max: u32::MAX as u64,
-        unit: "requests per day",
-    },
+    Ty::whole(0, u32::MAX as u64, "requests per day"),
     Whole(5),
     "Multimodal requests (an image or audio part) per UTC day for each free-tier tenant. Reserved at admission, counted durably by the request's charge ([billing.md](billing.md#free-tier-multimodal-cap)).",
 )
@@ -67,11 +59,7 @@ pub const FREE_MULTIMODAL_PER_DAY: Setting = Setting::new(
 
 pub const SESSION_TTL_HOURS: Setting = Setting::new(
     "session_ttl_hours",
-    Int {
-        min: 1,
-        max: u32::MAX as u64,
-        unit: "hours",
-    },
+    Ty::whole(1, u32::MAX as u64, "hours"),
     Whole(12),
     "Lifetime of a dashboard session, counted from sign-in.",
 )
@@ -79,11 +67,7 @@ pub const SESSION_TTL_HOURS: Setting = Setting::new(
 
 pub const SHUTDOWN_GRACE_SECONDS: Setting = Setting::new(
     "shutdown_grace_seconds",
-    Int {
-        min: 0,
-        max: u32::MAX as u64,
-        unit: "seconds",
-    },
+    Ty::whole(0, u32::MAX as u64, "seconds"),
     Whole(30),
     "How long shutdown (SIGTERM or Ctrl-C) may take in total. Requests in flight get this less a reserve (a quarter, at most 3 s) for charging, flushing and saving queued webhook events; streams still running then are cut and charged. The order is in [cli.md](cli.md#serve). The systemd unit's `TimeoutStopSec=35` leaves room for it.",
 )
@@ -91,22 +75,14 @@ pub const SHUTDOWN_GRACE_SECONDS: Setting = Setting::new(
 
 pub const HEADER_READ_TIMEOUT_SECONDS: Setting = Setting::new(
     "header_read_timeout_seconds",
-    Int {
-        min: 1,
-        max: 3600,
-        unit: "seconds",
-    },
+    Ty::whole(1, 3600, "seconds"),
     Whole(30),
     "How long a client has to send a request's head (HTTP/1); a client sending a byte at a time is disconnected after it. Each connection is served on its own, so a slow client never delays others ([reliability.md](reliability.md)).",
 );
 
 pub const BODY_READ_TIMEOUT_SECONDS: Setting = Setting::new(
     "body_read_timeout_seconds",
-    Int {
-        min: 1,
-        max: 3600,
-        unit: "seconds",
-    },
+    Ty::whole(1, 3600, "seconds"),
     Whole(300),
     "How long a client has, once the head arrived, to send the whole body; past it the answer is 408 `request_timeout` ([errors.md](errors.md)).",
 );
@@ -138,22 +114,14 @@ pub const WEBHOOK_ALLOW_PRIVATE_TARGETS: Setting = Setting::new(
 
 pub const WEBHOOK_QUEUE_CAPACITY: Setting = Setting::new(
     "webhook_queue_capacity",
-    Int {
-        min: 1,
-        max: 1_000_000,
-        unit: "events",
-    },
+    Ty::whole(1, 1_000_000, "events"),
     Whole(10_000),
     "Events waiting for delivery. When the queue is full a new event is dropped, logged and counted (`tollgate_webhook_events_dropped_total`); the API caller never waits.",
 );
 
 pub const WEBHOOK_CONCURRENCY: Setting = Setting::new(
     "webhook_concurrency",
-    Int {
-        min: 1,
-        max: 1024,
-        unit: "deliveries",
-    },
+    Ty::whole(1, 1024, "deliveries"),
     Whole(32),
     "Deliveries in flight at once.",
 );
@@ -190,11 +158,7 @@ pub const OTLP_SAMPLE_RATIO: Setting = Setting::new(
 
 pub const JUDGE_TIMEOUT_MS: Setting = Setting::new(
     "judge_timeout_ms",
-    Int {
-        min: 100,
-        max: 60_000,
-        unit: "milliseconds",
-    },
+    Ty::whole(100, 60_000, "milliseconds"),
     Whole(5_000),
     "Time the risk judge model has to answer; past it the rule result stands and `risk_classification.judge.error` says so ([compliance-operations.md](compliance-operations.md#llm-judge)).",
 );
@@ -208,44 +172,28 @@ pub const INCIDENT_SAMPLE_SHARE: Setting = Setting::new(
 
 pub const INCIDENT_WINDOW_SECONDS: Setting = Setting::new(
     "incident_window_seconds",
-    Int {
-        min: 1,
-        max: 86_400,
-        unit: "seconds",
-    },
+    Ty::whole(1, 86_400, "seconds"),
     Whole(300),
     "Window in which the sampler counts a tenant's refusals of prohibited uses.",
 );
 
 pub const INCIDENT_REFUSAL_BURST: Setting = Setting::new(
     "incident_refusal_burst",
-    Int {
-        min: 1,
-        max: 1_000_000,
-        unit: "refusals",
-    },
+    Ty::whole(1, 1_000_000, "refusals"),
     Whole(20),
     "Refusals of prohibited uses by one tenant within one window that file a `refusal_burst` incident (once per window).",
 );
 
 pub const COMPLIANCE_SWEEP_SECONDS: Setting = Setting::new(
     "compliance_sweep_seconds",
-    Int {
-        min: 1,
-        max: 86_400,
-        unit: "seconds",
-    },
+    Ty::whole(1, 86_400, "seconds"),
     Whole(60),
     "Interval of the sweep that deletes conversation records past their retention, expires undecided review items, and prunes raw usage records and audit entries past theirs.",
 );
 
 pub const STORE_CACHE_MB: Setting = Setting::new(
     "store_cache_mb",
-    Int {
-        min: 8,
-        max: 1_048_576,
-        unit: "MiB",
-    },
+    Ty::whole(8, 1_048_576, "MiB"),
     Whole(crate::store::DEFAULT_CACHE_MB),
     "MiB of the store's page cache (redb's read and write cache). It bounds the store's share of resident memory whatever the store file's size: a 3 GB store on the default takes about 128 MiB of it, not the file. More cache keeps more of a large store's pages in memory (fewer disk reads for dashboards and key lookups); the hot path (admission, the charge journal) does not read the store. Also used by administrative commands run without a server (`tollgate usage`, `backup`) ([scaling.md](scaling.md#memory)).",
 )
@@ -256,11 +204,7 @@ pub const MAX_RETENTION_DAYS: u64 = 36_500;
 
 pub const USAGE_RETENTION_DAYS: Setting = Setting::new(
     "usage_retention_days",
-    Int {
-        min: 1,
-        max: MAX_RETENTION_DAYS,
-        unit: "days",
-    },
+    Ty::whole(1, MAX_RETENTION_DAYS, "days"),
     Whole(400),
     "Days raw usage records (`GET /api/v1/usage/records`) are kept, counted in whole UTC days. Older records are deleted by the sweep in batches of 2,000 (one short transaction each). Their daily rollups are kept, so `/api/v1/usage`, `/api/v1/stats`, the wallet history and `tollgate usage` answer the same totals after the records are gone ([storage.md](storage.md#rollups-and-retention)).",
 );
@@ -269,11 +213,7 @@ pub const USAGE_RETENTION_DAYS: Setting = Setting::new(
 /// providers' logs, Article 26(6) for deployers').
 pub const AUDIT_RETENTION_DAYS: Setting = Setting::new(
     "audit_retention_days",
-    Int {
-        min: 183,
-        max: MAX_RETENTION_DAYS,
-        unit: "days",
-    },
+    Ty::whole(183, MAX_RETENTION_DAYS, "days"),
     Whole(400),
     "Days audit entries are kept. At least 183 (six months: EU AI Act Articles 19 and 26(6)); a smaller value refuses the configuration (`must be 183 to 36500: audit entries are kept at least six months (EU AI Act Articles 19 and 26(6))`). The oldest entries are pruned from the start of the chain; the last pruned entry's sequence number and digest are kept as a checkpoint that `audit verify` starts from ([compliance-operations.md](compliance-operations.md#audit-log)).",
 )

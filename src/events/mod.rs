@@ -92,17 +92,15 @@ impl Event {
         attempts: &[Attempt],
         served_by: &str,
     ) -> Event {
-        Event {
-            kind: EventKind::FallbackTriggered,
-            audience: Audience::Tenant(tenant_id.to_owned()),
-            at: now_ms(),
-            data: json!({
-                "requestId": request_id,
-                "modelChain": chain,
-                "providerAttempts": attempts_view(attempts),
-                "servedBy": served_by,
-            }),
-        }
+        let mut event = Event::about_chain(
+            EventKind::FallbackTriggered,
+            tenant_id,
+            request_id,
+            chain,
+            attempts,
+        );
+        event.data["servedBy"] = json!(served_by);
+        event
     }
 
     /// Every model of the chain failed; the caller got 502.
@@ -112,15 +110,40 @@ impl Event {
         chain: &[String],
         attempts: &[Attempt],
     ) -> Event {
-        Event {
-            kind: EventKind::ProvidersExhausted,
-            audience: Audience::Tenant(tenant_id.to_owned()),
-            at: now_ms(),
-            data: json!({
+        Event::about_chain(
+            EventKind::ProvidersExhausted,
+            tenant_id,
+            request_id,
+            chain,
+            attempts,
+        )
+    }
+
+    /// An event about one request's model chain, for its tenant, now.
+    fn about_chain(
+        kind: EventKind,
+        tenant_id: &str,
+        request_id: &str,
+        chain: &[String],
+        attempts: &[Attempt],
+    ) -> Event {
+        Event::for_tenant_now(
+            kind,
+            tenant_id,
+            json!({
                 "requestId": request_id,
                 "modelChain": chain,
                 "providerAttempts": attempts_view(attempts),
             }),
+        )
+    }
+
+    fn for_tenant_now(kind: EventKind, tenant_id: &str, data: Value) -> Event {
+        Event {
+            kind,
+            audience: Audience::Tenant(tenant_id.to_owned()),
+            at: now_ms(),
+            data,
         }
     }
 
@@ -128,17 +151,16 @@ impl Event {
     /// It goes to the tenant whose request tripped it (signed, as tenant
     /// deliveries are) and to the operator's URLs.
     pub fn deployment_cooldown(tenant_id: &str, cooled: &crate::routing::Cooled) -> Event {
-        Event {
-            kind: EventKind::DeploymentCooldown,
-            audience: Audience::Tenant(tenant_id.to_owned()),
-            at: now_ms(),
-            data: json!({
+        Event::for_tenant_now(
+            EventKind::DeploymentCooldown,
+            tenant_id,
+            json!({
                 "model": cooled.model,
                 "deployment": cooled.deployment,
                 "consecutiveFailures": cooled.failures,
                 "cooldownSeconds": cooled.seconds,
             }),
-        }
+        )
     }
 
     /// An Article 73 incident was persisted (DESIGN 7.4).

@@ -199,23 +199,13 @@ impl Keys {
     }
 
     pub fn get(&self, id: &str) -> Result<ApiKey, StoreError> {
-        self.store
-            .read(|tx| KEY_TABLE.get(tx, id.as_bytes()))?
-            .ok_or_else(|| StoreError::NotFound(format!("no API key `{id}`")))
+        self.store.read(|tx| stored(tx, id))
     }
 
     /// Keys of one tenant (by id or name), or of every tenant.
     pub fn list(&self, tenant: Option<&str>) -> Result<Vec<ApiKey>, StoreError> {
         self.store.read(|tx| {
-            let tenant_id = tenant
-                .map(|t| tenants::resolve(tx, t))
-                .transpose()?
-                .map(|t| t.id);
-            let mut keys: Vec<ApiKey> = KEY_TABLE
-                .all(tx)?
-                .into_iter()
-                .filter(|k| tenant_id.as_ref().is_none_or(|t| &k.tenant_id == t))
-                .collect();
+            let mut keys = tenants::rows_of(tx, &KEY_TABLE, tenant, |k| &k.tenant_id)?;
             keys.sort_by(|a, b| a.id.cmp(&b.id));
             Ok(keys)
         })
@@ -239,88 +229,83 @@ impl Keys {
         if let Patch::Set(limit) = update.tpm_limit {
             validate_tpm_limit(Some(limit))?;
         }
-        let id = id.to_owned();
-        let cache = self.clone();
-        let key = self
-            .store
-            .write(move |txn| {
-                let mut key = KEY_TABLE
-                    .get(txn, id.as_bytes())?
-                    .ok_or_else(|| StoreError::NotFound(format!("no API key `{id}`")))?;
-                let now = now_ms();
-                match key.state(now) {
-                    KeyState::Revoked => {
-                        return Err(StoreError::Conflict(
-                            "the key is revoked and cannot be changed; create a new key".into(),
-                        ));
-                    }
-                    KeyState::Expired => {
-                        return Err(StoreError::Conflict(
-                            "the key has expired and cannot be re-enabled; create a new key".into(),
-                        ));
-                    }
-                    KeyState::Active | KeyState::OverBudget => {}
-                }
-                let before = Controls::of(&key);
-                if let Some(name) = &update.name {
-                    key.name = validate_key_name(name)?;
-                }
-                update.credit_limit.apply(&mut key.credit_limit);
-                if let Some(interval) = update.reset_interval
-                    && interval != key.reset_interval
-                {
-                    // Consumption of the cycle in progress carries over; the
-                    // cycle is re-aligned to the new interval's boundary.
-                    let (consumed, thresholds) = key.current_cycle(now);
-                    let thresholds = thresholds.to_vec();
-                    key.credits_consumed = consumed;
-                    key.notified_thresholds = thresholds;
-                    key.reset_interval = interval;
-                    key.cycle_start = interval.cycle_start(now);
-                }
-                update.rate_limit.apply(&mut key.rate_limit);
-                update.tpm_limit.apply(&mut key.tpm_limit);
-                if let Patch::Set(at) = update.expires_at
-                    && at <= now
-                {
-                    return Err(StoreError::Invalid(
-                        "expiresAt must be in the future".into(),
-                    ));
-                }
-                update.expires_at.apply(&mut key.expires_at);
-                if let Some(allow) = update.allow_high_risk {
-                    key.allow_high_risk = allow;
-                }
-                latitude.check(before, Controls::of(&key), true)?;
-                KEY_TABLE.put(txn, key.id.as_bytes(), &key)?;
-                // In the writer, in commit order (see `refresh`).
-                cache.refresh(&key);
-                Ok(key)
-            })
-            .await?;
-        Ok(key)
+        self.change(id, move |txn, key| {
+            let now = now_ms();
+            refuse_ended(
+                key,
+                now,
+                "the key is revoked and cannot be changed; create a new key",
+                "the key has expired and cannot be re-enabled; create a new key",
+            )?;
+            let before = Controls::of(key);
+            if let Some(name) = &update.name {
+                key.name = validate_key_name(name)?;
+            }
+            update.credit_limit.apply(&mut key.credit_limit);
+            if let Some(interval) = update.reset_interval
+                && interval != key.reset_interval
+            {
+                // Consumption of the cycle in progress carries over; the
+                // cycle is re-aligned to the new interval's boundary.
+                let (consumed, thresholds) = key.current_cycle(now);
+                let thresholds = thresholds.to_vec();
+                key.credits_consumed = consumed;
+                key.notified_thresholds = thresholds;
+                key.reset_interval = interval;
+                key.cycle_start = interval.cycle_start(now);
+            }
+            update.rate_limit.apply(&mut key.rate_limit);
+            update.tpm_limit.apply(&mut key.tpm_limit);
+            if let Patch::Set(at) = update.expires_at
+                && at <= now
+            {
+                return Err(StoreError::Invalid(
+                    "expiresAt must be in the future".into(),
+                ));
+            }
+            update.expires_at.apply(&mut key.expires_at);
+            if let Some(allow) = update.allow_high_risk {
+                key.allow_high_risk = allow;
+            }
+            latitude.check(before, Controls::of(key), true)?;
+            KEY_TABLE.put(txn, key.id.as_bytes(), key)
+        })
+        .await
     }
 
     /// Revokes a key; it answers 403 `invalid_api_key` from now on. Its
     /// record stays, so historical usage remains attributable.
     pub async fn revoke(&self, id: &str) -> Result<ApiKey, StoreError> {
+        self.change(id, |txn, key| {
+            if key.revoked_at.is_some() {
+                return Ok(());
+            }
+            key.revoked_at = Some(now_ms());
+            KEY_TABLE.put(txn, key.id.as_bytes(), key)
+        })
+        .await
+    }
+
+    /// Changes the stored key `id` in one write transaction: `change`
+    /// edits the record and writes it when it changes it. The cache is
+    /// refreshed in the writer, in commit order (see `refresh`).
+    async fn change(
+        &self,
+        id: &str,
+        mut change: impl FnMut(&redb::WriteTransaction, &mut ApiKey) -> Result<(), StoreError>
+        + Send
+        + 'static,
+    ) -> Result<ApiKey, StoreError> {
         let id = id.to_owned();
         let cache = self.clone();
-        let key = self
-            .store
+        self.store
             .write(move |txn| {
-                let mut key = KEY_TABLE
-                    .get(txn, id.as_bytes())?
-                    .ok_or_else(|| StoreError::NotFound(format!("no API key `{id}`")))?;
-                if key.revoked_at.is_none() {
-                    key.revoked_at = Some(now_ms());
-                    KEY_TABLE.put(txn, key.id.as_bytes(), &key)?;
-                }
+                let mut key = stored(txn, &id)?;
+                change(txn, &mut key)?;
                 cache.refresh(&key);
                 Ok(key)
             })
-            .await?;
-        Ok(key)
+            .await
     }
 
     /// Creates a new key with the settings of `id`; the old key stays valid
@@ -336,23 +321,14 @@ impl Keys {
         let key = self
             .store
             .write(move |txn| {
-                let old = KEY_TABLE
-                    .get(txn, id.as_bytes())?
-                    .ok_or_else(|| StoreError::NotFound(format!("no API key `{id}`")))?;
+                let old = stored(txn, &id)?;
                 let now = now_ms();
-                match old.state(now) {
-                    KeyState::Revoked => {
-                        return Err(StoreError::Conflict(
-                            "a revoked key cannot be rotated".into(),
-                        ));
-                    }
-                    KeyState::Expired => {
-                        return Err(StoreError::Conflict(
-                            "an expired key cannot be rotated".into(),
-                        ));
-                    }
-                    KeyState::Active | KeyState::OverBudget => {}
-                }
+                refuse_ended(
+                    &old,
+                    now,
+                    "a revoked key cannot be rotated",
+                    "an expired key cannot be rotated",
+                )?;
                 let (consumed, thresholds) = old.current_cycle(now);
                 let key = ApiKey {
                     id: new_id("key"),
@@ -389,4 +365,21 @@ pub fn insert(txn: &redb::WriteTransaction, key: &ApiKey) -> Result<(), StoreErr
 /// Reads a key by id inside any transaction.
 pub fn get_in(tx: &impl Reader, id: &str) -> Result<Option<ApiKey>, StoreError> {
     KEY_TABLE.get(tx, id.as_bytes())
+}
+
+/// The stored key `id`, or `NotFound`.
+fn stored(tx: &impl Reader, id: &str) -> Result<ApiKey, StoreError> {
+    KEY_TABLE
+        .get(tx, id.as_bytes())?
+        .ok_or_else(|| StoreError::NotFound(format!("no API key `{id}`")))
+}
+
+/// Refuses to change a key that has ended (revoked or expired: neither can
+/// be re-enabled), with the refusal's text for each.
+fn refuse_ended(key: &ApiKey, now: i64, revoked: &str, expired: &str) -> Result<(), StoreError> {
+    match key.state(now) {
+        KeyState::Revoked => Err(StoreError::Conflict(revoked.into())),
+        KeyState::Expired => Err(StoreError::Conflict(expired.into())),
+        KeyState::Active | KeyState::OverBudget => Ok(()),
+    }
 }
