@@ -84,10 +84,30 @@ pub(crate) async fn answer_chat(
     headers: &HeaderMap,
     body: &[u8],
 ) -> Response {
-    let handled = with_rate_limit(state, key, async {
+    limited(state, key, headers, "chat", async {
         chat(state, key, request_id(headers), body).await
-    });
-    traced(state, key, headers, "chat", handled).await
+    })
+    .await
+}
+
+/// Runs `handle` when the key's per-minute limit allows it (the limit's
+/// headers go on every answer), inside the server span named for
+/// `operation`: the frame of every inference route.
+pub(crate) async fn limited(
+    state: &AppState,
+    key: &ApiKey,
+    headers: &HeaderMap,
+    operation: &'static str,
+    handle: impl Future<Output = Result<Response, ApiError>>,
+) -> Response {
+    traced(
+        state,
+        key,
+        headers,
+        operation,
+        with_rate_limit(state, key, handle),
+    )
+    .await
 }
 
 /// The request's `x-request-id` (the request-id layer sets one), or "".
@@ -121,7 +141,7 @@ where
 /// `{operation}` until the model is known: [`traces::request_model`]),
 /// with the tenant, the key and the answer's status as attributes. When
 /// tracing is off, it only runs `handle`.
-pub(crate) async fn traced(
+async fn traced(
     state: &AppState,
     key: &ApiKey,
     headers: &HeaderMap,
@@ -157,7 +177,7 @@ pub(crate) async fn traced(
 
 /// Counts the request against the key's per-minute limit and runs `handle`
 /// only when it is allowed; the rate-limit headers go on every answer.
-pub(crate) async fn with_rate_limit(
+async fn with_rate_limit(
     state: &AppState,
     key: &ApiKey,
     handle: impl Future<Output = Result<Response, ApiError>>,
