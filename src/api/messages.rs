@@ -2,7 +2,7 @@
 //! every catalogue model, and `POST /v1/messages/count_tokens`.
 //!
 //! A model with an Anthropic deployment (or Claude on Vertex AI) goes to the native passthrough
-//! (`api::native::run`); any other is translated through the chat pipeline
+//! (`api::native::passthrough`); any other is translated through the chat pipeline
 //! (`gateway::messages`). Claude Code's `?beta=true` is accepted and not
 //! forwarded. The key comes as `x-api-key` or `Authorization: Bearer`; our
 //! errors are rendered in the Anthropic shape by `render_in_dialect`.

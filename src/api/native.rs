@@ -2,7 +2,7 @@
 //! `:streamGenerateContent` under `/v1beta/models/` and `/v1/models/`, and
 //! OpenAI's legacy `POST /v1/completions` (docs/completions.md).
 //! Anthropic's `POST /v1/messages` is `api::messages`, which runs the
-//! passthrough through [`run`] for Anthropic models.
+//! passthrough through [`passthrough`] for Anthropic models.
 //! `GET /v1/models/{id}` shares the Gemini route's path, so it is wired
 //! here (its handler is `v1::retrieve_model`).
 //!

@@ -7,7 +7,7 @@ use axum::http::{HeaderMap, HeaderName, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 
-use crate::api::json::JsonBody;
+use crate::api::json::{JsonBody, list_answer};
 use crate::api::metrics::ModelLabel;
 use crate::auth::keys::ApiKey;
 use crate::base::error::{ApiError, Code};
@@ -270,13 +270,8 @@ async fn list_models(
     State(state): State<AppState>,
     InferenceKey(key): InferenceKey,
 ) -> axum::Json<Value> {
-    let data: Vec<Value> = state
-        .catalogue
-        .models_for(&key.tenant_id)
-        .iter()
-        .map(|m| model_entry(&state, m))
-        .collect();
-    axum::Json(json!({ "object": "list", "data": data }))
+    let models = state.catalogue.models_for(&key.tenant_id);
+    axum::Json(list_answer(models.iter().map(|m| model_entry(&state, m))))
 }
 
 /// `GET /v1/models/{id}` (`client.models.retrieve(id)`): one model as the
