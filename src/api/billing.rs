@@ -13,7 +13,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::api::extract::{Require, Signed, perm};
-use crate::api::json::{Json, Query};
+use crate::api::json::{Json, Query, list_answer};
 use crate::api::state::AppState;
 use crate::auth::accounts::{Permission, Role};
 use crate::auth::keys::ApiKey;
@@ -190,10 +190,9 @@ async fn usage_records(
 ) -> Result<axum::Json<Value>, ApiError> {
     let scope = usage_scope(&state, &current, &query)?;
     let records = usage::records(&state.store, &scope).map_err(store_error)?;
-    Ok(axum::Json(json!({
-        "object": "list",
-        "data": records.iter().map(billing::UsageRecord::view).collect::<Vec<_>>(),
-    })))
+    Ok(axum::Json(list_answer(
+        records.iter().map(billing::UsageRecord::view),
+    )))
 }
 
 /// `GET /api/v1/keys/{id}`: the key with its consumption and notified

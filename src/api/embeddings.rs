@@ -6,18 +6,14 @@
 //! know are forwarded as they are to OpenAI-compatible servers.
 
 use axum::Router;
-use axum::extract::State;
-use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use serde_json::Value;
 
-use crate::api::extract::InferenceKey;
+use crate::api::inference::Inference;
 use crate::api::json::JsonBody;
 use crate::api::media::{no_chain, object, service_fields_json};
-use crate::api::metrics::ModelLabel;
 use crate::api::state::AppState;
-use crate::api::v1::{request_id, traced, with_rate_limit};
 use crate::base::error::ApiError;
 use crate::gateway::embeddings::{self, EmbeddingRequest, Inputs, OPERATION};
 use crate::traces;
@@ -33,27 +29,25 @@ pub fn routes() -> Router<AppState> {
 }
 
 /// `POST /v1/embeddings`
-async fn create_embedding(
-    State(state): State<AppState>,
-    InferenceKey(key): InferenceKey,
-    headers: HeaderMap,
-    body: JsonBody,
-) -> Response {
-    let handled = with_rate_limit(&state, &key, async {
+async fn create_embedding(req: Inference, body: JsonBody) -> Response {
+    req.serve(OPERATION, async {
         let request = parse(&body.0)?;
         let model = request.model.clone();
         traces::request_model(OPERATION, &model);
-        let mut response =
-            match embeddings::serve(&state.gateway, &key, request_id(&headers), request).await {
-                Ok(answer) => axum::Json(answer).into_response(),
-                Err(error) => error.into_response(),
-            };
-        if state.catalogue.get_for(&key.tenant_id, &model).is_some() {
-            response.extensions_mut().insert(ModelLabel(model));
-        }
-        Ok(response)
-    });
-    traced(&state, &key, &headers, OPERATION, handled).await
+        let response = match embeddings::serve(
+            &req.state.gateway,
+            &req.key,
+            req.request_id(),
+            request,
+        )
+        .await
+        {
+            Ok(answer) => axum::Json(answer).into_response(),
+            Err(error) => error.into_response(),
+        };
+        Ok(req.label_known(model, response))
+    })
+    .await
 }
 
 pub fn parse(bytes: &[u8]) -> Result<EmbeddingRequest, ApiError> {

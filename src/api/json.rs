@@ -71,6 +71,12 @@ pub fn optional_body(headers: &HeaderMap, bytes: &[u8]) -> Result<(), ApiError> 
     refuse_duplicates(bytes)
 }
 
+/// A list answer, `{"object": "list", "data": [...]}`: OpenAI's list
+/// shape, which the dashboard's lists share.
+pub fn list_answer<T: serde::Serialize>(data: impl IntoIterator<Item = T>) -> serde_json::Value {
+    serde_json::json!({ "object": "list", "data": data.into_iter().collect::<Vec<_>>() })
+}
+
 fn not_json() -> ApiError {
     ApiError::new(
         Code::UnsupportedMediaType,

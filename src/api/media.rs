@@ -9,7 +9,6 @@
 //! to the upstream.
 
 use axum::Router;
-use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
@@ -17,12 +16,9 @@ use bytes::Bytes;
 use serde_json::{Map, Value, json};
 
 use crate::api::body::Body;
-use crate::api::extract::InferenceKey;
+use crate::api::inference::Inference;
 use crate::api::json::JsonBody;
-use crate::api::metrics::ModelLabel;
 use crate::api::state::AppState;
-use crate::api::v1::{request_id, traced, with_rate_limit};
-use crate::auth::keys::ApiKey;
 use crate::base::error::{ApiError, Code};
 use crate::gateway::media::{self, MediaAnswer, MediaRequest, Route, ServiceFields};
 
@@ -67,90 +63,52 @@ const MAX_IMAGES: u64 = 10;
 const MAX_SIDE: u32 = 16_384;
 
 /// `POST /v1/images/generations`
-async fn create_image(
-    State(state): State<AppState>,
-    InferenceKey(key): InferenceKey,
-    headers: HeaderMap,
-    body: JsonBody,
-) -> Response {
-    handle(
-        &state,
-        &key,
-        &headers,
-        Route::Generation.operation(),
-        || parse_generation(&body.0),
-    )
-    .await
+async fn create_image(req: Inference, body: JsonBody) -> Response {
+    let operation = Route::Generation.operation();
+    handle(&req, operation, || parse_generation(&body.0)).await
 }
 
 /// `POST /v1/images/edits`
-async fn edit_image(
-    State(state): State<AppState>,
-    InferenceKey(key): InferenceKey,
-    headers: HeaderMap,
-    body: Body,
-) -> Response {
-    handle(&state, &key, &headers, Route::Edit.operation(), || {
-        parse_edit(&headers, &body.0)
-    })
-    .await
+async fn edit_image(req: Inference, body: Body) -> Response {
+    let operation = Route::Edit.operation();
+    handle(&req, operation, || parse_edit(&req.headers, &body.0)).await
 }
 
 /// `POST /v1/audio/transcriptions`
-async fn create_transcription(
-    State(state): State<AppState>,
-    InferenceKey(key): InferenceKey,
-    headers: HeaderMap,
-    body: Body,
-) -> Response {
-    handle(
-        &state,
-        &key,
-        &headers,
-        Route::Transcription.operation(),
-        || parse_transcription(&headers, &body.0),
-    )
+async fn create_transcription(req: Inference, body: Body) -> Response {
+    let operation = Route::Transcription.operation();
+    handle(&req, operation, || {
+        parse_transcription(&req.headers, &body.0)
+    })
     .await
 }
 
 /// `POST /v1/audio/speech`
-async fn create_speech(
-    State(state): State<AppState>,
-    InferenceKey(key): InferenceKey,
-    headers: HeaderMap,
-    body: JsonBody,
-) -> Response {
-    handle(&state, &key, &headers, Route::Speech.operation(), || {
-        parse_speech(&body.0)
-    })
-    .await
+async fn create_speech(req: Inference, body: JsonBody) -> Response {
+    let operation = Route::Speech.operation();
+    handle(&req, operation, || parse_speech(&body.0)).await
 }
 
 /// The per-minute limit first (its headers go on every answer), then the
 /// parsed request through the pipeline, in its server span named for
 /// `operation` (docs/observability.md).
 async fn handle(
-    state: &AppState,
-    key: &ApiKey,
-    headers: &HeaderMap,
+    req: &Inference,
     operation: &'static str,
     parse: impl FnOnce() -> Result<MediaRequest, ApiError>,
 ) -> Response {
-    let handled = with_rate_limit(state, key, async {
+    req.serve(operation, async {
         let request = parse()?;
         let model = request.model.clone();
         traces::request_model(operation, &model);
-        let mut response =
-            match media::serve(&state.gateway, key, request_id(headers), request).await {
+        let response =
+            match media::serve(&req.state.gateway, &req.key, req.request_id(), request).await {
                 Ok(answer) => respond(answer),
                 Err(error) => error.into_response(),
             };
-        if state.catalogue.get_for(&key.tenant_id, &model).is_some() {
-            response.extensions_mut().insert(ModelLabel(model));
-        }
-        Ok(response)
-    });
-    traced(state, key, headers, operation, handled).await
+        Ok(req.label_known(model, response))
+    })
+    .await
 }
 
 fn respond(answer: MediaAnswer) -> Response {

@@ -2,13 +2,12 @@
 //! every catalogue model, and `POST /v1/messages/count_tokens`.
 //!
 //! A model with an Anthropic deployment (or Claude on Vertex AI) goes to the native passthrough
-//! (`api::native::run`); any other is translated through the chat pipeline
+//! (`api::native::passthrough`); any other is translated through the chat pipeline
 //! (`gateway::messages`). Claude Code's `?beta=true` is accepted and not
 //! forwarded. The key comes as `x-api-key` or `Authorization: Bearer`; our
 //! errors are rendered in the Anthropic shape by `render_in_dialect`.
 
 use axum::Router;
-use axum::extract::State;
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
@@ -17,16 +16,15 @@ use opentelemetry::context::FutureExt as _;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::api::extract::InferenceKey;
+use crate::api::inference::Inference;
 use crate::api::json::JsonBody;
 use crate::api::metrics::ModelLabel;
-use crate::api::native::{run, service_fields};
+use crate::api::native::{passthrough, service_fields};
 use crate::api::state::AppState;
-use crate::api::v1::{event_stream, request_id, traced, with_rate_limit};
-use crate::auth::keys::ApiKey;
+use crate::api::v1::event_stream;
 use crate::base::error::{ApiError, Code};
 use crate::gateway::messages::{self, Counted, MessagesOutcome};
-use crate::gateway::native::{NativeCall, ServiceFields};
+use crate::gateway::native::ServiceFields;
 use crate::providers::wire::native::Wire;
 use crate::traces;
 
@@ -61,45 +59,38 @@ struct Named {
 }
 
 /// `POST /v1/messages`: a message, plain or streamed, on any model.
-async fn create_message(
-    State(state): State<AppState>,
-    InferenceKey(key): InferenceKey,
-    headers: HeaderMap,
-    body: JsonBody,
-) -> Response {
-    let handled = with_rate_limit(&state, &key, async {
-        let service = service_fields(&headers)?;
+async fn create_message(req: Inference, body: JsonBody) -> Response {
+    req.serve(Wire::Anthropic.operation(), async {
+        let service = service_fields(&req.headers)?;
         let named: Named = serde_json::from_slice(&body.0)
             .map_err(|e| ApiError::new(Code::InvalidRequest, format!("malformed JSON: {e}")))?;
         let model = named
             .model
             .as_ref()
             .and_then(Value::as_str)
-            .and_then(|name| messages::named_model(&state.gateway, &key, name.trim()))
+            .and_then(|name| messages::named_model(&req.state.gateway, &req.key, name.trim()))
             .filter(|model| !messages::is_native(model));
         if let Some(model) = model {
-            return translated(&state, &key, &headers, &body.0, &model, service).await;
+            return translated(&req, &body.0, &model, service).await;
         }
-        let call = NativeCall::parse(
-            state.catalogue.for_tenant(&key.tenant_id),
+        let forwarded = forwarded_headers(&req.headers);
+        passthrough(
+            &req,
             Wire::Anthropic,
             None,
             None,
             body.0,
-            forwarded_headers(&headers),
+            forwarded,
             service,
-        )?;
-        traces::request_model(Wire::Anthropic.operation(), &call.requested);
-        Ok(run(&state, &key, &headers, call).await)
-    });
-    traced(&state, &key, &headers, Wire::Anthropic.operation(), handled).await
+        )
+        .await
+    })
+    .await
 }
 
 /// A Messages request on a non-Anthropic model, through the chat pipeline.
 async fn translated(
-    state: &AppState,
-    key: &ApiKey,
-    headers: &HeaderMap,
+    req: &Inference,
     raw: &[u8],
     model: &crate::catalogue::Model,
     service: ServiceFields,
@@ -109,9 +100,9 @@ async fn translated(
     traces::request_model(Wire::Anthropic.operation(), &model.id);
     let label = model.id.clone();
     let (outcome, dropped) = match messages::translated(
-        &state.gateway,
-        key,
-        request_id(headers),
+        &req.state.gateway,
+        &req.key,
+        req.request_id(),
         model,
         raw,
         &value,
@@ -145,13 +136,8 @@ async fn translated(
 
 /// `POST /v1/messages/count_tokens`: `{"input_tokens": N}`, never billed.
 /// Counted against the key's per-minute limit like any request.
-async fn count_tokens(
-    State(state): State<AppState>,
-    InferenceKey(key): InferenceKey,
-    headers: HeaderMap,
-    body: JsonBody,
-) -> Response {
-    let handled = with_rate_limit(&state, &key, async {
+async fn count_tokens(req: Inference, body: JsonBody) -> Response {
+    req.serve("count_tokens", async {
         let value: Value = serde_json::from_slice(&body.0)
             .map_err(|e| ApiError::new(Code::InvalidRequest, format!("malformed JSON: {e}")))?;
         let name = match &value["model"] {
@@ -163,19 +149,20 @@ async fn count_tokens(
                 ));
             }
         };
-        let model = messages::named_model(&state.gateway, &key, &name).ok_or_else(|| {
-            ApiError::new(
-                Code::ModelNotFound,
-                format!("the model `{name}` is not in the catalogue"),
-            )
-        })?;
+        let model =
+            messages::named_model(&req.state.gateway, &req.key, &name).ok_or_else(|| {
+                ApiError::new(
+                    Code::ModelNotFound,
+                    format!("the model `{name}` is not in the catalogue"),
+                )
+            })?;
         traces::request_model("count_tokens", &name);
         let counted = messages::count_tokens(
-            &state.gateway,
+            &req.state.gateway,
             &model,
             body.0.clone(),
             &value,
-            &forwarded_headers(&headers),
+            &forwarded_headers(&req.headers),
         )
         .await?;
         Ok(match counted {
@@ -187,6 +174,6 @@ async fn count_tokens(
             )
                 .into_response(),
         })
-    });
-    traced(&state, &key, &headers, "count_tokens", handled).await
+    })
+    .await
 }

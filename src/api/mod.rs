@@ -3,6 +3,8 @@
 //!
 //! - `health`: `/healthz`, `/readyz` (public)
 //! - `v1`: inference routes (`/v1`, API key)
+//! - `inference`: the extractor and frame (rate limit, server span) every
+//!   inference handler shares
 //! - `media`: image and audio routes under `/v1` (API key)
 //! - `embeddings`: `/v1/embeddings` (API key)
 //! - `responses`: `/v1/responses`, OpenAI's Responses API (API key)
@@ -29,6 +31,7 @@ pub mod embeddings;
 pub mod error;
 pub mod extract;
 pub mod health;
+pub mod inference;
 pub mod json;
 pub mod keys;
 pub mod media;

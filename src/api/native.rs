@@ -2,7 +2,7 @@
 //! `:streamGenerateContent` under `/v1beta/models/` and `/v1/models/`, and
 //! OpenAI's legacy `POST /v1/completions` (docs/completions.md).
 //! Anthropic's `POST /v1/messages` is `api::messages`, which runs the
-//! passthrough through [`run`] for Anthropic models.
+//! passthrough through [`passthrough`] for Anthropic models.
 //! `GET /v1/models/{id}` shares the Gemini route's path, so it is wired
 //! here (its handler is `v1::retrieve_model`).
 //!
@@ -14,18 +14,18 @@
 //! `render_in_dialect`.
 
 use axum::Router;
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{Path, RawQuery};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
+use bytes::Bytes;
 use serde_json::Value;
 
-use crate::api::extract::InferenceKey;
+use crate::api::inference::Inference;
 use crate::api::json::JsonBody;
 use crate::api::metrics::ModelLabel;
 use crate::api::state::AppState;
-use crate::api::v1::{event_stream, request_id, traced, with_rate_limit};
-use crate::auth::keys::ApiKey;
+use crate::api::v1::event_stream;
 use crate::base::error::{ApiError, Code};
 use crate::base::money::micros_to_credits;
 use crate::gateway::native::{self, NativeCall, NativeOutcome, ServiceFields};
@@ -44,46 +44,32 @@ pub fn routes() -> Router<AppState> {
 
 /// `POST /v1/completions`: a legacy text completion, plain or streamed,
 /// forwarded to an OpenAI-compatible provider.
-async fn create_completion(
-    State(state): State<AppState>,
-    InferenceKey(key): InferenceKey,
-    headers: HeaderMap,
-    body: JsonBody,
-) -> Response {
-    let handled = with_rate_limit(&state, &key, async {
-        let call = NativeCall::parse(
-            state.catalogue.for_tenant(&key.tenant_id),
+async fn create_completion(req: Inference, body: JsonBody) -> Response {
+    req.serve(Wire::Completions.operation(), async {
+        let service = service_fields(&req.headers)?;
+        passthrough(
+            &req,
             Wire::Completions,
             None,
             None,
             body.0,
             Vec::new(),
-            service_fields(&headers)?,
-        )?;
-        traces::request_model(Wire::Completions.operation(), &call.requested);
-        Ok(run(&state, &key, &headers, call).await)
-    });
-    traced(
-        &state,
-        &key,
-        &headers,
-        Wire::Completions.operation(),
-        handled,
-    )
+            service,
+        )
+        .await
+    })
     .await
 }
 
 /// `POST .../models/{model}:generateContent` and `:streamGenerateContent`
 /// (`?alt=sse`).
 async fn generate_content(
-    State(state): State<AppState>,
-    InferenceKey(key): InferenceKey,
+    req: Inference,
     Path(model_action): Path<String>,
     RawQuery(query): RawQuery,
-    headers: HeaderMap,
     body: JsonBody,
 ) -> Response {
-    let handled = with_rate_limit(&state, &key, async {
+    req.serve(Wire::Gemini.operation(), async {
         let Some((model, action)) = model_action.rsplit_once(':') else {
             return Err(ApiError::not_found(format!(
                 "no such route: expected `models/{{model}}:generateContent` or `:streamGenerateContent`, got `{model_action}`"
@@ -114,33 +100,33 @@ async fn generate_content(
         if model.is_empty() {
             return Err(ApiError::invalid("model", "the path names no model"));
         }
-        let call = NativeCall::parse(
-            state.catalogue.for_tenant(&key.tenant_id),
-            Wire::Gemini,
-            Some(model),
-            Some(stream),
-            body.0,
-            Vec::new(),
-            service_fields(&headers)?,
-        )?;
-        traces::request_model(Wire::Gemini.operation(), &call.requested);
-        Ok(run(&state, &key, &headers, call).await)
-    });
-    traced(&state, &key, &headers, Wire::Gemini.operation(), handled).await
+        let service = service_fields(&req.headers)?;
+        passthrough(&req, Wire::Gemini, Some(model), Some(stream), body.0, Vec::new(), service)
+            .await
+    })
+    .await
 }
 
-/// Runs the call and maps its outcome to a response.
-pub(crate) async fn run(
-    state: &AppState,
-    key: &ApiKey,
-    headers: &HeaderMap,
-    call: NativeCall,
-) -> Response {
+/// Parses a native body for `wire` (the arguments are
+/// [`NativeCall::parse`]'s), runs the call and maps its outcome to a
+/// response labelled with the requested model.
+pub(crate) async fn passthrough(
+    req: &Inference,
+    wire: Wire,
+    model_name: Option<&str>,
+    stream: Option<bool>,
+    body: Bytes,
+    headers: Vec<(&'static str, String)>,
+    service: ServiceFields,
+) -> Result<Response, ApiError> {
+    let models = req.state.catalogue.for_tenant(&req.key.tenant_id);
+    let call = NativeCall::parse(models, wire, model_name, stream, body, headers, service)?;
+    traces::request_model(wire.operation(), &call.requested);
     let model = call.requested.clone();
     let mut response =
-        render(native::passthrough(&state.gateway, key, request_id(headers), call).await);
+        render(native::passthrough(&req.state.gateway, &req.key, req.request_id(), call).await);
     response.extensions_mut().insert(ModelLabel(model));
-    response
+    Ok(response)
 }
 
 /// A native outcome as the response: the upstream's body with the billing

@@ -8,19 +8,18 @@
 //! `x-tollgate-dropped-tools`.
 
 use axum::Router;
-use axum::extract::State;
-use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
+use axum::http::{HeaderName, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use opentelemetry::Context;
 use opentelemetry::context::FutureExt as _;
 
-use crate::api::extract::InferenceKey;
+use crate::api::inference::Inference;
 use crate::api::json::JsonBody;
 use crate::api::metrics::ModelLabel;
 use crate::api::native::{render, service_fields};
 use crate::api::state::AppState;
-use crate::api::v1::{event_stream, request_id, traced, with_rate_limit};
+use crate::api::v1::event_stream;
 use crate::gateway::responses::{self, ResponsesOutcome};
 use crate::providers::wire::native::Wire;
 
@@ -29,17 +28,17 @@ pub fn routes() -> Router<AppState> {
 }
 
 /// `POST /v1/responses`: a response, or a stream of Responses events.
-async fn create_response(
-    State(state): State<AppState>,
-    InferenceKey(key): InferenceKey,
-    headers: HeaderMap,
-    body: JsonBody,
-) -> Response {
-    let handled = with_rate_limit(&state, &key, async {
-        let service = service_fields(&headers)?;
-        let answer =
-            responses::create_response(&state.gateway, &key, request_id(&headers), body.0, service)
-                .await?;
+async fn create_response(req: Inference, body: JsonBody) -> Response {
+    req.serve(Wire::Responses.operation(), async {
+        let service = service_fields(&req.headers)?;
+        let answer = responses::create_response(
+            &req.state.gateway,
+            &req.key,
+            req.request_id(),
+            body.0,
+            service,
+        )
+        .await?;
         let mut response = match answer.outcome {
             ResponsesOutcome::Complete(response) => axum::Json(response).into_response(),
             ResponsesOutcome::Held(review) => {
@@ -58,6 +57,6 @@ async fn create_response(
         }
         response.extensions_mut().insert(ModelLabel(answer.model));
         Ok(response)
-    });
-    traced(&state, &key, &headers, Wire::Responses.operation(), handled).await
+    })
+    .await
 }

@@ -7,7 +7,7 @@ use axum::http::{HeaderMap, HeaderName, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 
-use crate::api::json::JsonBody;
+use crate::api::json::{JsonBody, list_answer};
 use crate::api::metrics::ModelLabel;
 use crate::auth::keys::ApiKey;
 use crate::base::error::{ApiError, Code};
@@ -85,10 +85,30 @@ pub(crate) async fn answer_chat(
     headers: &HeaderMap,
     body: &[u8],
 ) -> Response {
-    let handled = with_rate_limit(state, key, async {
+    limited(state, key, headers, "chat", async {
         chat(state, key, request_id(headers), body).await
-    });
-    traced(state, key, headers, "chat", handled).await
+    })
+    .await
+}
+
+/// Runs `handle` when the key's per-minute limit allows it (the limit's
+/// headers go on every answer), inside the server span named for
+/// `operation`: the frame of every inference route.
+pub(crate) async fn limited(
+    state: &AppState,
+    key: &ApiKey,
+    headers: &HeaderMap,
+    operation: &'static str,
+    handle: impl Future<Output = Result<Response, ApiError>>,
+) -> Response {
+    traced(
+        state,
+        key,
+        headers,
+        operation,
+        with_rate_limit(state, key, handle),
+    )
+    .await
 }
 
 /// The request's `x-request-id` (the request-id layer sets one), or "".
@@ -122,7 +142,7 @@ where
 /// `{operation}` until the model is known: [`traces::request_model`]),
 /// with the tenant, the key and the answer's status as attributes. When
 /// tracing is off, it only runs `handle`.
-pub(crate) async fn traced(
+async fn traced(
     state: &AppState,
     key: &ApiKey,
     headers: &HeaderMap,
@@ -158,7 +178,7 @@ pub(crate) async fn traced(
 
 /// Counts the request against the key's per-minute limit and runs `handle`
 /// only when it is allowed; the rate-limit headers go on every answer.
-pub(crate) async fn with_rate_limit(
+async fn with_rate_limit(
     state: &AppState,
     key: &ApiKey,
     handle: impl Future<Output = Result<Response, ApiError>>,
@@ -251,13 +271,8 @@ async fn list_models(
     State(state): State<AppState>,
     InferenceKey(key): InferenceKey,
 ) -> axum::Json<Value> {
-    let data: Vec<Value> = state
-        .catalogue
-        .models_for(&key.tenant_id)
-        .iter()
-        .map(|m| model_entry(&state, m))
-        .collect();
-    axum::Json(json!({ "object": "list", "data": data }))
+    let models = state.catalogue.models_for(&key.tenant_id);
+    axum::Json(list_answer(models.iter().map(|m| model_entry(&state, m))))
 }
 
 /// `GET /v1/models/{id}` (`client.models.retrieve(id)`): one model as the

@@ -7,11 +7,11 @@ use axum::Router;
 use axum::extract::State;
 use axum::routing::{get, post};
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::api::billing::{store_error, tenant_scope};
 use crate::api::extract::{Require, perm};
-use crate::api::json::{Json, Query};
+use crate::api::json::{Json, Query, list_answer};
 use crate::api::state::AppState;
 use crate::base::error::ApiError;
 use crate::tenants;
@@ -114,8 +114,5 @@ async fn deliveries(
     Query(query): Query<TenantQuery>,
 ) -> Result<axum::Json<Value>, ApiError> {
     let tenant = target_tenant(&state, &required, &query)?;
-    Ok(axum::Json(json!({
-        "object": "list",
-        "data": state.events.deliveries(&tenant.id),
-    })))
+    Ok(axum::Json(list_answer(state.events.deliveries(&tenant.id))))
 }

@@ -13,7 +13,7 @@ use std::time::Instant;
 use serde_json::Value;
 
 use super::gate::GateInput;
-use super::request::ServiceFields;
+use crate::providers::wire::chat::ServiceFields;
 use super::walk::{Call, Walk};
 use super::{Attempt, Compliance, Gateway, Served, Single};
 use crate::auth::keys::ApiKey;

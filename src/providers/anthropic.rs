@@ -39,10 +39,7 @@ pub async fn chat(
     stream: bool,
 ) -> Result<Reply, UpstreamError> {
     let provider = &model.provider;
-    let base = provider
-        .base_url
-        .as_ref()
-        .ok_or_else(|| UpstreamError::new(Failure::Unsupported, "the provider has no base_url"))?;
+    let base = http::base_url(provider)?;
     let url = http::endpoint(base, &["messages"]);
     let request = to_messages(&body, model.max_output_tokens, stream)?;
     let mut builder = http_client
@@ -54,6 +51,12 @@ pub async fn chat(
     }
     let sent = http::send(builder, provider, base).await?;
     let name = body["model"].as_str().unwrap_or_default().to_owned();
+    reply(sent, name, stream).await
+}
+
+/// The reply of a sent Messages call (Anthropic's or Claude on Vertex
+/// AI): its stream translated, or its whole message.
+pub async fn reply(sent: http::Sent, name: String, stream: bool) -> Result<Reply, UpstreamError> {
     if stream {
         return Ok(Reply::Stream(translate_stream(
             sse::events(sent.response.bytes_stream()),
@@ -73,13 +76,7 @@ pub fn to_messages(
     let (system, turns) = turns(body);
     let mut out = Map::new();
     out.insert("model".into(), body["model"].clone());
-    out.insert(
-        "messages".into(),
-        turns
-            .into_iter()
-            .map(|(role, content)| json!({ "role": role, "content": content }))
-            .collect(),
-    );
+    out.insert("messages".into(), chat_shape::role_messages(turns));
     let system: Vec<String> = system.into_iter().filter(|s| !s.is_empty()).collect();
     if !system.is_empty() {
         out.insert("system".into(), Value::String(system.join("\n\n")));
@@ -327,9 +324,11 @@ impl Translation {
     fn chunk(&self, delta: Value, finish: Value) -> Value {
         chat_shape::chunk(&self.id, self.created, &self.model, 0, delta, finish)
     }
+}
 
+impl sse::Translate for Translation {
     /// Turns one Anthropic event into OpenAI chunks (in `pending`).
-    fn handle(&mut self, event: Value, out: &mut VecDeque<Result<Value, UpstreamError>>) {
+    fn on_event(&mut self, event: Value, out: &mut VecDeque<Result<Value, UpstreamError>>) {
         match event["type"].as_str().unwrap_or_default() {
             "message_start" => {
                 let message = &event["message"];
@@ -401,12 +400,6 @@ impl Translation {
             // `ping`, `content_block_stop` and events added later.
             _ => {}
         }
-    }
-}
-
-impl sse::Translate for Translation {
-    fn on_event(&mut self, event: Value, out: &mut VecDeque<Result<Value, UpstreamError>>) {
-        self.handle(event, out);
     }
 
     fn over(&self) -> bool {

@@ -18,6 +18,15 @@ pub fn push_turn(turns: &mut Vec<(String, Vec<Value>)>, role: &str, blocks: Vec<
     }
 }
 
+/// `turns` as a `messages` array of `{"role", "content"}` objects (the
+/// shape Anthropic's Messages and Bedrock's Converse share).
+pub fn role_messages(turns: Vec<(String, Vec<Value>)>) -> Value {
+    turns
+        .into_iter()
+        .map(|(role, content)| json!({ "role": role, "content": content }))
+        .collect()
+}
+
 /// The arguments of an assistant `tool_calls` entry as a JSON object
 /// (`{}` when they do not parse as one).
 pub fn call_arguments(call: &Value) -> Value {

@@ -67,16 +67,11 @@ async fn gemini(
     body: &Value,
 ) -> Result<Value, UpstreamError> {
     let provider = &model.provider;
-    let base = provider
-        .base_url
-        .as_ref()
-        .ok_or_else(|| UpstreamError::new(Failure::Unsupported, "the provider has no base_url"))?;
+    let base = http::base_url(provider)?;
     let action = format!("{}:batchEmbedContents", model.upstream);
     let url = http::endpoint(base, &["models", &action]);
-    let mut request = client.post(url).json(&to_batch(&model.upstream, body));
-    if let Some(key) = &provider.api_key {
-        request = request.header("x-goog-api-key", key.expose());
-    }
+    let request = client.post(url).json(&to_batch(&model.upstream, body));
+    let request = super::gemini::with_key(request, provider);
     let sent = http::send(request, provider, base).await?;
     let answer = http::read_json(sent).await?;
     from_batch(&model.upstream, body, &answer)

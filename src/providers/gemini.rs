@@ -37,19 +37,18 @@ pub async fn chat(
     stream: bool,
 ) -> Result<Reply, UpstreamError> {
     let provider = &model.provider;
-    let base = provider
-        .base_url
-        .as_ref()
-        .ok_or_else(|| UpstreamError::new(Failure::Unsupported, "the provider has no base_url"))?;
+    let base = http::base_url(provider)?;
     let name = body["model"].as_str().unwrap_or_default().to_owned();
     let url = endpoint(base, &model.upstream, stream);
     let images = fetch_images(fetcher, &body).await?;
     let request = to_generate_content(&body, &images)?;
-    let mut builder = http_client.post(url).json(&request);
-    if let Some(key) = &provider.api_key {
-        builder = builder.header("x-goog-api-key", key.expose());
-    }
-    let sent = http::send(builder, provider, base).await?;
+    let builder = with_key(http_client.post(url).json(&request), provider);
+    reply(http::send(builder, provider, base).await?, name, stream).await
+}
+
+/// The reply of a sent generate-content call (Gemini's or Vertex AI's):
+/// its stream translated, or its whole answer.
+pub async fn reply(sent: http::Sent, name: String, stream: bool) -> Result<Reply, UpstreamError> {
     if stream {
         return Ok(Reply::Stream(translate_stream(
             sse::events(sent.response.bytes_stream()),
@@ -58,6 +57,18 @@ pub async fn chat(
     }
     let answer = http::read_json(sent).await?;
     Ok(Reply::Complete(from_response(&answer, &name)?))
+}
+
+/// `request` with the provider's key as `x-goog-api-key`, when it has one
+/// (Gemini chat, image generation and embeddings).
+pub fn with_key(
+    request: reqwest::RequestBuilder,
+    provider: &crate::upstream::ProviderConfig,
+) -> reqwest::RequestBuilder {
+    match &provider.api_key {
+        Some(key) => request.header("x-goog-api-key", key.expose()),
+        None => request,
+    }
 }
 
 /// `{base}/models/{upstream}:generateContent`, or
@@ -427,8 +438,10 @@ impl Translation {
             finish,
         )
     }
+}
 
-    fn handle(&mut self, event: Value, out: &mut VecDeque<Result<Value, UpstreamError>>) {
+impl sse::Translate for Translation {
+    fn on_event(&mut self, event: Value, out: &mut VecDeque<Result<Value, UpstreamError>>) {
         if let Some(error) = event.get("error") {
             self.done = true;
             let message = error["message"].as_str().unwrap_or("no message");
@@ -478,12 +491,6 @@ impl Translation {
                 out.push_back(Ok(chunk));
             }
         }
-    }
-}
-
-impl sse::Translate for Translation {
-    fn on_event(&mut self, event: Value, out: &mut VecDeque<Result<Value, UpstreamError>>) {
-        self.handle(event, out);
     }
 
     fn over(&self) -> bool {

@@ -51,15 +51,10 @@ pub async fn generate(
     body: &Value,
 ) -> Result<Value, UpstreamError> {
     let provider = &model.provider;
-    let base = provider
-        .base_url
-        .as_ref()
-        .ok_or_else(|| UpstreamError::new(Failure::Unsupported, "the provider has no base_url"))?;
+    let base = http::base_url(provider)?;
     let url = super::gemini::endpoint(base, &model.upstream, false);
-    let mut request = client.post(url).json(&to_generate_content(body));
-    if let Some(key) = &provider.api_key {
-        request = request.header("x-goog-api-key", key.expose());
-    }
+    let request = client.post(url).json(&to_generate_content(body));
+    let request = super::gemini::with_key(request, provider);
     let sent = http::send(request, provider, base).await?;
     let answer = http::read_json(sent).await?;
     let as_url = body["response_format"] == "url";

@@ -44,6 +44,15 @@ pub fn endpoint(base: &Url, segments: &[&str]) -> Url {
     url
 }
 
+/// The provider's `base_url`; a provider without one cannot serve an
+/// HTTP call.
+pub fn base_url(provider: &ProviderConfig) -> Result<&Url, UpstreamError> {
+    provider
+        .base_url
+        .as_ref()
+        .ok_or_else(|| UpstreamError::new(Failure::Unsupported, "the provider has no base_url"))
+}
+
 /// Sends `request` within the provider's first-byte timeout. A non-2xx
 /// answer is an [`UpstreamError`] with the upstream's own message.
 pub async fn send(

@@ -24,10 +24,7 @@ pub fn post<'a>(
     if provider.kind == ProviderKind::Azure {
         return super::azure::post(client, provider, &model.upstream, path);
     }
-    let base = provider
-        .base_url
-        .as_ref()
-        .ok_or_else(|| UpstreamError::new(Failure::Unsupported, "the provider has no base_url"))?;
+    let base = http::base_url(provider)?;
     let mut request = client.post(http::endpoint(base, path));
     if let Some(key) = &provider.api_key {
         request = request.bearer_auth(key.expose());

@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use crate::api::billing::{store_error, tenant_scope};
 use crate::api::extract::{Require, perm};
-use crate::api::json::Query;
+use crate::api::json::{Query, list_answer};
 use crate::api::state::AppState;
 use crate::audit;
 use crate::base::error::ApiError;
@@ -46,11 +46,9 @@ pub(super) async fn list_audit(
     let next = (entries.len() == filter.limit)
         .then(|| entries.last().map(|e| e.seq))
         .flatten();
-    Ok(axum::Json(json!({
-        "object": "list",
-        "data": entries.iter().map(audit::Entry::view).collect::<Vec<_>>(),
-        "nextBefore": next,
-    })))
+    let mut answer = list_answer(entries.iter().map(audit::Entry::view));
+    answer["nextBefore"] = json!(next);
+    Ok(axum::Json(answer))
 }
 
 pub(super) async fn verify_audit(

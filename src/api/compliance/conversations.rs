@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use crate::api::billing::{store_error, tenant_scope};
 use crate::api::extract::{Require, perm};
-use crate::api::json::Query;
+use crate::api::json::{Query, list_answer};
 use crate::api::state::AppState;
 use crate::base::error::ApiError;
 use crate::compliance::conversations;
@@ -66,11 +66,9 @@ pub(super) async fn list_conversations(
         .store
         .read(|tx| conversations::list(tx, &filter))
         .map_err(store_error)?;
-    Ok(axum::Json(json!({
-        "object": "list",
-        "data": page.iter().map(|c| c.view(true)).collect::<Vec<_>>(),
-        "nextCursor": next.map(|k| URL_SAFE_NO_PAD.encode(k)),
-    })))
+    let mut answer = list_answer(page.iter().map(|c| c.view(true)));
+    answer["nextCursor"] = json!(next.map(|k| URL_SAFE_NO_PAD.encode(k)));
+    Ok(axum::Json(answer))
 }
 
 pub(super) async fn show_conversation(

@@ -4,11 +4,11 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::api::billing::{store_error, tenant_scope};
 use crate::api::extract::{Require, perm};
-use crate::api::json::{Json, Query};
+use crate::api::json::{Json, Query, list_answer};
 use crate::api::state::AppState;
 use crate::base::error::ApiError;
 use crate::compliance::incidents;
@@ -38,10 +38,9 @@ pub(super) async fn list_incidents(
         .store
         .read(|tx| incidents::list(tx, scope.as_deref(), status))
         .map_err(store_error)?;
-    Ok(axum::Json(json!({
-        "object": "list",
-        "data": list.iter().map(incidents::Incident::view).collect::<Vec<_>>(),
-    })))
+    Ok(axum::Json(list_answer(
+        list.iter().map(incidents::Incident::view),
+    )))
 }
 
 pub(super) async fn show_incident(

@@ -4,11 +4,11 @@
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::api::billing::{store_error, tenant_scope};
 use crate::api::extract::{Require, perm};
-use crate::api::json::Query;
+use crate::api::json::{Query, list_answer};
 use crate::api::state::AppState;
 use crate::auth::sessions::CurrentAccount;
 use crate::base::error::ApiError;
@@ -45,10 +45,7 @@ pub(super) async fn list_reviews(
         .store
         .read(|tx| reviews::list(tx, scope.as_deref(), status, now))
         .map_err(store_error)?;
-    Ok(axum::Json(json!({
-        "object": "list",
-        "data": items.iter().map(|r| r.view(now)).collect::<Vec<_>>(),
-    })))
+    Ok(axum::Json(list_answer(items.iter().map(|r| r.view(now)))))
 }
 
 pub(super) async fn show_review(

@@ -55,13 +55,7 @@ pub fn to_converse(
         used_tools,
     } = conversation(body, images)?;
     let mut out = Map::new();
-    out.insert(
-        "messages".into(),
-        turns
-            .into_iter()
-            .map(|(role, content)| json!({ "role": role, "content": content }))
-            .collect(),
-    );
+    out.insert("messages".into(), chat_shape::role_messages(turns));
     if !system.is_empty() {
         out.insert("system".into(), Value::Array(system));
     }

@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use url::Url;
 
 use super::fetch::ImageFetcher;
-use super::{Failure, Reply, UpstreamError, anthropic, gemini, http, sse};
+use super::{Failure, Reply, UpstreamError, anthropic, gemini, http};
 use crate::catalogue::Model;
 use crate::upstream::{ProviderConfig, Vertex};
 
@@ -126,15 +126,7 @@ pub async fn chat(
                 url.set_query(Some("alt=sse"));
             }
             let builder = post(client, provider, vertex, url).await?.json(&request);
-            let sent = http::send(builder, provider, base).await?;
-            if stream {
-                return Ok(Reply::Stream(gemini::translate_stream(
-                    sse::events(sent.response.bytes_stream()),
-                    name,
-                )));
-            }
-            let answer = http::read_json(sent).await?;
-            Ok(Reply::Complete(gemini::from_response(&answer, &name)?))
+            gemini::reply(http::send(builder, provider, base).await?, name, stream).await
         }
         Publisher::Anthropic => {
             let mut request = anthropic::to_messages(&body, model.max_output_tokens, stream)?;
@@ -149,15 +141,7 @@ pub async fn chat(
             };
             let url = model_url(base, vertex, &model.upstream, action);
             let builder = post(client, provider, vertex, url).await?.json(&request);
-            let sent = http::send(builder, provider, base).await?;
-            if stream {
-                return Ok(Reply::Stream(anthropic::translate_stream(
-                    sse::events(sent.response.bytes_stream()),
-                    name,
-                )));
-            }
-            let message = http::read_json(sent).await?;
-            Ok(Reply::Complete(anthropic::from_message(&message, &name)?))
+            anthropic::reply(http::send(builder, provider, base).await?, name, stream).await
         }
     }
 }
