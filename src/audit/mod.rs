@@ -53,7 +53,8 @@ pub struct Draft {
     pub target: String,
     /// `ok`, an error code, or a decision.
     pub outcome: String,
-    pub details: Value,
+    /// The details as JSON text; empty when there are none.
+    pub details: String,
     /// When it happened (Unix ms); `None` is the time it is appended. A
     /// journaled charge keeps its own, so a replay writes the same entry.
     pub at: Option<i64>,
@@ -67,7 +68,7 @@ impl Draft {
             action: action.to_owned(),
             target: target.to_owned(),
             outcome: "ok".to_owned(),
-            details: Value::Null,
+            details: String::new(),
             at: None,
         }
     }
@@ -78,7 +79,19 @@ impl Draft {
     }
 
     pub fn details(mut self, details: Value) -> Draft {
-        self.details = details;
+        self.details = if details.is_null() {
+            String::new()
+        } else {
+            details.to_string()
+        };
+        self
+    }
+
+    /// Details already written as JSON text by `Value::to_string` (a
+    /// journaled charge's): kept as they are, not parsed and written
+    /// again, which gives the same text.
+    pub fn details_text(mut self, json: String) -> Draft {
+        self.details = json;
         self
     }
 
@@ -193,11 +206,7 @@ pub fn append_at(txn: &WriteTransaction, draft: &Draft, at: i64) -> Result<u64, 
         action: draft.action.clone(),
         target: draft.target.clone(),
         outcome: draft.outcome.clone(),
-        details: if draft.details.is_null() {
-            String::new()
-        } else {
-            draft.details.to_string()
-        },
+        details: draft.details.clone(),
         prev,
         hash: [0; 32],
     };
@@ -442,6 +451,41 @@ fn link_prev(
 mod tests {
     use super::*;
     use crate::store::Store;
+
+    #[tokio::test]
+    async fn details_kept_as_text_are_stored_as_the_same_details_as_a_value() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        // As a charge writes them: a credit amount, nested context, nulls.
+        let details = json!({
+            "model": "m", "provider": "p", "riskLevel": "minimal",
+            "triggeredRules": ["r1"], "cost": 0.000_05,
+            "promptTokens": 18, "completionTokens": 16, "isFallback": false,
+            "streamed": false, "purpose": null, "subject": null,
+            "consentId": null, "deployerContext": { "b": [1.5, "x"], "a": "é\n" },
+            "review": null,
+        });
+        let draft = || Draft::new("ten_1", "key:k".into(), "inference", "req_1").at(5);
+        record(&store, draft().details(details.clone()))
+            .await
+            .unwrap();
+        record(&store, draft().details_text(details.to_string()))
+            .await
+            .unwrap();
+        let entry = |seq: u64| {
+            store
+                .read(|tx| AUDIT_TABLE.get(tx, &seq.to_be_bytes()))
+                .unwrap()
+                .unwrap()
+        };
+        let (first, second) = (entry(1), entry(2));
+        assert_eq!(first.details, second.details);
+        assert_eq!(
+            serde_json::from_str::<Value>(&second.details).unwrap(),
+            details
+        );
+        assert_eq!(store.read(verify).unwrap().broken, None);
+    }
 
     #[tokio::test]
     async fn a_pruned_prefix_leaves_a_checkpoint_the_rest_verifies_from() {

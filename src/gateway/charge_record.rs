@@ -67,7 +67,6 @@ impl ChargeRecord {
             None => None,
         };
         let usage = &self.usage;
-        let details = serde_json::from_str::<Value>(&self.audit.details).unwrap_or(Value::Null);
         let draft = Draft::new(
             &usage.tenant_id,
             format!("key:{}", usage.key_id),
@@ -75,7 +74,7 @@ impl ChargeRecord {
             &usage.request_id,
         )
         .outcome(&self.audit.outcome)
-        .details(details)
+        .details_text(self.audit.details.clone())
         .at(self.audit.at);
         audit::append(txn, &draft)?;
         if let Some(conversation) = &self.conversation {
