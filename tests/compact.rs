@@ -245,19 +245,7 @@ async fn a_schema_8_store_is_migrated_and_answers_every_read_the_same() {
     // The server reads the same records, entries (links and digests
     // included) and conversations.
     server.launch().unwrap();
-    let password = expected["ownerPassword"].as_str().unwrap();
-    let token = common::login_as(&server, "owner@localhost", password).await;
-    let mut now = reads(&server, &token).await;
-    let was = &expected["reads"];
-    // Signing in again appended entries: compare the fixture's.
-    let last = was["audit"]["data"][0]["seq"].as_u64().unwrap();
-    now["audit"]["data"]
-        .as_array_mut()
-        .unwrap()
-        .retain(|e| e["seq"].as_u64().unwrap() <= last);
-    for part in ["records", "audit", "conversations", "conversation"] {
-        assert_eq!(now[part], was[part], "{part}");
-    }
+    let (token, now) = same_reads(&server, &expected).await;
     // A client's own request id survived as text, a UUID as bytes.
     let ids: Vec<&str> = now["records"]["data"]
         .as_array()
@@ -270,6 +258,25 @@ async fn a_schema_8_store_is_migrated_and_answers_every_read_the_same() {
     // The chain, with the server's own entries appended, still verifies.
     let answer = get(&server, &token, "/api/v1/audit/verify").await;
     assert_eq!(answer["valid"], true, "{answer}");
+}
+
+/// Signs in as the fixture's owner, checks that the running server
+/// answers the fixture's reads, and returns the token and the reads.
+async fn same_reads(server: &TestServer, expected: &Value) -> (String, Value) {
+    let password = expected["ownerPassword"].as_str().unwrap();
+    let token = common::login_as(server, "owner@localhost", password).await;
+    let mut now = reads(server, &token).await;
+    let was = &expected["reads"];
+    // Signing in again appended entries: compare the fixture's.
+    let last = was["audit"]["data"][0]["seq"].as_u64().unwrap();
+    now["audit"]["data"]
+        .as_array_mut()
+        .unwrap()
+        .retain(|e| e["seq"].as_u64().unwrap() <= last);
+    for part in ["records", "audit", "conversations", "conversation"] {
+        assert_eq!(now[part], was[part], "{part}");
+    }
+    (token, now)
 }
 
 fn schema_version(server: &TestServer) -> u32 {
@@ -325,18 +332,8 @@ async fn a_schema_9_store_opens_at_schema_10_and_reads_its_bodies_the_same() {
     // Every conversation (bodies included), usage record and audit entry
     // reads the same.
     server.launch().unwrap();
-    let password = expected["ownerPassword"].as_str().unwrap();
-    let token = common::login_as(&server, "owner@localhost", password).await;
+    let (token, now) = same_reads(&server, &expected).await;
     let was = &expected["reads"];
-    let mut now = reads(&server, &token).await;
-    let last = was["audit"]["data"][0]["seq"].as_u64().unwrap();
-    now["audit"]["data"]
-        .as_array_mut()
-        .unwrap()
-        .retain(|e| e["seq"].as_u64().unwrap() <= last);
-    for part in ["records", "audit", "conversations", "conversation"] {
-        assert_eq!(now[part], was[part], "{part}");
-    }
     let each = now["each"].as_array().unwrap();
     assert_eq!(now["each"], was["each"]);
     assert!(
