@@ -6,13 +6,18 @@
 //!
 //! Per policy: a fresh data directory, 200 warm-up requests, a clean stop
 //! (the journal is flushed into redb), the store file's size and each
-//! table's redb statistics; then `REQUESTS` (2,000 by default) more
-//! requests, a clean stop, the same figures again. It prints the file's
-//! growth per request and, per table, the growth of the bytes stored (keys
-//! and values), of the pages' overhead and of the leaf pages.
+//! table's redb statistics. Then three phases, each one server run ended by
+//! a clean stop and the same figures: the first 2,000 requests (start-up:
+//! redb's first regions, little freed space to reuse yet), then the rest
+//! of `REQUESTS` (20,000 by default) in two halves; the second half is the
+//! steady state, where region growth and the reuse of freed pages have
+//! settled. Per phase it prints the file's growth and the growth of the
+//! live (allocated) pages per request and, per table, the growth of the
+//! bytes stored (keys and values), of the pages' overhead and of the leaf
+//! pages.
 //!
 //! `cargo bench --profile dev --bench store_bytes` (the bytes do not depend
-//! on the optimization level; `REQUESTS=20000` for a longer run;
+//! on the optimization level; `REQUESTS=100000` for a longer run;
 //! `TOLLGATE_BIN=path` measures another build of the binary, e.g. an
 //! older release). Nothing is asserted.
 
@@ -26,6 +31,8 @@ use tollgate::store::tables::ALL;
 
 const BIN: &str = env!("CARGO_BIN_EXE_tollgate");
 const WARM_UP: usize = 200;
+/// The first phase after the warm-up (the figures of the short run).
+const START_UP: usize = 2_000;
 
 /// A running server: the child and its base URL.
 struct Running {
@@ -120,13 +127,20 @@ async fn send(client: &reqwest::Client, url: &str, key: &str, count: usize) {
 /// Per table: (stored bytes, metadata + fragmented bytes, leaf pages).
 type Tables = BTreeMap<String, (u64, u64, u64)>;
 
-/// The file's size, the bytes of its allocated (live) pages, and each
-/// table's figures.
-fn measure(dir: &Path) -> (u64, u64, Tables) {
-    let file = dir.join("data").join(tollgate::store::DB_FILE);
-    let size = std::fs::metadata(&file).expect("store file").len();
-    let db = redb::Database::open(&file).expect("opening the store");
-    let allocated = {
+/// A stopped store's figures.
+struct Figures {
+    /// The file's size.
+    file: u64,
+    /// The bytes of its allocated (live) pages.
+    live: u64,
+    tables: Tables,
+}
+
+fn measure(dir: &Path) -> Figures {
+    let path = dir.join("data").join(tollgate::store::DB_FILE);
+    let file = std::fs::metadata(&path).expect("store file").len();
+    let db = redb::Database::open(&path).expect("opening the store");
+    let live = {
         let write = db.begin_write().expect("write");
         let stats = write.stats().expect("stats");
         let bytes = stats.allocated_pages() * stats.page_size() as u64;
@@ -149,7 +163,33 @@ fn measure(dir: &Path) -> (u64, u64, Tables) {
             ),
         );
     }
-    (size, allocated, tables)
+    Figures { file, live, tables }
+}
+
+/// Prints the growth per request from `before` to `after`.
+fn report(label: &str, before: &Figures, after: &Figures, requests: usize) {
+    let per = |v: u64, w: u64| (w as f64 - v as f64) / requests as f64;
+    println!(
+        "  {label}: file {:.0} bytes per request ({} -> {} bytes over {requests} requests); \
+         live pages {:.0} bytes per request",
+        per(before.file, after.file),
+        before.file,
+        after.file,
+        per(before.live, after.live)
+    );
+    println!("    table                  stored/req  overhead/req  leaf pages/1000 req");
+    for (name, (stored, overhead, leaves)) in &after.tables {
+        let (s0, o0, l0) = before.tables.get(name).copied().unwrap_or_default();
+        if (stored, overhead, leaves) == (&s0, &o0, &l0) {
+            continue;
+        }
+        println!(
+            "    {name:<22} {:>10.0} {:>13.0} {:>20.1}",
+            per(s0, *stored),
+            per(o0, *overhead),
+            per(l0, *leaves) * 1000.0
+        );
+    }
 }
 
 /// Sets the operator tenant's `logBodies` as its owner would.
@@ -185,6 +225,14 @@ fn banner_value(running: &Running, label: &str) -> String {
         .unwrap_or_else(|| panic!("no {label} in the banner"))
 }
 
+/// One server run of `count` requests, a clean stop, the figures.
+async fn phase(client: &reqwest::Client, dir: &Path, key: &str, count: usize) -> Figures {
+    let running = start(dir);
+    send(client, &running.url, key, count).await;
+    stop(running);
+    measure(dir)
+}
+
 async fn run(log_bodies: bool, requests: usize) {
     let dir = tempfile::tempdir().expect("temp dir");
     let _ = rustls::crypto::ring::default_provider().install_default();
@@ -194,31 +242,20 @@ async fn run(log_bodies: bool, requests: usize) {
     set_log_bodies(&client, &warm, log_bodies).await;
     send(&client, &warm.url, &key, WARM_UP).await;
     stop(warm);
-    let (before, live_before, tables_before) = measure(dir.path());
-    let timed = start(dir.path());
-    send(&client, &timed.url, &key, requests).await;
-    stop(timed);
-    let (after, live_after, tables_after) = measure(dir.path());
-    let per = |v: u64, w: u64| (w as f64 - v as f64) / requests as f64;
-    println!(
-        "logBodies: {log_bodies}: {:.0} bytes per request (file {before} -> {after} bytes over \
-         {requests} requests); allocated pages {:.0} bytes per request",
-        per(before, after),
-        per(live_before, live_after)
-    );
-    println!("  table                  stored/req  overhead/req  leaf pages/1000 req");
-    for (name, (stored, overhead, leaves)) in &tables_after {
-        let (s0, o0, l0) = tables_before.get(name).copied().unwrap_or_default();
-        if (stored, overhead, leaves) == (&s0, &o0, &l0) {
-            continue;
-        }
-        println!(
-            "  {name:<22} {:>10.0} {:>13.0} {:>20.1}",
-            per(s0, *stored),
-            per(o0, *overhead),
-            per(l0, *leaves) * 1000.0
-        );
+    let warmed = measure(dir.path());
+    println!("logBodies: {log_bodies}");
+    let first = START_UP.min(requests);
+    let started = phase(&client, dir.path(), &key, first).await;
+    report("start-up (first requests)", &warmed, &started, first);
+    let rest = requests - first;
+    if rest < 2 {
+        return;
     }
+    let half = phase(&client, dir.path(), &key, rest / 2).await;
+    report("after start-up, first half", &started, &half, rest / 2);
+    let end = phase(&client, dir.path(), &key, rest - rest / 2).await;
+    report("steady state (second half)", &half, &end, rest - rest / 2);
+    report("whole run after warm-up", &warmed, &end, requests);
 }
 
 #[tokio::main]
@@ -226,7 +263,7 @@ async fn main() {
     let requests: usize = std::env::var("REQUESTS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(2_000);
+        .unwrap_or(20_000);
     run(true, requests).await;
     run(false, requests).await;
 }

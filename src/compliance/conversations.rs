@@ -14,6 +14,7 @@ use crate::base::time::format_rfc3339;
 use crate::store::tables::{CONVERSATION_EXPIRY, CONVERSATIONS};
 use crate::store::{CompactTable, Store, StoreError, compact};
 
+mod bodies;
 mod stored;
 
 pub const CONVERSATION_TABLE: CompactTable<Conversation> = CompactTable::new(CONVERSATIONS);

@@ -9,7 +9,9 @@
 //! key already holds (time, request id, sequence number) are not repeated
 //! in the value. [`decode`] still reads a bincode value of schema 8, so the
 //! migration is "decode, encode again" and a reader never meets a layout
-//! it cannot read.
+//! it cannot read. A record whose layout changes later takes the next
+//! format byte of its own ([`Compact::FORMAT`]; the conversation record's
+//! is 3 since schema 10), and still reads its values of format 2.
 //!
 //! Every malformed value is [`StoreError::Corrupt`], never a panic.
 
@@ -21,38 +23,52 @@ pub const FORMAT_COMPACT: u8 = 2;
 /// A record with a compact layout. `key` is the row's key: what it holds
 /// is not repeated in the value.
 pub trait Compact: Sized {
+    /// The format byte this build writes: [`FORMAT_COMPACT`], or a later
+    /// one when the record's layout changed since (read by
+    /// [`Compact::read_later`]).
+    const FORMAT: u8 = FORMAT_COMPACT;
     fn write(&self, out: &mut Out);
+    /// Reads a value of format [`FORMAT_COMPACT`].
     fn read(key: &[u8], input: &mut In<'_>) -> Result<Self, StoreError>;
+    /// Reads a value of a format after [`FORMAT_COMPACT`], up to
+    /// [`Compact::FORMAT`].
+    fn read_later(format: u8, _key: &[u8], _input: &mut In<'_>) -> Result<Self, StoreError> {
+        Err(unknown_format(format, Self::FORMAT))
+    }
     /// Reads a value of the bincode format ([`codec::FORMAT_V1`], schema
     /// 8 and older).
     fn legacy(key: &[u8], bytes: &[u8]) -> Result<Self, StoreError>;
 }
 
+fn unknown_format(format: u8, newest: u8) -> StoreError {
+    StoreError::Corrupt(format!(
+        "value in format {format}, this build reads formats 1 to {newest}"
+    ))
+}
+
 pub fn encode<T: Compact>(value: &T) -> Vec<u8> {
-    let mut out = Out(vec![FORMAT_COMPACT]);
+    let mut out = Out(vec![T::FORMAT]);
     value.write(&mut out);
     out.0
 }
 
 pub fn decode<T: Compact>(key: &[u8], bytes: &[u8]) -> Result<T, StoreError> {
     match bytes.first() {
-        Some(&FORMAT_COMPACT) => {
-            let mut input = In {
-                bytes: &bytes[1..],
-                at: 0,
+        Some(&format) if (FORMAT_COMPACT..=T::FORMAT).contains(&format) => {
+            let mut input = In::new(&bytes[1..]);
+            let value = if format == FORMAT_COMPACT {
+                T::read(key, &mut input)?
+            } else {
+                T::read_later(format, key, &mut input)?
             };
-            let value = T::read(key, &mut input)?;
             input.end()?;
             Ok(value)
         }
         Some(&codec::FORMAT_V1) => T::legacy(key, bytes),
-        Some(version) => Err(StoreError::Corrupt(format!(
-            "value in format {version}, this build reads formats 1 and {FORMAT_COMPACT}"
-        ))),
+        Some(&format) => Err(unknown_format(format, T::FORMAT)),
         None => Err(StoreError::Corrupt("empty stored value".into())),
     }
 }
-
 /// Id prefixes whose ULID ids are stored as 16 bytes (`new_id` callers).
 /// Append only: the index is stored.
 const PREFIXES: [&str; 10] = [

@@ -20,7 +20,7 @@ pub type Rows = Vec<(Vec<u8>, Vec<u8>)>;
 pub type Def = TableDefinition<'static, &'static [u8], &'static [u8]>;
 
 /// The schema this build writes. Raise it with a migration in `migrate.rs`.
-pub const SCHEMA_VERSION: u32 = 9;
+pub const SCHEMA_VERSION: u32 = 10;
 
 /// Store-wide facts: schema version, first-start marker, readiness probe.
 pub const META: Def = TableDefinition::new("meta");
@@ -67,7 +67,8 @@ pub const DAY_COUNTS: Def = TableDefinition::new("day_counts");
 /// compact layout, without the link, from schema 9)
 pub const AUDIT: Def = TableDefinition::new("audit");
 /// time (big-endian ms) + request id (`compact::id_bytes`) ->
-/// `conversations::Conversation` in the compact layout (schema 9)
+/// `conversations::Conversation` in the compact layout (schema 9; its
+/// bodies compressed from schema 10)
 pub const CONVERSATIONS: Def = TableDefinition::new("conversations");
 /// expiry (big-endian ms) + the conversation's key -> empty (schema 9)
 pub const CONVERSATION_EXPIRY: Def = TableDefinition::new("conversation_expiry");

@@ -74,7 +74,8 @@ impl TestServer {
     }
 
     fn base_command(&self) -> Command {
-        let mut command = Command::new(BIN);
+        // `TOLLGATE_TEST_BIN`: another build (fixture writers run an old one).
+        let mut command = Command::new(std::env::var("TOLLGATE_TEST_BIN").unwrap_or(BIN.into()));
         command.env_clear();
         command.env("PATH", std::env::var("PATH").unwrap_or_default());
         for (k, v) in &self.env {
