@@ -95,11 +95,7 @@ impl Scanner {
                     // start later (Aho-Corasick copies them along failure
                     // links); those are found from their own token start.
                     if end - nfa.pattern_len(pattern) == from as usize {
-                        out.push((
-                            end as u32,
-                            from,
-                            self.anchored_terms[pattern.as_usize()],
-                        ));
+                        out.push((end as u32, from, self.anchored_terms[pattern.as_usize()]));
                     }
                 }
             }
