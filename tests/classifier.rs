@@ -223,7 +223,8 @@ fn the_held_out_part_keeps_its_measured_level() {
     // language >= 90 %. After the fourth train round (docs/compliance.md)
     // the part measures 95/97 caught (97.9 %; 92.8 % after the third), 0 %
     // raised, limited 100 %, English 88 % (84 %) and every other language
-    // 100 %: every goal is met except English, still below 90 %. The goals
+    // 100 %, unchanged after the fifth and sixth rounds: every goal is met
+    // except English, still below 90 %. The goals
     // that are met are asserted at the measured level (at least the goal);
     // English holds its measured level so that no change makes it worse.
     // Raise the floors as the rules improve, never lower them.
@@ -312,7 +313,9 @@ fn cross_validation_by_phrasing_family_is_reported() {
 /// written. The leave-one-case-out catch rate is the share of prohibited
 /// and high train cases caught by terms that other cases use too: the
 /// practice rather than the sentence. Measured at 390 / 682 (57.2 %) in the
-/// fifth round (docs/compliance.md); the floor keeps it from falling.
+/// fifth round and 478 / 780 (61.3 %) in the sixth, whose 144 fresh cases
+/// share terms with the older ones (docs/compliance.md); the floor keeps it
+/// from falling.
 #[test]
 fn cross_validation_leaves_out_each_family_and_each_case_own_terms() {
     let dir = tempfile::tempdir().unwrap();
@@ -376,5 +379,5 @@ fn cross_validation_leaves_out_each_family_and_each_case_own_terms() {
     );
     let rate = caught as f64 / risky as f64;
     println!("  each case: {caught} / {risky} caught without its own terms ({rate:.3})");
-    assert!(rate >= 0.56, "leave-one-case-out catch {caught} / {risky}");
+    assert!(rate >= 0.61, "leave-one-case-out catch {caught} / {risky}");
 }

@@ -18,6 +18,7 @@
 pub mod eval;
 mod matching;
 mod pack;
+mod scanner;
 mod spans;
 #[cfg(test)]
 mod tests;

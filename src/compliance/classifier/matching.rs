@@ -343,20 +343,23 @@ impl Classifier {
         stopwords: &mut [usize],
     ) -> Vec<Found> {
         let mut found = Vec::new();
-        for m in self.compiled.automaton.find_overlapping_iter(&text.text) {
-            let pattern = m.pattern().as_usize();
+        let mut occurrences = Vec::with_capacity(text.starts.len());
+        self.compiled
+            .scanner
+            .scan(&text.text, &text.starts, &mut occurrences);
+        for (end, start, pattern) in occurrences {
+            let (start, end, pattern) = (start as usize, end as usize, pattern as usize);
             if disabled.is_some_and(|d| d[pattern]) {
                 continue;
             }
             let (edge, roles) = &self.compiled.patterns[pattern];
             let fits = match edge {
-                Edge::Infix => true,
-                Edge::Prefix => text.is_token_start(m.start()),
-                Edge::Word => text.is_token_start(m.start()) && text.is_token_end(m.end()),
+                Edge::Infix | Edge::Prefix => true,
+                Edge::Word => text.is_token_end(end),
             };
             if fits {
-                let token = text.token_at(m.start()) as u32;
-                let last = text.token_at(m.end() - 1) as u32;
+                let token = text.token_at(start) as u32;
+                let last = text.token_at(end - 1) as u32;
                 for &role in roles {
                     match role {
                         Role::Stopword(lang) => stopwords[lang as usize] += 1,

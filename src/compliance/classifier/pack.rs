@@ -1,7 +1,7 @@
 //! Rule packs: the rule table (`rules.toml`: id, level, summary) and one
 //! file of terms per language (`en.toml`, `de.toml`...), compiled into one
-//! Aho-Corasick automaton so a request is scanned once whatever the number
-//! of rules and languages.
+//! term scanner ([`Scanner`]) so a request is scanned once whatever the
+//! number of rules and languages.
 //!
 //! Term syntax, after normalisation (lowercase, diacritics folded, every
 //! non-alphanumeric run a single space): a term matches from the start of a
@@ -14,10 +14,10 @@ use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::path::Path;
 
-use aho_corasick::{AhoCorasick, MatchKind};
 use serde::Deserialize;
 
 use super::Level;
+use super::scanner::Scanner;
 use super::text::normalise;
 
 /// The rule table.
@@ -80,6 +80,11 @@ struct RawPack {
     /// of its words are stop words of one pack.
     #[serde(default)]
     stopwords: Vec<String>,
+    /// Synonym groups shared by the rules of the pack: a term `@name` in
+    /// any list stands for every term of the group `name` (the words of a
+    /// practice written once: vulnerable people, emotions, deception...).
+    #[serde(default)]
+    groups: BTreeMap<String, Vec<String>>,
     #[serde(default)]
     framing: RawFraming,
     #[serde(default)]
@@ -200,7 +205,7 @@ pub(super) struct RuleMeta {
 pub(super) struct Compiled {
     pub rules: Vec<RuleMeta>,
     pub languages: Vec<String>,
-    pub automaton: AhoCorasick,
+    pub scanner: Scanner,
     pub patterns: Vec<(Edge, Vec<Role>)>,
 }
 
@@ -265,14 +270,12 @@ pub(super) fn compile<'a>(
         add_pack(&mut builder, &mut rules, &index, file, &pack, lang)?;
         languages.push(pack.language);
     }
-    let automaton = AhoCorasick::builder()
-        .match_kind(MatchKind::Standard)
-        .build(builder.texts.iter())
-        .map_err(|e| error("(all packs)", e.to_string()))?;
+    let scanner = Scanner::new(&builder.texts, |i| builder.patterns[i].0 == Edge::Infix)
+        .map_err(|e| error("(all packs)", e))?;
     Ok(Compiled {
         rules,
         languages,
-        automaton,
+        scanner,
         patterns: builder.patterns,
     })
 }
@@ -321,9 +324,15 @@ fn add_pack(
     lang: u8,
 ) -> Result<(), PackError> {
     let add = |b: &mut Builder, terms: &[String], role: Role, edge: Option<Edge>| {
-        terms
-            .iter()
-            .try_for_each(|t| b.add(t, role, edge).map_err(|m| pack_error(file, m)))
+        terms.iter().try_for_each(|t| match t.strip_prefix('@') {
+            Some(name) => pack
+                .groups
+                .get(name)
+                .ok_or_else(|| pack_error(file, format!("unknown group `@{name}`")))?
+                .iter()
+                .try_for_each(|t| b.add(t, role, edge).map_err(|m| pack_error(file, m))),
+            None => b.add(t, role, edge).map_err(|m| pack_error(file, m)),
+        })
     };
     add(
         builder,

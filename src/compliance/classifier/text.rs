@@ -41,10 +41,6 @@ impl Normalised {
         &self.text[start..end]
     }
 
-    pub fn is_token_start(&self, offset: usize) -> bool {
-        offset == 0 || self.text.as_bytes()[offset - 1] == b' '
-    }
-
     pub fn is_token_end(&self, offset: usize) -> bool {
         offset == self.text.len() || self.text.as_bytes()[offset] == b' '
     }
