@@ -104,7 +104,7 @@ async fn main() {
         to,
         endpoint: None,
     };
-    let usage_30 = scope(now - 30 * DAY_MS, now + 1);
+    let usage_30 = scope(usage::default_from(now), now + 1);
     let stats_14 = scope(today - 13 * DAY_MS, today + DAY_MS);
     let stats_90 = scope(today - 89 * DAY_MS, today + DAY_MS);
     let one_key = Scope {

@@ -309,7 +309,7 @@ fn usage_report(
     let scope = usage::Scope {
         tenant_id,
         key_ids: key.map(|k| vec![k]),
-        from: parse(from, now - 30 * 86_400_000)?,
+        from: parse(from, usage::default_from(now))?,
         to: parse(to, now + 1)?,
         endpoint: endpoint
             .map(|e| usage::Endpoint::parse(&e).map_err(|e| StoreError::Invalid(e.to_string())))

@@ -25,8 +25,6 @@ use crate::billing::{self, usage};
 use crate::catalogue::Endpoint;
 use crate::tenants;
 
-const DAY_MS: i64 = 86_400_000;
-
 pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/api/v1/usage", get(usage_report))
@@ -92,7 +90,7 @@ fn range(query: &RangeQuery) -> Result<(i64, i64), ApiError> {
         None => Ok(default),
         Some(text) => parse_rfc3339(text).map_err(|m| ApiError::invalid(field, m)),
     };
-    let from = parse("from", &query.from, now - 30 * DAY_MS)?;
+    let from = parse("from", &query.from, usage::default_from(now))?;
     let to = parse("to", &query.to, now + 1)?;
     if from >= to {
         return Err(ApiError::invalid("from", "`from` must be before `to`"));

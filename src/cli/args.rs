@@ -57,7 +57,7 @@ pub enum Command {
         /// Only this key (id).
         #[arg(long)]
         key: Option<String>,
-        /// Start, RFC 3339 (default: 30 days ago).
+        /// Start, RFC 3339 (default: midnight UTC of the day 30 days ago).
         #[arg(long)]
         from: Option<String>,
         /// End, RFC 3339, exclusive (default: now).

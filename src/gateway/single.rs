@@ -13,7 +13,6 @@ use std::time::Instant;
 use serde_json::Value;
 
 use super::gate::GateInput;
-use crate::providers::wire::chat::ServiceFields;
 use super::walk::{Call, Walk};
 use super::{Attempt, Compliance, Gateway, Served, Single};
 use crate::auth::keys::ApiKey;
@@ -23,6 +22,7 @@ use crate::catalogue::{Endpoint, Model};
 use crate::compliance::{Classification, registry};
 use crate::events::Event;
 use crate::providers::UpstreamError;
+use crate::providers::wire::chat::ServiceFields;
 use crate::tenants::CompliancePolicy;
 
 /// A request to one model on a single-model route: who asked, on which
