@@ -460,7 +460,7 @@ async fn finish(
     if served.compliance.hold {
         // The review releases the answer in the caller's wire.
         let answer = match served.endpoint {
-            Endpoint::Messages => wire::messages::to_message(&completion, &served.requested),
+            Endpoint::Messages => wire::messages_answer::to_message(&completion, &served.requested),
             _ => completion,
         };
         let held = extensions

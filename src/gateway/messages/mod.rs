@@ -10,7 +10,7 @@
 //! wallet, classification and gates, the deployment walk, tier caps, the
 //! registry, the durable charge, audit, conversation log, events,
 //! metrics), and the answer or the stream is translated back
-//! ([`wire::messages::to_message`], [`wire::messages_stream::translate`]).
+//! ([`wire::messages_answer::to_message`], [`wire::messages_stream::translate`]).
 //! The translations are the wire's (`providers::wire`); this module is the
 //! adapter that takes them through the stages.
 //!
@@ -91,7 +91,7 @@ pub async fn translated(
     };
     let outcome = match chat_on(gateway, key, request_id, request, raw, Endpoint::Messages).await? {
         ChatOutcome::Complete(completion) => {
-            MessagesOutcome::Complete(wire::messages::to_message(&completion, &requested))
+            MessagesOutcome::Complete(wire::messages_answer::to_message(&completion, &requested))
         }
         ChatOutcome::Held(review) => MessagesOutcome::Held(review),
         ChatOutcome::Stream { body, .. } => {

@@ -46,8 +46,8 @@ use crate::events::Event;
 use crate::gateway::Gateway;
 use crate::providers::http::endpoint;
 use crate::providers::sse::SseBody;
-use crate::providers::wire::chat::SERVICE_FIELDS;
 pub use crate::providers::wire::chat::ServiceFields;
+use crate::providers::wire::chat::{self, SERVICE_FIELDS};
 use crate::providers::wire::native::{Meter, Wire, replace_top_level_string};
 use crate::providers::{Failure, UpstreamError, mock, vertex};
 use crate::tenants::CompliancePolicy;
@@ -113,14 +113,7 @@ impl NativeCall {
         headers: Vec<(&'static str, String)>,
         mut service: ServiceFields,
     ) -> Result<NativeCall, ApiError> {
-        let mut value: Value = serde_json::from_slice(&body)
-            .map_err(|e| ApiError::new(Code::InvalidRequest, format!("malformed JSON: {e}")))?;
-        if !value.is_object() {
-            return Err(ApiError::new(
-                Code::InvalidRequest,
-                "the body must be a JSON object",
-            ));
-        }
+        let mut value = Value::Object(chat::object(&body)?);
         let requested = match model_name {
             Some(name) => name.to_owned(),
             None => match &value["model"] {
@@ -193,33 +186,8 @@ fn strip_service_fields(
     if !SERVICE_FIELDS.iter().any(|f| object.contains_key(*f)) {
         return Ok(body);
     }
-    let mut text = |field: &str| match object.remove(field) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s)),
-        Some(_) => Err(ApiError::invalid(
-            field,
-            format!("`{field}` must be a string"),
-        )),
-    };
-    if let Some(purpose) = text("purpose")? {
-        service.purpose = Some(purpose);
-    }
-    if let Some(consent) = text("user_consent_id")? {
-        service.user_consent_id = Some(consent);
-    }
-    if let Some(user) = text("end_user_id")? {
-        service.end_user_id = Some(user);
-    }
-    match object.remove("deployer_context") {
-        None | Some(Value::Null) => {}
-        Some(context @ Value::Object(_)) => service.deployer_context = Some(context),
-        Some(_) => {
-            return Err(ApiError::invalid(
-                "deployer_context",
-                "`deployer_context` must be an object",
-            ));
-        }
-    }
+    let from_body = chat::service_fields(object)?;
+    *service = from_body.or(service);
     // A Responses request with `models` is translated, never forwarded
     // (gateway::responses decides).
     if object.remove("models").is_some() && wire == Wire::Completions {

@@ -1,5 +1,5 @@
-//! Anthropic's Messages API to the internal chat request, and the chat
-//! completion back to a Messages answer (docs/messages.md, "Translation").
+//! Anthropic's Messages API to the internal chat request (docs/messages.md,
+//! "Translation"); the answer back is [`super::messages_answer`].
 //!
 //! The request is read field by field: what has a chat counterpart is
 //! translated, what has none is dropped by a documented rule and named in
@@ -133,99 +133,107 @@ pub fn to_chat(body: &Value, max_output: Option<u32>) -> Result<Translated, ApiE
 }
 
 /// `max_tokens`, `temperature`, `top_p`, `stop_sequences`, `tools`,
-/// `tool_choice`.
-// Long on purpose: a field-by-field translation, one arm a field, in the order
-// of docs/messages.md.
+/// `tool_choice`, in the order of docs/messages.md.
 fn options(
     fields: &Map<String, Value>,
     max_output: Option<u32>,
     out: &mut Translated,
 ) -> Result<(), ApiError> {
-    match fields.get("max_tokens") {
-        None | Some(Value::Null) => {}
-        Some(v) => match v.as_u64() {
-            Some(n) if n >= 1 => {
-                let n = max_output.map_or(n, |cap| n.min(u64::from(cap)));
-                out.body.insert("max_tokens".into(), json!(n));
-            }
-            _ => {
-                return Err(invalid(
-                    "max_tokens",
-                    "`max_tokens` must be a whole number of at least 1",
-                ));
-            }
-        },
+    if let Some(n) = max_tokens(fields.get("max_tokens"), max_output)? {
+        out.body.insert("max_tokens".into(), json!(n));
     }
     for (field, max) in [("temperature", 1.0), ("top_p", 1.0)] {
-        match fields.get(field) {
-            None | Some(Value::Null) => {}
-            Some(v) => match v.as_f64() {
-                Some(x) if (0.0..=max).contains(&x) => {
-                    out.body.insert(field.into(), v.clone());
-                }
-                _ => {
-                    return Err(invalid(
-                        field,
-                        format!("`{field}` must be a number from 0 to {max}"),
-                    ));
-                }
-            },
+        if let Some(v) = sampling(fields.get(field), field, max)? {
+            out.body.insert(field.into(), v.clone());
         }
     }
-    match fields.get("stop_sequences") {
-        None | Some(Value::Null) => {}
-        Some(Value::Array(list)) if list.iter().all(Value::is_string) => {
-            if !list.is_empty() {
-                out.body.insert("stop".into(), Value::Array(list.clone()));
-            }
-        }
-        Some(_) => {
-            return Err(invalid(
-                "stop_sequences",
-                "`stop_sequences` must be an array of strings",
-            ));
-        }
+    if let Some(stop) = stop_sequences(fields.get("stop_sequences"))? {
+        out.body.insert("stop".into(), Value::Array(stop.clone()));
     }
     let tools = tools(fields.get("tools"), out)?;
     let has_tools = !tools.is_empty();
     if has_tools {
         out.body.insert("tools".into(), Value::Array(tools));
     }
-    match fields.get("tool_choice") {
-        None | Some(Value::Null) => {}
-        Some(choice) => {
-            let kind = choice["type"].as_str();
-            let translated = match kind {
-                Some("auto") => json!("auto"),
-                Some("any") => json!("required"),
-                Some("none") => json!("none"),
-                Some("tool") => match choice["name"].as_str() {
-                    Some(name) => json!({ "type": "function", "function": { "name": name } }),
-                    None => {
-                        return Err(invalid(
-                            "tool_choice.name",
-                            "a `tool` tool_choice names the tool in `name`",
-                        ));
-                    }
-                },
-                _ => {
-                    return Err(invalid(
-                        "tool_choice.type",
-                        "`tool_choice.type` must be auto, any, tool or none",
-                    ));
-                }
-            };
-            // A choice without tools to choose from means nothing upstream.
-            if has_tools {
-                out.body.insert("tool_choice".into(), translated);
-                if choice["disable_parallel_tool_use"] == true {
-                    out.body
-                        .insert("parallel_tool_calls".into(), Value::Bool(false));
-                }
-            }
+    let Some(choice) = fields.get("tool_choice").filter(|c| !c.is_null()) else {
+        return Ok(());
+    };
+    let translated = tool_choice(choice)?;
+    // A choice without tools to choose from means nothing upstream.
+    if has_tools {
+        out.body.insert("tool_choice".into(), translated);
+        if choice["disable_parallel_tool_use"] == true {
+            out.body
+                .insert("parallel_tool_calls".into(), Value::Bool(false));
         }
     }
     Ok(())
+}
+
+/// `max_tokens`, clamped to the model's `max_output` (`None` when absent).
+fn max_tokens(value: Option<&Value>, max_output: Option<u32>) -> Result<Option<u64>, ApiError> {
+    match value {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => match v.as_u64() {
+            Some(n) if n >= 1 => Ok(Some(max_output.map_or(n, |cap| n.min(u64::from(cap))))),
+            _ => Err(invalid(
+                "max_tokens",
+                "`max_tokens` must be a whole number of at least 1",
+            )),
+        },
+    }
+}
+
+/// A sampling number (`temperature`, `top_p`) from 0 to `max`, as sent.
+fn sampling<'a>(
+    value: Option<&'a Value>,
+    field: &str,
+    max: f64,
+) -> Result<Option<&'a Value>, ApiError> {
+    match value {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => match v.as_f64() {
+            Some(x) if (0.0..=max).contains(&x) => Ok(Some(v)),
+            _ => Err(invalid(
+                field,
+                format!("`{field}` must be a number from 0 to {max}"),
+            )),
+        },
+    }
+}
+
+/// `stop_sequences` as chat's `stop` (`None` when absent or empty).
+fn stop_sequences(value: Option<&Value>) -> Result<Option<&Vec<Value>>, ApiError> {
+    match value {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Array(list)) if list.iter().all(Value::is_string) => {
+            Ok(Some(list).filter(|l| !l.is_empty()))
+        }
+        Some(_) => Err(invalid(
+            "stop_sequences",
+            "`stop_sequences` must be an array of strings",
+        )),
+    }
+}
+
+/// A `tool_choice` object in the chat shape.
+fn tool_choice(choice: &Value) -> Result<Value, ApiError> {
+    match choice["type"].as_str() {
+        Some("auto") => Ok(json!("auto")),
+        Some("any") => Ok(json!("required")),
+        Some("none") => Ok(json!("none")),
+        Some("tool") => match choice["name"].as_str() {
+            Some(name) => Ok(json!({ "type": "function", "function": { "name": name } })),
+            None => Err(invalid(
+                "tool_choice.name",
+                "a `tool` tool_choice names the tool in `name`",
+            )),
+        },
+        _ => Err(invalid(
+            "tool_choice.type",
+            "`tool_choice.type` must be auto, any, tool or none",
+        )),
+    }
 }
 
 /// Custom tools as chat functions; hosted (server) tools are dropped.
@@ -300,16 +308,42 @@ fn system_text(system: Option<&Value>) -> Result<Option<String>, ApiError> {
     }
 }
 
-/// The content as blocks: a string is one text block.
-fn blocks<'a>(content: Option<&'a Value>, at: &str) -> Result<Vec<&'a Value>, ApiError> {
-    match content {
-        Some(Value::String(_)) => Ok(vec![content.expect("matched")]),
-        Some(Value::Array(blocks)) => Ok(blocks.iter().collect()),
-        _ => Err(invalid(
-            &format!("{at}.content"),
-            "`content` must be a string or an array of content blocks",
-        )),
-    }
+/// A content block as the turns read it: text (a string, or a `text`
+/// block's `text`), or another block by its type.
+enum Block<'a> {
+    Text(&'a str),
+    Typed(&'a str, &'a Value),
+}
+
+/// The content's blocks, each with its path (`messages[0].content[2]`): a
+/// string is one text block, and so is a string in the array. Read one at a
+/// time, so the first bad block is the one named.
+fn blocks<'a>(
+    content: Option<&'a Value>,
+    at: &str,
+) -> Result<impl Iterator<Item = Result<(String, Block<'a>), ApiError>> + 'a, ApiError> {
+    let blocks: Vec<&Value> = match content {
+        Some(Value::String(_)) => vec![content.expect("matched")],
+        Some(Value::Array(blocks)) => blocks.iter().collect(),
+        _ => {
+            return Err(invalid(
+                &format!("{at}.content"),
+                "`content` must be a string or an array of content blocks",
+            ));
+        }
+    };
+    let at = at.to_owned();
+    Ok(blocks.into_iter().enumerate().map(move |(j, block)| {
+        let at = format!("{at}.content[{j}]");
+        let block = match block {
+            Value::String(text) => Block::Text(text),
+            _ => match block_type(block, &at)? {
+                "text" => Block::Text(text_of(block, &at)?),
+                kind => Block::Typed(kind, block),
+            },
+        };
+        Ok((at, block))
+    }))
 }
 
 /// A user turn: its `tool_result` blocks become `tool` messages (first,
@@ -323,24 +357,20 @@ fn user_turn(
 ) -> Result<(), ApiError> {
     let mut parts: Vec<Value> = Vec::new();
     let mut tool_results: Vec<Value> = Vec::new();
-    for (j, block) in blocks(content, at)?.into_iter().enumerate() {
-        let at = format!("{at}.content[{j}]");
-        if let Value::String(text) = block {
-            parts.push(json!({ "type": "text", "text": text }));
-            continue;
-        }
-        match block_type(block, &at)? {
-            "text" => parts.push(text_part(block, &at)?),
-            "image" => parts.push(image_part(block, &at)?),
-            "document" => parts.push(document_part(out, block, &at)?),
-            "tool_result" => tool_results.push(tool_result(out, block, &at)?),
-            "tool_use" => {
+    for block in blocks(content, at)? {
+        let (at, block) = block?;
+        match block {
+            Block::Text(text) => parts.push(json!({ "type": "text", "text": text })),
+            Block::Typed("image", block) => parts.push(image_part(block, &at)?),
+            Block::Typed("document", block) => parts.push(document_part(out, block, &at)?),
+            Block::Typed("tool_result", block) => tool_results.push(tool_result(out, block, &at)?),
+            Block::Typed("tool_use", _) => {
                 return Err(invalid(
                     &format!("{at}.type"),
                     "`tool_use` blocks belong in assistant messages",
                 ));
             }
-            other => untranslated(out, other, &at)?,
+            Block::Typed(other, _) => untranslated(out, other, &at)?,
         }
     }
     chat.extend(tool_results);
@@ -363,42 +393,20 @@ fn assistant_turn(
     content: Option<&Value>,
     at: &str,
 ) -> Result<(), ApiError> {
-    let mut text: Vec<String> = Vec::new();
+    let mut text: Vec<&str> = Vec::new();
     let mut calls: Vec<Value> = Vec::new();
-    for (j, block) in blocks(content, at)?.into_iter().enumerate() {
-        let at = format!("{at}.content[{j}]");
-        if let Value::String(s) = block {
-            text.push(s.clone());
-            continue;
-        }
-        match block_type(block, &at)? {
-            "text" => text.push(
-                text_part(block, &at)?["text"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_owned(),
-            ),
-            "tool_use" => {
-                let (Some(id), Some(name)) = (block["id"].as_str(), block["name"].as_str()) else {
-                    return Err(invalid(&at, "a `tool_use` block needs `id` and `name`"));
-                };
-                let input = match &block["input"] {
-                    Value::Null => json!({}),
-                    input => input.clone(),
-                };
-                calls.push(json!({
-                    "id": id,
-                    "type": "function",
-                    "function": { "name": name, "arguments": input.to_string() },
-                }));
-            }
-            "image" | "document" | "tool_result" => {
+    for block in blocks(content, at)? {
+        let (at, block) = block?;
+        match block {
+            Block::Text(part) => text.push(part),
+            Block::Typed("tool_use", block) => calls.push(tool_call(block, &at)?),
+            Block::Typed("image" | "document" | "tool_result", _) => {
                 return Err(invalid(
                     &format!("{at}.type"),
                     "an assistant message holds text, tool_use and thinking blocks",
                 ));
             }
-            other => untranslated(out, other, &at)?,
+            Block::Typed(other, _) => untranslated(out, other, &at)?,
         }
     }
     let text = text.join("");
@@ -414,6 +422,23 @@ fn assistant_turn(
     }
     chat.push(message);
     Ok(())
+}
+
+/// A `tool_use` block as a chat tool call (its `input` as the arguments'
+/// JSON text).
+fn tool_call(block: &Value, at: &str) -> Result<Value, ApiError> {
+    let (Some(id), Some(name)) = (block["id"].as_str(), block["name"].as_str()) else {
+        return Err(invalid(at, "a `tool_use` block needs `id` and `name`"));
+    };
+    let input = match &block["input"] {
+        Value::Null => json!({}),
+        input => input.clone(),
+    };
+    Ok(json!({
+        "id": id,
+        "type": "function",
+        "function": { "name": name, "arguments": input.to_string() },
+    }))
 }
 
 fn block_type<'a>(block: &'a Value, at: &str) -> Result<&'a str, ApiError> {
@@ -450,9 +475,10 @@ fn untranslated(out: &mut Translated, kind: &str, at: &str) -> Result<(), ApiErr
     ))
 }
 
-fn text_part(block: &Value, at: &str) -> Result<Value, ApiError> {
+/// The `text` of a text block.
+fn text_of<'a>(block: &'a Value, at: &str) -> Result<&'a str, ApiError> {
     match block["text"].as_str() {
-        Some(text) => Ok(json!({ "type": "text", "text": text })),
+        Some(text) => Ok(text),
         None => Err(invalid(
             &format!("{at}.text"),
             "a text block needs a `text` string",
@@ -534,15 +560,10 @@ fn tool_result(out: &mut Translated, block: &Value, at: &str) -> Result<Value, A
             for (k, part) in parts.iter().enumerate() {
                 let at = format!("{at}.content[{k}]");
                 match block_type(part, &at)? {
-                    "text" => texts.push(
-                        text_part(part, &at)?["text"]
-                            .as_str()
-                            .unwrap_or_default()
-                            .to_owned(),
-                    ),
+                    "text" => texts.push(text_of(part, &at)?),
                     "image" => {
                         out.drop_note("images in tool results");
-                        texts.push("[image]".to_owned());
+                        texts.push("[image]");
                     }
                     other => untranslated(out, other, &at)?,
                 }
@@ -562,106 +583,6 @@ fn tool_result(out: &mut Translated, block: &Value, at: &str) -> Result<Value, A
         text
     };
     Ok(json!({ "role": "tool", "tool_call_id": id, "content": text }))
-}
-
-/// A chat `finish_reason` as a Messages `stop_reason`.
-pub fn stop_reason(finish: &Value) -> &'static str {
-    match finish.as_str() {
-        Some("length") => "max_tokens",
-        Some("tool_calls" | "function_call") => "tool_use",
-        Some("content_filter") => "refusal",
-        _ => "end_turn",
-    }
-}
-
-/// Messages usage from chat usage: cached input is reported apart, as
-/// Anthropic does (`input_tokens` excludes it).
-pub fn usage(chat: &Value) -> Value {
-    let prompt = chat["prompt_tokens"].as_u64().unwrap_or(0);
-    let cached = chat["prompt_tokens_details"]["cached_tokens"]
-        .as_u64()
-        .unwrap_or(0)
-        .min(prompt);
-    let mut usage = json!({
-        "input_tokens": prompt - cached,
-        "output_tokens": chat["completion_tokens"].as_u64().unwrap_or(0),
-    });
-    if cached > 0 {
-        usage["cache_read_input_tokens"] = json!(cached);
-    }
-    usage
-}
-
-/// A tool call's arguments as the `input` object (`{}` when they are not
-/// a JSON object, as a model may produce).
-pub fn tool_input(arguments: &Value) -> Value {
-    arguments
-        .as_str()
-        .and_then(|a| serde_json::from_str::<Value>(a).ok())
-        .filter(Value::is_object)
-        .unwrap_or_else(|| json!({}))
-}
-
-/// A message id from a completion id (`msg_` and the id's safe characters).
-pub fn message_id(completion_id: &Value) -> String {
-    let id: String = completion_id
-        .as_str()
-        .unwrap_or_default()
-        .chars()
-        .filter(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-')
-        .collect();
-    if id.is_empty() {
-        format!("msg_{}", ulid::Ulid::generate())
-    } else {
-        format!("msg_{id}")
-    }
-}
-
-/// The gateway's extensions a completion carries that a message (whole,
-/// or the end of a stream) carries over.
-pub(super) const EXTENSIONS: [&str; 5] = [
-    "billing",
-    "risk_classification",
-    "explainability",
-    "truncation",
-    "pii_redaction",
-];
-
-/// A chat completion as a Messages answer; `model` is the caller's name.
-/// The gateway's extensions (`billing`, `risk_classification`...) ride
-/// along as extra fields.
-pub fn to_message(completion: &Value, model: &str) -> Value {
-    let choice = &completion["choices"][0];
-    let message = &choice["message"];
-    let mut content: Vec<Value> = Vec::new();
-    let text = crate::providers::content_text(&message["content"]);
-    if !text.is_empty() {
-        content.push(json!({ "type": "text", "text": text }));
-    }
-    for call in message["tool_calls"].as_array().into_iter().flatten() {
-        content.push(json!({
-            "type": "tool_use",
-            "id": call["id"],
-            "name": call["function"]["name"],
-            "input": tool_input(&call["function"]["arguments"]),
-        }));
-    }
-    let mut answer = json!({
-        "id": message_id(&completion["id"]),
-        "type": "message",
-        "role": "assistant",
-        "model": model,
-        "content": content,
-        "stop_reason": stop_reason(&choice["finish_reason"]),
-        "stop_sequence": null,
-        "usage": usage(&completion["usage"]),
-    });
-    for extension in EXTENSIONS {
-        if let Some(value) = completion.get(extension) {
-            answer[extension] = value.clone();
-        }
-    }
-    answer
 }
 
 #[cfg(test)]

@@ -18,7 +18,7 @@ use bytes::Bytes;
 use futures::StreamExt;
 use serde_json::{Value, json};
 
-use super::messages::{EXTENSIONS, message_id, stop_reason, usage};
+use super::messages_answer::{EXTENSIONS, message_id, stop_reason, usage};
 use crate::providers::sse::SseBody;
 
 fn event(name: &str, data: &Value) -> String {

@@ -1,6 +1,8 @@
-//! Golden translations of `messages.rs`, both ways.
+//! Golden translations of `messages.rs` and `messages_answer.rs`, both
+//! ways.
 
 use super::*;
+use crate::providers::wire::messages_answer::{stop_reason, to_message};
 
 fn chat_of(body: Value) -> Translated {
     to_chat(&body, None).unwrap()
@@ -225,6 +227,39 @@ fn malformed_requests_name_the_field() {
         (
             json!({ "model": "m", "messages": [{ "role": "system", "content": "only" }] }),
             "messages",
+        ),
+    ];
+    for (body, param) in cases {
+        let error = to_chat(&body, None).unwrap_err();
+        assert_eq!(error.param.as_deref(), Some(param), "{body}");
+    }
+}
+
+#[test]
+fn the_first_block_or_option_at_fault_is_named() {
+    let user = json!([{ "role": "user", "content": "x" }]);
+    let cases = [
+        (
+            json!({ "model": "m", "messages": [{ "role": "user", "content": [
+                { "type": "image", "source": { "type": "url" } }, { "type": "text" }] }] }),
+            "messages[0].content[0].source.url",
+        ),
+        (
+            json!({ "model": "m", "messages": [{ "role": "assistant", "content": [
+                "fine", { "type": "tool_use", "id": "t1" }] }] }),
+            "messages[0].content[1]",
+        ),
+        (
+            json!({ "model": "m", "messages": [{ "role": "assistant", "content": [{ "type": "image" }] }] }),
+            "messages[0].content[0].type",
+        ),
+        (
+            json!({ "model": "m", "messages": user, "tool_choice": { "type": "tool" } }),
+            "tool_choice.name",
+        ),
+        (
+            json!({ "model": "m", "messages": user, "top_p": "high" }),
+            "top_p",
         ),
     ];
     for (body, param) in cases {

@@ -112,7 +112,7 @@ impl Wire {
             Wire::Anthropic => anthropic_view(body),
             Wire::Gemini => gemini_view(body),
             Wire::Completions => completions_view(body),
-            Wire::Responses => super::responses_input::classification_view(body),
+            Wire::Responses => super::responses_items::classification_view(body),
         }
     }
 
@@ -164,28 +164,13 @@ fn anthropic_blocks(content: &Value) -> Value {
 }
 
 fn anthropic_view(body: &Value) -> Result<Value, ApiError> {
-    let Some(messages) = body["messages"].as_array() else {
-        return Err(ApiError::invalid(
-            "messages",
-            "`messages` must be an array of messages",
-        ));
+    let system = &body["system"];
+    let turns = Turns {
+        field: "messages",
+        assistant: "assistant",
+        parts: |message| anthropic_blocks(&message["content"]),
     };
-    let mut out = Vec::with_capacity(messages.len() + 1);
-    match &body["system"] {
-        Value::Null => {}
-        system => out.push(json!({
-            "role": "system",
-            "content": crate::providers::content_text(&anthropic_blocks(system)),
-        })),
-    }
-    for message in messages {
-        let role = match message["role"].as_str() {
-            Some("assistant") => "assistant",
-            _ => "user",
-        };
-        out.push(json!({ "role": role, "content": anthropic_blocks(&message["content"]) }));
-    }
-    Ok(Value::Array(out))
+    turns.view(body, (!system.is_null()).then(|| anthropic_blocks(system)))
 }
 
 fn gemini_parts(content: &Value) -> Value {
@@ -206,28 +191,53 @@ fn gemini_parts(content: &Value) -> Value {
 }
 
 fn gemini_view(body: &Value) -> Result<Value, ApiError> {
-    let Some(contents) = body["contents"].as_array() else {
-        return Err(ApiError::invalid(
-            "contents",
-            "`contents` must be an array of contents",
-        ));
-    };
-    let mut out = Vec::with_capacity(contents.len() + 1);
     let system = &body["systemInstruction"];
-    if system.is_object() {
-        out.push(json!({
-            "role": "system",
-            "content": crate::providers::content_text(&gemini_parts(system)),
-        }));
-    }
-    for content in contents {
-        let role = match content["role"].as_str() {
-            Some("model") => "assistant",
-            _ => "user",
+    let turns = Turns {
+        field: "contents",
+        assistant: "model",
+        parts: gemini_parts,
+    };
+    turns.view(body, system.is_object().then(|| gemini_parts(system)))
+}
+
+/// Where a native chat body (Anthropic's, Gemini's) holds its turns.
+struct Turns {
+    /// The body's array of turns.
+    field: &'static str,
+    /// The role of the model's turns; any other is the user's.
+    assistant: &'static str,
+    /// A turn's content as chat content parts.
+    parts: fn(&Value) -> Value,
+}
+
+impl Turns {
+    /// The turns as chat messages, after the system prompt (its parts'
+    /// text) when there is one.
+    fn view(&self, body: &Value, system: Option<Value>) -> Result<Value, ApiError> {
+        let field = self.field;
+        let Some(turns) = body[field].as_array() else {
+            return Err(ApiError::invalid(
+                field,
+                format!("`{field}` must be an array of {field}"),
+            ));
         };
-        out.push(json!({ "role": role, "content": gemini_parts(content) }));
+        let mut out = Vec::with_capacity(turns.len() + 1);
+        if let Some(system) = system {
+            out.push(json!({
+                "role": "system",
+                "content": crate::providers::content_text(&system),
+            }));
+        }
+        for turn in turns {
+            let role = if turn["role"] == self.assistant {
+                "assistant"
+            } else {
+                "user"
+            };
+            out.push(json!({ "role": role, "content": (self.parts)(turn) }));
+        }
+        Ok(Value::Array(out))
     }
-    Ok(Value::Array(out))
 }
 
 /// The prompt (and `suffix`) of a legacy completion as user messages.
@@ -293,6 +303,18 @@ impl Meter {
         self.ended && !self.failed
     }
 
+    /// The counts a `usage` object reports, under its wire's field names
+    /// for prompt and completion tokens; a count it leaves out keeps the
+    /// one read before.
+    fn counts(&mut self, usage: &Value, prompt: &str, completion: &str) {
+        if let Some(prompt) = usage[prompt].as_u64() {
+            self.prompt = Some(prompt);
+        }
+        if let Some(completion) = usage[completion].as_u64() {
+            self.completion = Some(completion);
+        }
+    }
+
     fn add_text(&mut self, text: &str) {
         self.chars += text.chars().count() as u64;
         if let Some(kept) = &mut self.text {
@@ -343,13 +365,7 @@ impl Meter {
 
     /// A whole response: `usage` and the text of its output messages.
     fn responses_answer(&mut self, response: &Value) {
-        let usage = &response["usage"];
-        if let Some(input) = usage["input_tokens"].as_u64() {
-            self.prompt = Some(input);
-        }
-        if let Some(output) = usage["output_tokens"].as_u64() {
-            self.completion = Some(output);
-        }
+        self.counts(&response["usage"], "input_tokens", "output_tokens");
         for item in response["output"].as_array().into_iter().flatten() {
             for part in item["content"].as_array().into_iter().flatten() {
                 if let Some(text) = part["text"].as_str() {
@@ -372,13 +388,7 @@ impl Meter {
                 }
             }
             Some("response.completed" | "response.incomplete") => {
-                let usage = &event["response"]["usage"];
-                if let Some(input) = usage["input_tokens"].as_u64() {
-                    self.prompt = Some(input);
-                }
-                if let Some(output) = usage["output_tokens"].as_u64() {
-                    self.completion = Some(output);
-                }
+                self.counts(&event["response"]["usage"], "input_tokens", "output_tokens");
                 self.ended = true;
             }
             Some("response.failed" | "error") => self.failed = true,
@@ -394,13 +404,7 @@ impl Meter {
             self.failed = true;
             return;
         }
-        let usage = &chunk["usage"];
-        if let Some(prompt) = usage["prompt_tokens"].as_u64() {
-            self.prompt = Some(prompt);
-        }
-        if let Some(completion) = usage["completion_tokens"].as_u64() {
-            self.completion = Some(completion);
-        }
+        self.counts(&chunk["usage"], "prompt_tokens", "completion_tokens");
         for choice in chunk["choices"].as_array().into_iter().flatten() {
             if let Some(text) = choice["text"].as_str() {
                 self.add_text(text);

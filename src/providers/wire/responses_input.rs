@@ -15,10 +15,8 @@
 use serde_json::{Map, Value, json};
 
 use super::chat::{ChatRequest, SERVICE_FIELDS, ServiceFields};
+use super::responses_items::{input_messages, string};
 use crate::base::error::ApiError;
-
-/// At most this many input items in one request.
-pub const MAX_ITEMS: usize = 2048;
 
 /// A parsed Responses request.
 #[derive(Debug, Clone)]
@@ -105,33 +103,60 @@ impl ResponsesRequest {
     }
 }
 
-/// Parses and validates a Responses request body.
-// Long on purpose: a field-by-field parse, one step a field, in the order of
-// docs/responses.md.
+/// Parses and validates a Responses request body, field by field in the
+/// order of docs/responses.md (the first field at fault is the one named).
 pub fn parse(bytes: &[u8]) -> Result<ResponsesRequest, ApiError> {
     let mut body = super::chat::object(bytes)?;
     let service = super::chat::service_fields(&mut body)?;
     debug_assert!(SERVICE_FIELDS.contains(&"deployer_context"));
     let from_models = body.contains_key("models");
     let chain = chain(&mut body)?;
-    let flag = |field: &str, default: bool| match body.get(field) {
+    let stream = flag(&body, "stream", false)?;
+    let store = flag(&body, "store", true)?;
+    flag(&body, "parallel_tool_calls", true)?;
+    let previous_response_id = previous_response_id(&body)?;
+    let messages = instructions_and_input(&body)?;
+    let (tools, dropped_tools) = tools(body.get("tools"))?;
+    let chat_fields = chat_fields(&body)?;
+    let auto_truncate = truncation(&body)?;
+    Ok(ResponsesRequest {
+        chain,
+        from_models,
+        stream,
+        store,
+        previous_response_id,
+        messages,
+        tools,
+        dropped_tools,
+        chat_fields,
+        echo: echo(&body),
+        auto_truncate,
+        service,
+    })
+}
+
+/// A boolean field, `default` when absent.
+fn flag(body: &Map<String, Value>, field: &str, default: bool) -> Result<bool, ApiError> {
+    match body.get(field) {
         None | Some(Value::Null) => Ok(default),
         Some(Value::Bool(b)) => Ok(*b),
         Some(_) => Err(invalid(field, format!("`{field}` must be a boolean"))),
-    };
-    let stream = flag("stream", false)?;
-    let store = flag("store", true)?;
-    flag("parallel_tool_calls", true)?;
-    let previous_response_id = match body.get("previous_response_id") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(id)) if !id.trim().is_empty() => Some(id.trim().to_owned()),
-        Some(_) => {
-            return Err(invalid(
-                "previous_response_id",
-                "`previous_response_id` must be a non-empty string",
-            ));
-        }
-    };
+    }
+}
+
+fn previous_response_id(body: &Map<String, Value>) -> Result<Option<String>, ApiError> {
+    match body.get("previous_response_id") {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(id)) if !id.trim().is_empty() => Ok(Some(id.trim().to_owned())),
+        Some(_) => Err(invalid(
+            "previous_response_id",
+            "`previous_response_id` must be a non-empty string",
+        )),
+    }
+}
+
+/// `instructions` (a system message, when not empty), then `input`.
+fn instructions_and_input(body: &Map<String, Value>) -> Result<Vec<Value>, ApiError> {
     let mut messages = Vec::new();
     match body.get("instructions") {
         None | Some(Value::Null) => {}
@@ -143,7 +168,13 @@ pub fn parse(bytes: &[u8]) -> Result<ResponsesRequest, ApiError> {
         Some(_) => return Err(invalid("instructions", "`instructions` must be a string")),
     }
     messages.extend(input_messages(body.get("input").unwrap_or(&Value::Null))?);
-    let (tools, dropped_tools) = tools(body.get("tools"))?;
+    Ok(messages)
+}
+
+/// The chat body's fields translated from the request's: `tool_choice`,
+/// `temperature`, `top_p`, `max_tokens` (from `max_output_tokens`),
+/// `parallel_tool_calls`, `response_format` (from `text.format`).
+fn chat_fields(body: &Map<String, Value>) -> Result<Map<String, Value>, ApiError> {
     let mut chat_fields = Map::new();
     if let Some(choice) = tool_choice(body.get("tool_choice"))? {
         chat_fields.insert("tool_choice".into(), choice);
@@ -181,53 +212,39 @@ pub fn parse(bytes: &[u8]) -> Result<ResponsesRequest, ApiError> {
     if let Some(format) = response_format(body.get("text"))? {
         chat_fields.insert("response_format".into(), format);
     }
-    let auto_truncate = match body.get("truncation") {
-        None | Some(Value::Null) => false,
-        Some(Value::String(mode)) if mode == "auto" => true,
-        Some(Value::String(mode)) if mode == "disabled" => false,
-        Some(_) => {
-            return Err(invalid(
-                "truncation",
-                "`truncation` must be `auto` or `disabled`",
-            ));
-        }
-    };
+    Ok(chat_fields)
+}
+
+/// `truncation`: `auto` truncates the context to fit.
+fn truncation(body: &Map<String, Value>) -> Result<bool, ApiError> {
+    match body.get("truncation") {
+        None | Some(Value::Null) => Ok(false),
+        Some(Value::String(mode)) if mode == "auto" => Ok(true),
+        Some(Value::String(mode)) if mode == "disabled" => Ok(false),
+        Some(_) => Err(invalid(
+            "truncation",
+            "`truncation` must be `auto` or `disabled`",
+        )),
+    }
+}
+
+/// What the response object repeats, with OpenAI's defaults for what the
+/// request left out.
+fn echo(body: &Map<String, Value>) -> Echo {
     let field = |name: &str| body.get(name).cloned().unwrap_or(Value::Null);
-    let echo = Echo {
+    let or = |name: &str, default: Value| body.get(name).cloned().unwrap_or(default);
+    Echo {
         instructions: field("instructions"),
-        metadata: body.get("metadata").cloned().unwrap_or_else(|| json!({})),
-        tools: body.get("tools").cloned().unwrap_or_else(|| json!([])),
-        tool_choice: body
-            .get("tool_choice")
-            .cloned()
-            .unwrap_or_else(|| json!("auto")),
+        metadata: or("metadata", json!({})),
+        tools: or("tools", json!([])),
+        tool_choice: or("tool_choice", json!("auto")),
         temperature: field("temperature"),
         top_p: field("top_p"),
         max_output_tokens: field("max_output_tokens"),
-        parallel_tool_calls: body
-            .get("parallel_tool_calls")
-            .cloned()
-            .unwrap_or(Value::Bool(true)),
-        text: body
-            .get("text")
-            .cloned()
-            .unwrap_or_else(|| json!({ "format": { "type": "text" } })),
+        parallel_tool_calls: or("parallel_tool_calls", Value::Bool(true)),
+        text: or("text", json!({ "format": { "type": "text" } })),
         reasoning: field("reasoning"),
-    };
-    Ok(ResponsesRequest {
-        chain,
-        from_models,
-        stream,
-        store,
-        previous_response_id,
-        messages,
-        tools,
-        dropped_tools,
-        chat_fields,
-        echo,
-        auto_truncate,
-        service,
-    })
+    }
 }
 
 fn chain(body: &mut Map<String, Value>) -> Result<Vec<String>, ApiError> {
@@ -244,231 +261,16 @@ fn chain(body: &mut Map<String, Value>) -> Result<Vec<String>, ApiError> {
     }
 }
 
-/// The OpenAI-style messages the classifier and the caps read, for a
-/// request forwarded as it is (the passthrough).
-pub fn classification_view(body: &Value) -> Result<Value, ApiError> {
-    let mut messages = Vec::new();
-    if let Some(instructions) = body["instructions"].as_str() {
-        messages.push(json!({ "role": "system", "content": instructions }));
-    }
-    messages.extend(input_messages(&body["input"])?);
-    Ok(Value::Array(messages))
-}
+/// Whether a value is of a field's type.
+type Fits = fn(&Value) -> bool;
 
-/// `input` as chat messages: a string is one user message; items become
-/// messages, assistant tool calls and tool results.
-// Long on purpose: one arm per input item type, in the order of
-// docs/responses.md.
-pub fn input_messages(input: &Value) -> Result<Vec<Value>, ApiError> {
-    let items = match input {
-        Value::String(text) if text.is_empty() => {
-            return Err(invalid("input", "`input` must not be empty"));
-        }
-        Value::String(text) => return Ok(vec![json!({ "role": "user", "content": text })]),
-        Value::Array(items) if items.is_empty() => {
-            return Err(invalid("input", "`input` must not be empty"));
-        }
-        Value::Array(items) if items.len() > MAX_ITEMS => {
-            return Err(invalid(
-                "input",
-                format!(
-                    "`input` has {} items; at most {MAX_ITEMS} are accepted",
-                    items.len()
-                ),
-            ));
-        }
-        Value::Array(items) => items,
-        Value::Null => return Err(invalid("input", "`input` is required")),
-        _ => {
-            return Err(invalid(
-                "input",
-                "`input` must be a string or an array of input items",
-            ));
-        }
-    };
-    let mut messages: Vec<Value> = Vec::with_capacity(items.len());
-    for (i, item) in items.iter().enumerate() {
-        let at = format!("input[{i}]");
-        if !item.is_object() {
-            return Err(invalid(&at, "each input item must be an object"));
-        }
-        let kind = match &item["type"] {
-            Value::Null if item.get("role").is_some() => "message",
-            Value::String(kind) => kind.as_str(),
-            _ => return Err(invalid(&format!("{at}.type"), "`type` must be a string")),
-        };
-        match kind {
-            "message" => messages.push(message(item, &at)?),
-            "function_call" => {
-                let call_id = string(item, "call_id", &at)?;
-                let name = string(item, "name", &at)?;
-                let arguments = match &item["arguments"] {
-                    Value::String(a) => a.clone(),
-                    Value::Null => "{}".to_owned(),
-                    _ => {
-                        return Err(invalid(
-                            &format!("{at}.arguments"),
-                            "`arguments` must be a string of JSON",
-                        ));
-                    }
-                };
-                let call = json!({
-                    "id": call_id,
-                    "type": "function",
-                    "function": { "name": name, "arguments": arguments },
-                });
-                // Calls of one turn go on one assistant message, after its
-                // text if it had any.
-                match messages.last_mut() {
-                    Some(last) if last["role"] == "assistant" => {
-                        if let Some(calls) = last["tool_calls"].as_array_mut() {
-                            calls.push(call);
-                        } else {
-                            last["tool_calls"] = json!([call]);
-                        }
-                    }
-                    _ => messages.push(json!({
-                        "role": "assistant",
-                        "content": null,
-                        "tool_calls": [call],
-                    })),
-                }
-            }
-            "function_call_output" => {
-                let call_id = string(item, "call_id", &at)?;
-                let output = match &item["output"] {
-                    Value::String(text) => text.clone(),
-                    Value::Array(parts) => parts
-                        .iter()
-                        .filter_map(|p| p["text"].as_str())
-                        .collect::<Vec<_>>()
-                        .join("\n"),
-                    _ => {
-                        return Err(invalid(
-                            &format!("{at}.output"),
-                            "`output` must be a string or an array of content parts",
-                        ));
-                    }
-                };
-                messages.push(json!({
-                    "role": "tool",
-                    "tool_call_id": call_id,
-                    "content": output,
-                }));
-            }
-            // Reasoning of an earlier turn: encrypted for OpenAI or a
-            // summary; no other provider can take it, so it is dropped.
-            "reasoning" => {}
-            other => {
-                return Err(invalid(
-                    &format!("{at}.type"),
-                    format!(
-                        "input items of type `{other}` are not accepted: use `message`, `function_call`, `function_call_output` or `reasoning`"
-                    ),
-                ));
-            }
-        }
-    }
-    if messages.is_empty() {
-        return Err(invalid(
-            "input",
-            "`input` holds no message, function call or function call output",
-        ));
-    }
-    Ok(messages)
-}
-
-fn string(item: &Value, field: &str, at: &str) -> Result<String, ApiError> {
-    match &item[field] {
-        Value::String(s) if !s.is_empty() => Ok(s.clone()),
-        _ => Err(invalid(
-            &format!("{at}.{field}"),
-            format!("`{field}` must be a non-empty string"),
-        )),
-    }
-}
-
-fn message(item: &Value, at: &str) -> Result<Value, ApiError> {
-    let role = match item["role"].as_str() {
-        Some("developer" | "system") => "system",
-        Some("user") => "user",
-        Some("assistant") => "assistant",
-        _ => {
-            return Err(invalid(
-                &format!("{at}.role"),
-                "`role` must be `user`, `assistant`, `system` or `developer`",
-            ));
-        }
-    };
-    let content = match &item["content"] {
-        Value::String(text) => Value::String(text.clone()),
-        Value::Array(parts) => {
-            let mut out = Vec::with_capacity(parts.len());
-            for (j, part) in parts.iter().enumerate() {
-                out.push(content_part(part, &format!("{at}.content[{j}]"))?);
-            }
-            // Text only (every message but user ones with images) is
-            // sent as one string, which every provider takes.
-            if out.iter().all(|p| p["type"] == "text") && role != "user" {
-                Value::String(
-                    out.iter()
-                        .filter_map(|p| p["text"].as_str())
-                        .collect::<Vec<_>>()
-                        .join(""),
-                )
-            } else {
-                Value::Array(out)
-            }
-        }
-        _ => {
-            return Err(invalid(
-                &format!("{at}.content"),
-                "`content` must be a string or an array of content parts",
-            ));
-        }
-    };
-    Ok(json!({ "role": role, "content": content }))
-}
-
-fn content_part(part: &Value, at: &str) -> Result<Value, ApiError> {
-    match part["type"].as_str() {
-        Some("input_text" | "output_text" | "text" | "summary_text") => match &part["text"] {
-            Value::String(text) => Ok(json!({ "type": "text", "text": text })),
-            _ => Err(invalid(&format!("{at}.text"), "`text` must be a string")),
-        },
-        Some("refusal") => match &part["refusal"] {
-            Value::String(text) => Ok(json!({ "type": "text", "text": text })),
-            _ => Err(invalid(
-                &format!("{at}.refusal"),
-                "`refusal` must be a string",
-            )),
-        },
-        Some("input_image") => match &part["image_url"] {
-            Value::String(url) if !url.is_empty() => {
-                let mut image = json!({ "url": url });
-                if let Some(detail) = part["detail"].as_str() {
-                    image["detail"] = json!(detail);
-                }
-                Ok(json!({ "type": "image_url", "image_url": image }))
-            }
-            _ if part.get("file_id").is_some() => Err(invalid(
-                &format!("{at}.file_id"),
-                "images by `file_id` are not served: send `image_url` (an https URL or a data URL)",
-            )),
-            _ => Err(invalid(
-                &format!("{at}.image_url"),
-                "`image_url` must be a non-empty string (an https URL or a data URL)",
-            )),
-        },
-        Some(other) => Err(invalid(
-            &format!("{at}.type"),
-            format!(
-                "content parts of type `{other}` are not accepted: use `input_text`, `output_text` or `input_image`"
-            ),
-        )),
-        None => Err(invalid(&format!("{at}.type"), "`type` must be a string")),
-    }
-}
+/// A function tool's optional fields, copied when of their type: the
+/// field, its type, what the error says it must be.
+const FUNCTION_OPTIONS: [(&str, Fits, &str); 3] = [
+    ("description", Value::is_string, "a string"),
+    ("parameters", Value::is_object, "a JSON Schema object"),
+    ("strict", Value::is_boolean, "a boolean"),
+];
 
 /// Function tools in the chat shape, and the types of the others (hosted
 /// tools), which translation drops.
@@ -493,34 +295,16 @@ fn tools(tools: Option<&Value>) -> Result<(Vec<Value>, Vec<String>), ApiError> {
         }
         let name = string(tool, "name", &at)?;
         let mut function = json!({ "name": name });
-        match &tool["description"] {
-            Value::Null => {}
-            Value::String(d) => function["description"] = json!(d),
-            _ => {
-                return Err(invalid(
-                    &format!("{at}.description"),
-                    "`description` must be a string",
-                ));
-            }
-        }
-        match &tool["parameters"] {
-            Value::Null => {}
-            p @ Value::Object(_) => function["parameters"] = p.clone(),
-            _ => {
-                return Err(invalid(
-                    &format!("{at}.parameters"),
-                    "`parameters` must be a JSON Schema object",
-                ));
-            }
-        }
-        match &tool["strict"] {
-            Value::Null => {}
-            Value::Bool(strict) => function["strict"] = json!(strict),
-            _ => {
-                return Err(invalid(
-                    &format!("{at}.strict"),
-                    "`strict` must be a boolean",
-                ));
+        for (field, fits, what) in FUNCTION_OPTIONS {
+            match &tool[field] {
+                Value::Null => {}
+                value if fits(value) => function[field] = value.clone(),
+                _ => {
+                    return Err(invalid(
+                        &format!("{at}.{field}"),
+                        format!("`{field}` must be {what}"),
+                    ));
+                }
             }
         }
         functions.push(json!({ "type": "function", "function": function }));
@@ -625,6 +409,39 @@ mod tests {
     }
 
     #[test]
+    fn options_become_chat_fields_and_the_echo_keeps_what_was_sent() {
+        let request = parsed(json!({
+            "model": "m",
+            "input": [
+                { "type": "function_call_output", "call_id": "c1", "output": [{ "type": "input_text", "text": "a" }, { "type": "input_text", "text": "b" }] },
+            ],
+            "tools": [{ "type": "function", "name": "f", "description": "d", "parameters": { "type": "object" }, "strict": false }],
+            "tool_choice": "required",
+            "temperature": 0.2,
+            "max_output_tokens": 64,
+            "parallel_tool_calls": false,
+            "text": { "format": { "type": "json_object" } },
+            "truncation": "auto",
+        }))
+        .unwrap();
+        assert_eq!(request.messages[0]["content"], "a\nb");
+        assert_eq!(
+            request.tools[0],
+            json!({ "type": "function", "function": { "name": "f", "description": "d", "parameters": { "type": "object" }, "strict": false } })
+        );
+        assert_eq!(
+            Value::Object(request.chat_fields),
+            json!({ "tool_choice": "required", "temperature": 0.2, "max_tokens": 64,
+                    "parallel_tool_calls": false, "response_format": { "type": "json_object" } })
+        );
+        assert!(request.auto_truncate);
+        assert_eq!(request.echo.max_output_tokens, 64);
+        assert_eq!(request.echo.metadata, json!({}));
+        assert_eq!(request.echo.parallel_tool_calls, false);
+        assert_eq!(request.echo.reasoning, Value::Null);
+    }
+
+    #[test]
     fn hosted_tools_are_dropped_and_named() {
         let request = parsed(json!({
             "model": "m", "input": "x",
@@ -668,6 +485,44 @@ mod tests {
                 "stream",
             ),
             (json!({ "model": "m", "input": "x", "tools": {} }), "tools"),
+            (
+                json!({ "model": "m", "input": "x", "tools": [{ "type": "function", "name": "f", "description": 3 }] }),
+                "tools[0].description",
+            ),
+            (
+                json!({ "model": "m", "input": "x", "tools": [{ "type": "function", "name": "f", "parameters": [] }] }),
+                "tools[0].parameters",
+            ),
+            (
+                json!({ "model": "m", "input": "x", "tools": [{ "type": "function", "name": "f", "strict": "yes" }] }),
+                "tools[0].strict",
+            ),
+            (
+                json!({ "model": "m", "input": [{ "type": "function_call_output", "call_id": "c", "output": 3 }] }),
+                "input[0].output",
+            ),
+            (
+                json!({ "model": "m", "input": [{ "type": "function_call", "call_id": "c", "name": "f", "arguments": {} }] }),
+                "input[0].arguments",
+            ),
+            (
+                json!({ "model": "m", "input": "x", "truncation": "sometimes" }),
+                "truncation",
+            ),
+            (
+                json!({ "model": "m", "input": "x", "previous_response_id": " " }),
+                "previous_response_id",
+            ),
+            (
+                json!({ "model": "m", "input": "x", "metadata": 1 }),
+                "metadata",
+            ),
+            (json!({ "model": "m", "input": "x", "store": 1 }), "store"),
+            // The first field at fault, in the order of docs/responses.md.
+            (
+                json!({ "model": "m", "input": "x", "instructions": 1, "temperature": "hot" }),
+                "instructions",
+            ),
         ] {
             let error = parsed(body.clone()).unwrap_err();
             assert_eq!(error.param.as_deref(), Some(param), "{body}");
