@@ -51,20 +51,7 @@ pub async fn chat(
     }
     let sent = http::send(builder, provider, base).await?;
     let name = body["model"].as_str().unwrap_or_default().to_owned();
-    reply(sent, name, stream).await
-}
-
-/// The reply of a sent Messages call (Anthropic's or Claude on Vertex
-/// AI): its stream translated, or its whole message.
-pub async fn reply(sent: http::Sent, name: String, stream: bool) -> Result<Reply, UpstreamError> {
-    if stream {
-        return Ok(Reply::Stream(translate_stream(
-            sse::events(sent.response.bytes_stream()),
-            name,
-        )));
-    }
-    let message = http::read_json(sent).await?;
-    Ok(Reply::Complete(from_message(&message, &name)?))
+    sse::reply(sent, name, stream, translate_stream, from_message).await
 }
 
 /// The Messages API request for an OpenAI-shaped chat request.

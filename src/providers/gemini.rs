@@ -43,20 +43,8 @@ pub async fn chat(
     let images = fetch_images(fetcher, &body).await?;
     let request = to_generate_content(&body, &images)?;
     let builder = with_key(http_client.post(url).json(&request), provider);
-    reply(http::send(builder, provider, base).await?, name, stream).await
-}
-
-/// The reply of a sent generate-content call (Gemini's or Vertex AI's):
-/// its stream translated, or its whole answer.
-pub async fn reply(sent: http::Sent, name: String, stream: bool) -> Result<Reply, UpstreamError> {
-    if stream {
-        return Ok(Reply::Stream(translate_stream(
-            sse::events(sent.response.bytes_stream()),
-            name,
-        )));
-    }
-    let answer = http::read_json(sent).await?;
-    Ok(Reply::Complete(from_response(&answer, &name)?))
+    let sent = http::send(builder, provider, base).await?;
+    sse::reply(sent, name, stream, translate_stream, from_response).await
 }
 
 /// `request` with the provider's key as `x-goog-api-key`, when it has one

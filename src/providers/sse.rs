@@ -13,7 +13,7 @@ use bytes::{Buf, Bytes, BytesMut};
 use futures::{Stream, StreamExt};
 use serde_json::Value;
 
-use super::{ChunkStream, Failure, UpstreamError};
+use super::{ChunkStream, Failure, Reply, UpstreamError, http};
 
 /// A Server-Sent Events body as the caller receives it: framed bytes that
 /// never fail (an upstream failure is written into the stream as an event).
@@ -100,6 +100,33 @@ where
             }
         },
     ))
+}
+
+/// A wire's stream translation, named for the caller's model.
+pub type TranslateStream = fn(ChunkStream, String) -> ChunkStream;
+/// A wire's whole answer as an OpenAI completion, named for the caller's
+/// model.
+pub type TranslateWhole = fn(&Value, &str) -> Result<Value, UpstreamError>;
+
+/// The reply of a sent chat call that streams server-sent events
+/// (Anthropic's Messages, Gemini's generate-content, either on Vertex AI):
+/// its events through `translate`, or its whole answer through `whole`,
+/// both named for the caller's `model`.
+pub async fn reply(
+    sent: http::Sent,
+    model: String,
+    stream: bool,
+    translate: TranslateStream,
+    whole: TranslateWhole,
+) -> Result<Reply, UpstreamError> {
+    if stream {
+        return Ok(Reply::Stream(translate(
+            events(sent.response.bytes_stream()),
+            model,
+        )));
+    }
+    let answer = http::read_json(sent).await?;
+    Ok(Reply::Complete(whole(&answer, &model)?))
 }
 
 /// A provider's stream translation: upstream events in, OpenAI chunks out.

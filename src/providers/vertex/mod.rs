@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use url::Url;
 
 use super::fetch::ImageFetcher;
-use super::{Failure, Reply, UpstreamError, anthropic, gemini, http};
+use super::{Failure, Reply, UpstreamError, anthropic, gemini, http, sse};
 use crate::catalogue::Model;
 use crate::upstream::{ProviderConfig, Vertex};
 
@@ -112,38 +112,52 @@ pub async fn chat(
     let provider = &model.provider;
     let (base, vertex) = settings(provider)?;
     let name = body["model"].as_str().unwrap_or_default().to_owned();
-    match Publisher::of(&model.upstream) {
-        Publisher::Google => {
-            let images = gemini::fetch_images(fetcher, &body).await?;
-            let request = gemini::to_generate_content(&body, &images)?;
-            let action = if stream {
-                "streamGenerateContent"
-            } else {
-                "generateContent"
-            };
-            let mut url = model_url(base, vertex, &model.upstream, action);
-            if stream {
-                url.set_query(Some("alt=sse"));
+    // Each publisher has its own body, endpoint and translation; the call
+    // and its reply are the same.
+    let (url, request, translate, whole): (_, _, sse::TranslateStream, sse::TranslateWhole) =
+        match Publisher::of(&model.upstream) {
+            Publisher::Google => {
+                let images = gemini::fetch_images(fetcher, &body).await?;
+                let request = gemini::to_generate_content(&body, &images)?;
+                let action = if stream {
+                    "streamGenerateContent"
+                } else {
+                    "generateContent"
+                };
+                let mut url = model_url(base, vertex, &model.upstream, action);
+                if stream {
+                    url.set_query(Some("alt=sse"));
+                }
+                (
+                    url,
+                    request,
+                    gemini::translate_stream,
+                    gemini::from_response,
+                )
             }
-            let builder = post(client, provider, vertex, url).await?.json(&request);
-            gemini::reply(http::send(builder, provider, base).await?, name, stream).await
-        }
-        Publisher::Anthropic => {
-            let mut request = anthropic::to_messages(&body, model.max_output_tokens, stream)?;
-            if let Some(fields) = request.as_object_mut() {
-                fields.remove("model");
-                fields.insert("anthropic_version".into(), json!(ANTHROPIC_VERSION));
+            Publisher::Anthropic => {
+                let mut request = anthropic::to_messages(&body, model.max_output_tokens, stream)?;
+                if let Some(fields) = request.as_object_mut() {
+                    fields.remove("model");
+                    fields.insert("anthropic_version".into(), json!(ANTHROPIC_VERSION));
+                }
+                let action = if stream {
+                    "streamRawPredict"
+                } else {
+                    "rawPredict"
+                };
+                let url = model_url(base, vertex, &model.upstream, action);
+                (
+                    url,
+                    request,
+                    anthropic::translate_stream,
+                    anthropic::from_message,
+                )
             }
-            let action = if stream {
-                "streamRawPredict"
-            } else {
-                "rawPredict"
-            };
-            let url = model_url(base, vertex, &model.upstream, action);
-            let builder = post(client, provider, vertex, url).await?.json(&request);
-            anthropic::reply(http::send(builder, provider, base).await?, name, stream).await
-        }
-    }
+        };
+    let builder = post(client, provider, vertex, url).await?.json(&request);
+    let sent = http::send(builder, provider, base).await?;
+    sse::reply(sent, name, stream, translate, whole).await
 }
 
 /// Embeddings of a Vertex text-embedding model: one `:predict` call with
