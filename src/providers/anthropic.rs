@@ -147,14 +147,8 @@ fn turns(body: &Value) -> (Vec<String>, Vec<Turn>) {
 
 /// The request's `function` tools as Anthropic tool definitions.
 fn tool_definitions(body: &Value) -> Vec<Value> {
-    let Some(tools) = body["tools"].as_array() else {
-        return Vec::new();
-    };
-    tools
-        .iter()
-        .filter(|t| t["type"] == "function")
-        .map(|t| {
-            let f = &t["function"];
+    chat_shape::functions(body)
+        .map(|f| {
             let mut tool = json!({
                 "name": f["name"],
                 "input_schema": if f["parameters"].is_object() { f["parameters"].clone() } else { json!({ "type": "object" }) },

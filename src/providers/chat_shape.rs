@@ -37,6 +37,25 @@ pub fn call_arguments(call: &Value) -> Value {
         .unwrap_or_else(|| json!({}))
 }
 
+/// The `function` objects of the request's `function` tools (other tool
+/// types are not translated).
+pub fn functions(body: &Value) -> impl Iterator<Item = &Value> {
+    body["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|t| t["type"] == "function")
+        .map(|t| &t["function"])
+}
+
+/// A `system` or `developer` message as a `{"text": ...}` block (the
+/// shape Gemini's `systemInstruction` parts and Converse's `system` share);
+/// none when it has no text.
+pub fn system_text_block(message: &Value) -> Option<Value> {
+    let text = crate::providers::content_text(&message["content"]);
+    (!text.is_empty()).then(|| json!({ "text": text }))
+}
+
 /// The caller's output limit: `max_tokens`, else `max_completion_tokens`.
 pub fn max_tokens(body: &Value) -> Option<u64> {
     body["max_tokens"]

@@ -154,12 +154,7 @@ fn turns(
         |role: &str, parts: Vec<Value>| chat_shape::push_turn(&mut contents, role, parts);
     for message in body["messages"].as_array().into_iter().flatten() {
         match message["role"].as_str().unwrap_or_default() {
-            "system" | "developer" => {
-                let text = content_text(&message["content"]);
-                if !text.is_empty() {
-                    system.push(json!({ "text": text }));
-                }
-            }
+            "system" | "developer" => system.extend(chat_shape::system_text_block(message)),
             "assistant" => {
                 let mut parts = content_parts(&message["content"], images)?;
                 for call in message["tool_calls"].as_array().into_iter().flatten() {
@@ -227,14 +222,8 @@ fn generation_config(body: &Value) -> Map<String, Value> {
 
 /// The function declarations of the request's `function` tools.
 fn function_declarations(body: &Value) -> Vec<Value> {
-    let Some(tools) = body["tools"].as_array() else {
-        return Vec::new();
-    };
-    tools
-        .iter()
-        .filter(|t| t["type"] == "function")
-        .map(|t| {
-            let f = &t["function"];
+    chat_shape::functions(body)
+        .map(|f| {
             let mut d = json!({ "name": f["name"] });
             if let Some(text) = f["description"].as_str() {
                 d["description"] = json!(text);

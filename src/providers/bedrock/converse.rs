@@ -88,12 +88,7 @@ fn conversation(
     let mut used_tools = false;
     for message in body["messages"].as_array().into_iter().flatten() {
         match message["role"].as_str().unwrap_or_default() {
-            "system" | "developer" => {
-                let text = content_text(&message["content"]);
-                if !text.is_empty() {
-                    system.push(json!({ "text": text }));
-                }
-            }
+            "system" | "developer" => system.extend(chat_shape::system_text_block(message)),
             "assistant" => {
                 let mut blocks = content_blocks(&message["content"], images)?;
                 for call in message["tool_calls"].as_array().into_iter().flatten() {
@@ -157,13 +152,8 @@ fn inference_config(body: &Value, max_output_tokens: Option<u32>) -> Map<String,
 /// used them (Converse refuses `toolUse` blocks without a `toolConfig`),
 /// in which case the model may still call one.
 fn tool_config(body: &Value, used_tools: bool) -> Result<Option<Value>, UpstreamError> {
-    let tools: Vec<Value> = body["tools"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|t| t["type"] == "function")
-        .map(|t| {
-            let f = &t["function"];
+    let tools: Vec<Value> = chat_shape::functions(body)
+        .map(|f| {
             let schema = if f["parameters"].is_object() {
                 f["parameters"].clone()
             } else {
