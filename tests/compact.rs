@@ -219,6 +219,17 @@ fn fixture(from: &str) -> (TestServer, Value) {
     (server, expected)
 }
 
+/// The CLI's first open of a fixture store: the usage totals, the keys and
+/// the audit chain answer what the previous code wrote down.
+fn first_open_answers_as_expected(server: &TestServer, expected: &Value) {
+    let usage = server.cli_json(&["usage", "--from", FROM, "--to", TO]);
+    assert_eq!(usage, expected["usage"]);
+    assert_eq!(server.cli_json(&["keys", "list"]), expected["keys"]);
+    let audit = server.cli_json(&["audit", "verify"]);
+    assert_eq!(audit["valid"], true, "{audit}");
+    assert_eq!(audit["entries"], expected["audit"]["entries"]);
+}
+
 #[tokio::test]
 async fn a_schema_8_store_is_migrated_and_answers_every_read_the_same() {
     let (mut server, expected) = fixture(FIXTURE_V8);
@@ -227,12 +238,7 @@ async fn a_schema_8_store_is_migrated_and_answers_every_read_the_same() {
     assert!(formats.iter().all(|f| *f == 1), "schema 8 values: bincode");
 
     // The CLI's first open migrates; totals, keys and the chain hold.
-    let usage = server.cli_json(&["usage", "--from", FROM, "--to", TO]);
-    assert_eq!(usage, expected["usage"]);
-    assert_eq!(server.cli_json(&["keys", "list"]), expected["keys"]);
-    let audit = server.cli_json(&["audit", "verify"]);
-    assert_eq!(audit["valid"], true, "{audit}");
-    assert_eq!(audit["entries"], expected["audit"]["entries"]);
+    first_open_answers_as_expected(&server, &expected);
 
     // Every row rewritten, none lost, each value compact (conversation
     // records in their schema 10 format).
@@ -318,12 +324,7 @@ async fn a_schema_9_store_opens_at_schema_10_and_reads_its_bodies_the_same() {
     let old_values = conversation_values(&server.data_dir());
 
     // The CLI's first open: totals, keys and the chain hold.
-    let usage = server.cli_json(&["usage", "--from", FROM, "--to", TO]);
-    assert_eq!(usage, expected["usage"]);
-    assert_eq!(server.cli_json(&["keys", "list"]), expected["keys"]);
-    let audit = server.cli_json(&["audit", "verify"]);
-    assert_eq!(audit["valid"], true, "{audit}");
-    assert_eq!(audit["entries"], expected["audit"]["entries"]);
+    first_open_answers_as_expected(&server, &expected);
     assert_eq!(schema_version(&server), 10);
     // Nothing rewritten: the schema 9 records stay as they were.
     assert_eq!(rows(&server.data_dir()), (before, formats));
