@@ -199,20 +199,7 @@ async fn write_fixture(out: &str, varied: bool) {
 
 /// A server not yet started on a copy of a fixture.
 fn fixture(from: &str) -> (TestServer, Value) {
-    let server = TestServer {
-        dir: tempfile::tempdir().unwrap(),
-        child: None,
-        base_url: String::new(),
-        banner: Vec::new(),
-        config: None,
-        env: Vec::new(),
-    };
-    std::fs::create_dir_all(server.data_dir()).unwrap();
-    std::fs::copy(
-        format!("{from}/tollgate.redb"),
-        server.data_dir().join("tollgate.redb"),
-    )
-    .unwrap();
+    let server = TestServer::unstarted_on_fixture(from);
     let expected: Value =
         serde_json::from_str(&std::fs::read_to_string(format!("{from}/expected.json")).unwrap())
             .unwrap();

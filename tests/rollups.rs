@@ -486,15 +486,7 @@ fn tamper(data_dir: &std::path::Path, seq: u64, f: impl FnOnce(&mut tollgate::au
 
 #[tokio::test]
 async fn audit_verify_passes_after_pruning_and_detects_tampering_of_a_kept_entry() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut server = TestServer {
-        dir,
-        child: None,
-        base_url: String::new(),
-        banner: Vec::new(),
-        config: None,
-        env: Vec::new(),
-    };
+    let mut server = TestServer::unstarted();
     // Past the default retention (400 days).
     old_audit_entries(&server.data_dir(), 5, 500).await;
     server.launch().unwrap();
@@ -594,21 +586,7 @@ fn retention_settings_out_of_range_are_refused_with_a_clear_message() {
 
 #[tokio::test]
 async fn a_schema_7_store_is_migrated_with_rollups_and_answers_as_before() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut server = TestServer {
-        dir,
-        child: None,
-        base_url: String::new(),
-        banner: Vec::new(),
-        config: None,
-        env: Vec::new(),
-    };
-    std::fs::create_dir_all(server.data_dir()).unwrap();
-    std::fs::copy(
-        format!("{FIXTURE_V7}/tollgate.redb"),
-        server.data_dir().join("tollgate.redb"),
-    )
-    .unwrap();
+    let mut server = TestServer::unstarted_on_fixture(FIXTURE_V7);
     let expected: Value = serde_json::from_str(
         &std::fs::read_to_string(format!("{FIXTURE_V7}/expected.json")).unwrap(),
     )

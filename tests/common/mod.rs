@@ -44,24 +44,44 @@ impl TestServer {
     /// Starts with a config file's text (its `listen` and `data_dir` are
     /// overridden) and extra environment.
     pub fn start_with(config_text: Option<&str>, env: &[(&str, &str)]) -> TestServer {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let config = config_text.map(|text| {
-            let path = dir.path().join("tollgate.toml");
+        let mut server = Self::unstarted();
+        server.config = config_text.map(|text| {
+            let path = server.dir.path().join("tollgate.toml");
             std::fs::write(&path, text).expect("writing config");
             path
         });
-        let mut server = TestServer {
-            dir,
+        server.env = env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        server.launch().expect("server starts");
+        server
+    }
+
+    /// A server not yet started, on a fresh temporary directory: a test
+    /// prepares its data directory (a fixture's store, seeded records),
+    /// then calls `launch`.
+    pub fn unstarted() -> TestServer {
+        TestServer {
+            dir: tempfile::tempdir().expect("temp dir"),
             child: None,
             base_url: String::new(),
             banner: Vec::new(),
-            config,
-            env: env
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
-        };
-        server.launch().expect("server starts");
+            config: None,
+            env: Vec::new(),
+        }
+    }
+
+    /// A server not yet started whose data directory holds a copy of the
+    /// store file of the fixture directory `from`.
+    pub fn unstarted_on_fixture(from: &str) -> TestServer {
+        let server = Self::unstarted();
+        std::fs::create_dir_all(server.data_dir()).expect("data dir");
+        std::fs::copy(
+            format!("{from}/tollgate.redb"),
+            server.data_dir().join("tollgate.redb"),
+        )
+        .expect("copying the fixture's store");
         server
     }
 
