@@ -14,6 +14,7 @@ pub mod codec;
 pub mod compact;
 pub mod day_key;
 pub mod expiry;
+mod handover;
 pub mod journal;
 pub mod migrate;
 pub mod shape;
@@ -209,6 +210,7 @@ impl Store {
         &self,
         f: impl FnOnce(&ReadTransaction) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
+        self.writer.wait_visible();
         let txn = self.db.begin_read()?;
         f(&txn)
     }

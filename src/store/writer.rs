@@ -4,14 +4,18 @@
 //! batch in one write transaction, commits, and only then answers each
 //! caller (group commit).
 //!
-//! Charges are journaled jobs ([`Writer::write_journaled`]): their batch is
-//! committed with `Durability::None` (visible to every reader at once, no
-//! fsync) together with the highest journal sequence it contains (the
-//! watermark, `META_APPLIED_SEQ`); their records then go to the
-//! [`journal`](super::journal), and each caller is answered once its record
-//! is durable there. Every other job, and a periodic checkpoint (every
-//! [`CHECKPOINT_EVERY`] or [`CHECKPOINT_RECORDS`] charges), commits with
-//! `Durability::Immediate`, which makes every earlier commit durable too.
+//! Charges are journaled jobs ([`Writer::write_journaled`]). When their
+//! batch is taken, each gets its journal sequence and its record goes to the
+//! [`journal`](super::journal) at once; the batch is applied to redb while
+//! the journal writes and syncs, and committed with `Durability::None`
+//! (visible to every reader, no fsync) together with the highest sequence it
+//! settles (the watermark, `META_APPLIED_SEQ`). A charge's caller is
+//! answered when both its record is durable and its batch is applied
+//! ([`handover::Meeting`](super::handover)), before the commit: readers
+//! wait for that commit ([`handover::Visibility`](super::handover)). Every
+//! other job, and a periodic checkpoint (every [`CHECKPOINT_EVERY`] or
+//! [`CHECKPOINT_RECORDS`] charges), commits with `Durability::Immediate`,
+//! which makes every earlier commit durable too, and is answered after it.
 //!
 //! Why this is as safe as an fsync per charge: redb guarantees that after a
 //! crash the file holds exactly the last `Immediate` commit, and with it
@@ -21,15 +25,25 @@
 //! `Immediate` and moved W). So replaying the journal's records above W in
 //! order, through the same function, on the state at W, repeats exactly the
 //! writes that were lost; the replay commits the watermark with them, so a
-//! second replay finds nothing to do. A record that never reached the
-//! journal was never answered: losing it loses no answered charge. A charge
-//! made durable by redb before its record (an `Immediate` commit of a mixed
+//! second replay finds nothing to do. No charge is answered before its
+//! record is durable, so losing a record loses no answered charge. A record
+//! durable in the journal whose caller never got its answer (a crash
+//! between the two) is charged by the replay: a request may be charged
+//! that its client did not see answered, never the reverse. A charge made
+//! durable by redb before its record (an `Immediate` commit of a mixed
 //! batch) is simply below W and is never replayed.
 //!
 //! A job may fail (a name already taken, a record gone). Its partial writes
 //! must not reach the others, so a failed batch is aborted and its jobs are
 //! re-run one transaction each: the failing job gets its error, the others
-//! commit. Jobs are `FnMut` for that reason.
+//! commit, each answered after its commit. A charge that failed keeps its
+//! sequence (its record is in the journal); the watermark passes it, so it
+//! is not replayed. Jobs are `FnMut` for that reason.
+//!
+//! A commit that fails after its charges were answered leaves them durable
+//! in the journal only: the writer then stops (every later job gets the
+//! error, no checkpoint moves the watermark past them), and the next start
+//! replays them.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -41,6 +55,7 @@ use redb::{Database, Durability, WriteTransaction};
 use tokio::sync::{mpsc, oneshot};
 
 use super::StoreError;
+use super::handover::{Answer, Meeting, Visibility};
 use super::journal::{self, Append, Journal, JournalStats};
 use super::tables::META;
 
@@ -65,9 +80,8 @@ fn checkpoint_every() -> Duration {
 /// The same bound, in charges.
 pub const CHECKPOINT_RECORDS: u64 = 8_192;
 
-trait Job: Send {
+trait Job: Answer {
     fn apply(&mut self, txn: &WriteTransaction) -> Result<(), StoreError>;
-    fn finish(self: Box<Self>, outcome: Result<(), StoreError>);
     /// A charge: its journal record, until handed to the journal.
     fn journaled(&self) -> bool;
     fn take_record(&mut self) -> Vec<u8>;
@@ -80,17 +94,8 @@ struct TypedJob<T, F> {
     record: Option<Vec<u8>>,
 }
 
-impl<T, F> Job for TypedJob<T, F>
-where
-    T: Send,
-    F: FnMut(&WriteTransaction) -> Result<T, StoreError> + Send,
-{
-    fn apply(&mut self, txn: &WriteTransaction) -> Result<(), StoreError> {
-        self.output = Some((self.work)(txn)?);
-        Ok(())
-    }
-
-    fn finish(self: Box<Self>, outcome: Result<(), StoreError>) {
+impl<T: Send, F: Send> Answer for TypedJob<T, F> {
+    fn answer(self: Box<Self>, outcome: Result<(), StoreError>) {
         let this = *self;
         let result = match (outcome, this.output) {
             (Ok(()), Some(output)) => Ok(output),
@@ -99,6 +104,17 @@ where
         };
         // The caller may have gone away; its write is durable regardless.
         let _ = this.reply.send(result);
+    }
+}
+
+impl<T, F> Job for TypedJob<T, F>
+where
+    T: Send,
+    F: FnMut(&WriteTransaction) -> Result<T, StoreError> + Send,
+{
+    fn apply(&mut self, txn: &WriteTransaction) -> Result<(), StoreError> {
+        self.output = Some((self.work)(txn)?);
+        Ok(())
     }
 
     fn journaled(&self) -> bool {
@@ -149,6 +165,8 @@ pub struct Writer {
     /// Asks for a checkpoint when charges wait for one and nothing else
     /// comes; stops when its channel closes.
     ticker: Mutex<Option<(std::sync::mpsc::Sender<()>, JoinHandle<()>)>>,
+    /// Charges answered before their commit, for readers to wait on.
+    visibility: Arc<Visibility>,
     pub stats: Arc<WriterStats>,
 }
 
@@ -157,14 +175,19 @@ pub struct Writer {
 struct Sequencer {
     journal: Journal,
     next_seq: u64,
-    /// The highest sequence committed to redb, durable or not.
+    /// The watermark committed to redb, durable or not.
     applied: u64,
+    /// Every sequence up to this one is applied or failed: the watermark
+    /// the next commit may write.
+    settled: u64,
     /// Charges committed with `Durability::None` since the last checkpoint.
     pending: u64,
     since: Instant,
     every: Duration,
-    /// A checkpoint just committed, to announce to the journal.
-    checkpoint: Option<u64>,
+    visibility: Arc<Visibility>,
+    /// Set by a commit that failed after its charges were answered: the
+    /// writer refuses everything after it (see the module's last note).
+    stopped: Option<StoreError>,
 }
 
 impl Sequencer {
@@ -185,15 +208,18 @@ impl Writer {
         let (queue, mut jobs) = mpsc::channel::<Box<dyn Job>>(QUEUE_CAPACITY);
         let stats = Arc::new(WriterStats::default());
         let thread_stats = stats.clone();
+        let visibility = Arc::new(Visibility::default());
         let sequencer_every = checkpoint_every();
         let mut sequencer = Sequencer {
             journal: Journal::start(journal_dir, next_seq, stats.journal.clone())?,
             next_seq,
             applied: next_seq - 1,
+            settled: next_seq - 1,
             pending: 0,
             since: Instant::now(),
-            every: checkpoint_every(),
-            checkpoint: None,
+            every: sequencer_every,
+            visibility: visibility.clone(),
+            stopped: None,
         };
         let thread = std::thread::Builder::new()
             .name("tollgate-writer".into())
@@ -224,8 +250,15 @@ impl Writer {
             queue: Mutex::new(Some(queue)),
             thread: Mutex::new(Some(thread)),
             ticker: Mutex::new(Some(ticker)),
+            visibility,
             stats,
         })
+    }
+
+    /// Returns once every charge answered so far is committed to redb, so
+    /// that a read started now sees it.
+    pub fn wait_visible(&self) {
+        self.visibility.wait();
     }
 
     /// Queues `work` and waits until its transaction is durable.
@@ -333,205 +366,175 @@ fn start_ticker(
     (stop, thread)
 }
 
+/// One job of a batch; a charge has its sequence and its meeting with the
+/// journal.
+struct Entry {
+    job: Box<dyn Job>,
+    charge: Option<(u64, Arc<Meeting>)>,
+}
+
 /// Applies a batch and answers its jobs; an empty batch is a checkpoint.
-fn run_batch(
-    db: &Database,
-    mut batch: Vec<Box<dyn Job>>,
-    stats: &WriterStats,
-    seq: &mut Sequencer,
-) {
-    let size = batch.len();
-    match apply(db, &mut batch, stats, seq) {
-        Ok(()) => {
+fn run_batch(db: &Database, batch: Vec<Box<dyn Job>>, stats: &WriterStats, seq: &mut Sequencer) {
+    if let Some(error) = &seq.stopped {
+        for job in batch {
+            job.answer(Err(error.clone()));
+        }
+        return;
+    }
+    let mut entries = to_journal(batch, seq);
+    let size = entries.len();
+    match stage(db, &mut entries, seq) {
+        Ok(staged) => {
             stats.commits.fetch_add(1, Ordering::Relaxed);
             stats.jobs.fetch_add(size as u64, Ordering::Relaxed);
             stats.largest_batch.fetch_max(size, Ordering::Relaxed);
-            finish(batch, seq);
+            // Charges are durable by their record: answered now, readers
+            // held until the commit.
+            seq.visibility.stage();
+            let others = release_charges(entries);
+            let committed = commit(staged, stats, seq);
+            seq.visibility.settle();
+            if let Err(error) = &committed {
+                tracing::error!(%error, "committing answered charges failed; the store stops writing until a restart replays the journal");
+                seq.stopped = Some(error.clone());
+            }
+            for job in others {
+                job.answer(committed.clone());
+            }
         }
         Err(error) if size <= 1 => {
-            if let Some(job) = batch.pop() {
-                job.finish(Err(error));
+            if let Some(entry) = entries.pop() {
+                settle(entry, Err(error));
             }
         }
         Err(_) => {
             // Isolate the failure: each job alone, in its own transaction.
-            for job in batch {
-                let mut single = vec![job];
-                match apply(db, &mut single, stats, seq) {
-                    Ok(()) => {
-                        stats.commits.fetch_add(1, Ordering::Relaxed);
-                        stats.jobs.fetch_add(1, Ordering::Relaxed);
-                        finish(single, seq);
-                    }
-                    Err(e) => single.pop().expect("one job").finish(Err(e)),
+            for mut entry in entries {
+                let outcome = stage(db, std::slice::from_mut(&mut entry), seq)
+                    .and_then(|staged| commit(staged, stats, seq));
+                if outcome.is_ok() {
+                    stats.commits.fetch_add(1, Ordering::Relaxed);
+                    stats.jobs.fetch_add(1, Ordering::Relaxed);
                 }
+                settle(entry, outcome);
             }
         }
     }
+    seq.settled = seq.next_seq - 1;
 }
 
-/// Answers a committed batch: plain jobs now, charges once their journal
-/// record is durable. Their sequences are the ones `apply` gave, in order.
-fn finish(batch: Vec<Box<dyn Job>>, seq: &mut Sequencer) {
+/// Gives each charge its sequence and hands the records to the journal,
+/// which writes and syncs them while the batch is applied.
+fn to_journal(batch: Vec<Box<dyn Job>>, seq: &mut Sequencer) -> Vec<Entry> {
     let mut records = Vec::new();
-    for mut job in batch {
-        if job.journaled() {
-            let payload = job.take_record();
+    let entries = batch
+        .into_iter()
+        .map(|mut job| {
+            if !job.journaled() {
+                return Entry { job, charge: None };
+            }
+            let meeting = Arc::new(Meeting::default());
+            let met = meeting.clone();
             records.push(Append {
                 seq: seq.next_seq,
-                payload,
-                done: Box::new(move |outcome| job.finish(outcome)),
+                payload: job.take_record(),
+                done: Box::new(move |outcome| met.durable(outcome)),
             });
             seq.next_seq += 1;
-        } else {
-            job.finish(Ok(()));
+            Entry {
+                job,
+                charge: Some((seq.next_seq - 1, meeting)),
+            }
+        })
+        .collect();
+    seq.journal.append(records);
+    entries
+}
+
+/// Answers an applied batch's charges (each once its record is durable);
+/// returns the other jobs, answered after the commit.
+fn release_charges(entries: Vec<Entry>) -> Vec<Box<dyn Job>> {
+    let mut others = Vec::new();
+    for entry in entries {
+        match entry.charge {
+            Some((_, meeting)) => meeting.applied(entry.job, Ok(())),
+            None => others.push(entry.job),
         }
     }
-    seq.journal.append(records);
-    // After this batch's records, so the journal is past them.
-    if let Some(durable) = seq.checkpoint.take() {
-        seq.journal.checkpoint(durable);
+    others
+}
+
+/// Answers one job of an isolated batch, after its own commit.
+fn settle(entry: Entry, outcome: Result<(), StoreError>) {
+    match entry.charge {
+        Some((_, meeting)) => meeting.applied(entry.job, outcome),
+        None => entry.job.answer(outcome),
     }
 }
 
-fn apply(
-    db: &Database,
-    jobs: &mut [Box<dyn Job>],
-    stats: &WriterStats,
-    seq: &mut Sequencer,
-) -> Result<(), StoreError> {
+/// A write transaction with its batch applied, not yet committed.
+struct Staged {
+    txn: WriteTransaction,
+    durable: bool,
+    charges: u64,
+    watermark: u64,
+    started: Instant,
+}
+
+fn stage(db: &Database, entries: &mut [Entry], seq: &Sequencer) -> Result<Staged, StoreError> {
     let started = Instant::now();
-    let charges = jobs.iter().filter(|j| j.journaled()).count() as u64;
+    let charges = entries.iter().filter(|e| e.charge.is_some()).count() as u64;
     // `None` only for a batch of charges only, and not when a checkpoint is
     // due: see the module's argument.
-    let durable = charges < jobs.len() as u64 || jobs.is_empty() || seq.checkpoint_due();
+    let durable = charges < entries.len() as u64 || entries.is_empty() || seq.checkpoint_due();
     let mut txn = db.begin_write()?;
     if !durable {
         txn.set_durability(Durability::None)
             .map_err(|e| StoreError::Database(e.to_string()))?;
     }
-    for job in jobs.iter_mut() {
+    for entry in entries.iter_mut() {
         // Dropping `txn` on error aborts it: nothing of the batch is written.
-        job.apply(&txn)?;
+        entry.job.apply(&txn)?;
     }
-    let applied = seq.applied + charges;
-    if charges > 0 {
-        txn.open_table(META)?
-            .insert(journal::META_APPLIED_SEQ, applied.to_be_bytes().as_slice())?;
+    let highest = entries
+        .iter()
+        .filter_map(|e| e.charge.as_ref().map(|c| c.0))
+        .max();
+    let watermark = highest.unwrap_or(0).max(seq.settled);
+    if watermark > seq.applied {
+        txn.open_table(META)?.insert(
+            journal::META_APPLIED_SEQ,
+            watermark.to_be_bytes().as_slice(),
+        )?;
     }
-    txn.commit()?;
-    seq.applied = applied;
-    if durable {
+    Ok(Staged {
+        txn,
+        durable,
+        charges,
+        watermark,
+        started,
+    })
+}
+
+fn commit(staged: Staged, stats: &WriterStats, seq: &mut Sequencer) -> Result<(), StoreError> {
+    staged.txn.commit()?;
+    seq.applied = seq.applied.max(staged.watermark);
+    if staged.durable {
         stats.durable_commits.fetch_add(1, Ordering::Relaxed);
         seq.pending = 0;
         seq.since = Instant::now();
-        seq.checkpoint = Some(applied);
+        // After the records of every batch so far: the journal is past them.
+        seq.journal.checkpoint(seq.applied);
     } else {
-        seq.pending += charges;
+        seq.pending += staged.charges;
     }
     stats.unflushed.store(seq.pending, Ordering::Relaxed);
     if let Some(observe) = stats.commit_observer.get() {
-        observe(started.elapsed());
+        observe(staged.started.elapsed());
     }
     Ok(())
 }
 
 #[cfg(test)]
-mod tests {
-    use crate::store::tables::META;
-    use crate::store::{Store, StoreError};
-    use std::sync::atomic::Ordering;
-
-    fn read(store: &Store, key: &[u8]) -> Option<Vec<u8>> {
-        store
-            .read(|tx| crate::store::Reader::get_raw(tx, META, key))
-            .unwrap()
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-    async fn a_failing_job_leaks_nothing_and_fails_no_one_else() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = std::sync::Arc::new(Store::open(dir.path()).unwrap());
-        // Two hundred callers waiting on the writer at once (joined, not
-        // spawned: every job is queued before the first is answered).
-        let mut calls = Vec::new();
-        for i in 0..200u32 {
-            let store = store.clone();
-            calls.push(async move {
-                store
-                    .write(move |txn| {
-                        let key = format!("job-{i}");
-                        txn.open_table(META)?
-                            .insert(key.as_bytes(), b"v".as_slice())?;
-                        // Every 50th job writes, then refuses: its write
-                        // must not survive.
-                        if i % 50 == 7 {
-                            return Err(StoreError::Conflict(format!("job {i} refuses")));
-                        }
-                        Ok(i)
-                    })
-                    .await
-            });
-        }
-        let mut failed = Vec::new();
-        for (i, result) in futures::future::join_all(calls)
-            .await
-            .into_iter()
-            .enumerate()
-        {
-            match result {
-                Ok(n) => assert_eq!(n as usize, i),
-                Err(StoreError::Conflict(_)) => failed.push(i),
-                Err(other) => panic!("unexpected {other}"),
-            }
-        }
-        assert_eq!(failed, vec![7, 57, 107, 157]);
-        for i in 0..200 {
-            let present = read(&store, format!("job-{i}").as_bytes()).is_some();
-            assert_eq!(present, i % 50 != 7, "job {i}");
-        }
-        let stats = store.writer_stats();
-        assert_eq!(stats.jobs.load(std::sync::atomic::Ordering::Relaxed), 196);
-    }
-
-    #[tokio::test]
-    async fn writes_after_close_are_refused_and_earlier_ones_are_durable() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path()).unwrap();
-        store
-            .write(|txn| {
-                txn.open_table(META)?
-                    .insert(b"kept".as_slice(), b"1".as_slice())?;
-                Ok(())
-            })
-            .await
-            .unwrap();
-        store.close();
-        let refused = store.write(|_| Ok(())).await;
-        assert_eq!(refused, Err(StoreError::Closed));
-        drop(store);
-        let reopened = Store::open(dir.path()).unwrap();
-        assert_eq!(read(&reopened, b"kept"), Some(b"1".to_vec()));
-    }
-
-    #[tokio::test]
-    async fn a_checkpoint_tick_leaves_the_queue_depth_at_zero() {
-        // The checkpoint thread queues a job of its own once a second while
-        // charges are only in the journal; the depth gauge counted the
-        // writer taking it but not the tick sending it, and wrapped below 0.
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path()).unwrap();
-        store
-            .write_journaled(b"charge".to_vec(), |_| Ok(()))
-            .await
-            .unwrap();
-        let stats = store.writer_stats();
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-        while stats.unflushed.load(Ordering::Relaxed) > 0 {
-            assert!(std::time::Instant::now() < deadline, "no checkpoint came");
-            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-        }
-        assert_eq!(stats.queued.load(Ordering::Relaxed), 0);
-        store.close();
-    }
-}
+#[path = "writer_tests.rs"]
+mod tests;
