@@ -389,7 +389,7 @@ pub fn targets(
         .collect();
     let tenants = match &event.audience {
         Audience::Tenant(id) => store
-            .read(|tx| TENANT_TABLE.get(tx, id.as_bytes()))?
+            .read_committed(|tx| TENANT_TABLE.get(tx, id.as_bytes()))?
             .into_iter()
             .collect(),
         Audience::EveryTenant => tenants::list(store)?,

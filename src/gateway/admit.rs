@@ -76,7 +76,7 @@ pub(crate) struct Admitted {
 pub(crate) fn admit(gateway: &Gateway, key: &ApiKey, estimate: u64) -> Result<Admitted, ApiError> {
     let tenant = gateway
         .store
-        .read(|tx| tenants::resolve(tx, &key.tenant_id))
+        .read_committed(|tx| tenants::resolve(tx, &key.tenant_id))
         .map_err(|e| ApiError::internal("reading the key's tenant", e))?;
     let claim = Claim {
         key,

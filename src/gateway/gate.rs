@@ -222,7 +222,7 @@ fn refuse(
                 };
                 let checked = gateway
                     .store
-                    .read(|tx| {
+                    .read_committed(|tx| {
                         consents::check(
                             tx,
                             &key.tenant_id,

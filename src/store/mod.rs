@@ -205,12 +205,27 @@ impl Store {
         &self.path
     }
 
-    /// Runs `f` on a consistent snapshot.
+    /// Runs `f` on a consistent snapshot that holds every charge answered
+    /// so far (it waits for the commit of charges answered before it, a
+    /// few microseconds at most; see `handover`).
     pub fn read<T>(
         &self,
         f: impl FnOnce(&ReadTransaction) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
         self.writer.wait_visible();
+        let txn = self.db.begin_read()?;
+        f(&txn)
+    }
+
+    /// [`Store::read`] without the wait: the last commit, which may lack
+    /// the charges of the last few microseconds. For the request path's
+    /// reads of what a charge does not decide (a tenant's policy, a consent
+    /// record, a webhook's settings), which must not stall a worker thread
+    /// behind the writer's commit.
+    pub fn read_committed<T>(
+        &self,
+        f: impl FnOnce(&ReadTransaction) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
         let txn = self.db.begin_read()?;
         f(&txn)
     }

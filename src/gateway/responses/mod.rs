@@ -239,7 +239,7 @@ fn forwarded(gateway: &Gateway, key: &ApiKey, request: &ResponsesRequest) -> boo
 fn retention(gateway: &Gateway, key: &ApiKey) -> (u32, u32) {
     gateway
         .store
-        .read(|tx| crate::tenants::resolve(tx, &key.tenant_id))
+        .read_committed(|tx| crate::tenants::resolve(tx, &key.tenant_id))
         .map(|t| (t.policy.retention_days, t.policy.high_risk_retention_days))
         .unwrap_or_else(|e| {
             // The tenant was read by the wallet check a moment ago; should
