@@ -220,17 +220,15 @@ fn the_own_labelled_set_has_600_cases_in_8_languages_and_a_held_out_part() {
 fn the_held_out_part_keeps_its_measured_level() {
     // The goals on this part are >= 95 % of prohibited and high
     // caught, <= 3 % of minimal raised, limited recall >= 90 % and every
-    // language >= 90 %. After the fourth train round (docs/compliance.md)
-    // the part measures 95/97 caught (97.9 %; 92.8 % after the third), 0 %
-    // raised, limited 100 %, English 88 % (84 %) and every other language
-    // 100 %, unchanged after the fifth and sixth rounds: every goal is met
-    // except English, still below 90 %. The goals
-    // that are met are asserted at the measured level (at least the goal);
-    // English holds its measured level so that no change makes it worse.
-    // Raise the floors as the rules improve, never lower them.
+    // language >= 90 %. After the seventh train round (docs/compliance.md)
+    // the part measures 96/97 caught (98.9 %; 95/97 after the fourth to
+    // sixth rounds), 0 % raised, limited 100 %, English 92 % (88 % before)
+    // and every other language 100 %: every goal is met. The floors are the
+    // measured levels (at least the goals). Raise them as the rules
+    // improve, never lower them.
     let report = eval_split(HELD_OUT, Some("heldout"));
     let shown = summary(&report);
-    assert!(rate(&report, &["catch_rate"]) >= 0.97, "{shown}");
+    assert!(rate(&report, &["catch_rate"]) >= 0.98, "{shown}");
     assert!(rate(&report, &["false_raise_rate"]) <= 0.03, "{shown}");
     assert!(
         rate(&report, &["accuracy", "limited", "rate"]) >= 0.90,
@@ -238,7 +236,7 @@ fn the_held_out_part_keeps_its_measured_level() {
     );
     for lang in LANGUAGES {
         let floor = match lang {
-            "en" => 0.88,
+            "en" => 0.92,
             _ => 1.0,
         };
         assert!(
@@ -313,9 +311,9 @@ fn cross_validation_by_phrasing_family_is_reported() {
 /// written. The leave-one-case-out catch rate is the share of prohibited
 /// and high train cases caught by terms that other cases use too: the
 /// practice rather than the sentence. Measured at 390 / 682 (57.2 %) in the
-/// fifth round and 478 / 780 (61.3 %) in the sixth, whose 144 fresh cases
-/// share terms with the older ones (docs/compliance.md); the floor keeps it
-/// from falling.
+/// fifth round, 478 / 780 (61.3 %) in the sixth, whose 144 fresh cases
+/// share terms with the older ones, and 564 / 878 (64.2 %) in the seventh
+/// (docs/compliance.md); the floor keeps it from falling.
 #[test]
 fn cross_validation_leaves_out_each_family_and_each_case_own_terms() {
     let dir = tempfile::tempdir().unwrap();
@@ -379,5 +377,5 @@ fn cross_validation_leaves_out_each_family_and_each_case_own_terms() {
     );
     let rate = caught as f64 / risky as f64;
     println!("  each case: {caught} / {risky} caught without its own terms ({rate:.3})");
-    assert!(rate >= 0.61, "leave-one-case-out catch {caught} / {risky}");
+    assert!(rate >= 0.64, "leave-one-case-out catch {caught} / {risky}");
 }

@@ -8,8 +8,8 @@ use serde_json::Value;
 
 use super::pack::{Edge, Role};
 use super::spans::{
-    Found, Pair, describe, distinct_tokens, inside_other_anchor, is_negated, near, overlaps, spans,
-    tokens,
+    Found, Pair, describe, distinct_tokens, dominant_language, inside_other_anchor, is_negated,
+    near, overlaps, spans, tokens,
 };
 use super::text::{self, Normalised};
 use super::{Classification, Classifier, Grey, Hit, Level, SHORT_TEXT_WORDS, SetAside, Source};
@@ -72,6 +72,8 @@ struct Tally {
     hits: Vec<(usize, Source, String)>,
     set_aside: Vec<SetAside>,
     anchored: Vec<usize>,
+    /// Rules with terms in a software tool's own prompt, not evaluated.
+    tool_prompt: Vec<usize>,
 }
 
 impl Classifier {
@@ -170,7 +172,7 @@ impl Classifier {
         messages: &Value,
         disabled: Option<&[bool]>,
     ) -> Scanned {
-        let texts = [
+        let mut texts = [
             (
                 Source::Purpose,
                 text::normalise(&text::declared_text(purpose, deployer_context)),
@@ -182,11 +184,16 @@ impl Classifier {
             (Source::Content, text::normalise(&text::user_text(messages))),
         ];
         let mut stopwords = vec![0; self.compiled.languages.len()];
-        let found = [
-            self.scan(&texts[0].1, disabled, &mut stopwords),
-            self.scan(&texts[1].1, disabled, &mut stopwords),
-            self.scan(&texts[2].1, disabled, &mut stopwords),
-        ];
+        let found = texts.each_mut().map(|(_, text)| {
+            let mut own = vec![0; stopwords.len()];
+            let found = self.scan(text, disabled, &mut own);
+            text.language = dominant_language(&own);
+            stopwords
+                .iter_mut()
+                .zip(&own)
+                .for_each(|(all, n)| *all += n);
+            found
+        });
         // A software tool's own prompt (a coding agent, an IDE assistant, an
         // SDK template) is written by its vendor about the model's work on
         // code, not about a use on people: what its words match is set
@@ -211,19 +218,20 @@ impl Classifier {
         let mut conversation_hit = false;
         for ((source, text), found) in s.texts.iter().zip(&s.found) {
             let source = *source;
+            if source == Source::Instructions && s.tool_prompt {
+                // A tool's own prompt is no use on people: its terms are
+                // not evaluated (the longest text of a coding agent's
+                // request, so this is most of its cost), only reported.
+                if found
+                    .iter()
+                    .any(|f| matches!(f.role, Role::Anchor(x) | Role::Purpose(x) if x == r))
+                {
+                    tally.tool_prompt.push(rule);
+                }
+                continue;
+            }
             match self.matches(rule, text, found, source, object_anywhere) {
                 Match::Hit(mut evidence) => {
-                    if source == Source::Instructions && s.tool_prompt {
-                        tally.set_aside.push(SetAside {
-                            rule: meta.id.clone(),
-                            source,
-                            why: format!(
-                                "{evidence}, but the system/developer instructions are a software tool's own prompt ({} tool terms), not a use on people",
-                                s.tool_markers
-                            ),
-                        });
-                        continue;
-                    }
                     let target = match (meta.exception_to, s.exception(rule)) {
                         (Some(to), Some(words)) => {
                             evidence.push_str(&format!(
@@ -237,11 +245,7 @@ impl Classifier {
                     conversation_hit |= source != Source::Purpose;
                     tally.hits.push((target, source, evidence));
                 }
-                Match::AnchorOnly
-                    if source != Source::Purpose
-                        && meta.level >= Level::High
-                        && !(source == Source::Instructions && s.tool_prompt) =>
-                {
+                Match::AnchorOnly if source != Source::Purpose && meta.level >= Level::High => {
                     tally.anchored.push(rule)
                 }
                 Match::Suppressed(why) => tally.set_aside.push(SetAside {
@@ -279,9 +283,21 @@ impl Classifier {
         let rules = &self.compiled.rules;
         let Tally {
             mut hits,
-            set_aside,
+            mut set_aside,
             mut anchored,
+            tool_prompt,
         } = tally;
+        if !tool_prompt.is_empty() {
+            let ids: Vec<&str> = tool_prompt.iter().map(|&r| rules[r].id.as_str()).collect();
+            set_aside.push(SetAside {
+                rule: ids.join(", "),
+                source: Source::Instructions,
+                why: format!(
+                    "a software tool's own prompt ({} tool terms), not a use on people: the terms of these rules there were not evaluated",
+                    s.tool_markers
+                ),
+            });
+        }
         hits.sort_by_key(|&(rule, source, _)| {
             (std::cmp::Reverse(rules[rule].level), source.rank(), rule)
         });

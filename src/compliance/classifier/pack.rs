@@ -167,8 +167,13 @@ pub(super) enum Role {
     Exception(u16),
     Person,
     ToolPrompt,
-    Negation,
-    NegationAfter,
+    /// A negation before an act, of the pack with this language number:
+    /// it counts only in a text of that language (or of none clearly), so
+    /// the Spanish "no" does not negate the Portuguese "no perfil" ("in
+    /// the profile").
+    Negation(u8),
+    /// A negation right after an act, of the pack with this language.
+    NegationAfter(u8),
     Building,
     Meta,
     Fiction,
@@ -349,11 +354,11 @@ fn add_pack(
     add(builder, &f.persons, Role::Person, None)?;
     add(builder, &f.tool_prompt, Role::ToolPrompt, None)?;
     add(builder, &f.building, Role::Building, None)?;
-    add(builder, &f.negation, Role::Negation, Some(Edge::Word))?;
+    add(builder, &f.negation, Role::Negation(lang), Some(Edge::Word))?;
     add(
         builder,
         &f.negation_after,
-        Role::NegationAfter,
+        Role::NegationAfter(lang),
         Some(Edge::Word),
     )?;
     for (id, terms) in &pack.rules {

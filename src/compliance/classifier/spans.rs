@@ -51,14 +51,33 @@ pub(super) fn inside_other_anchor(anchors: &[(u32, u32)], act: (u32, u32)) -> bo
 /// Whether an act is negated: "do not rank them", "ne les classe pas",
 /// "bewerte sie nicht". A negation comes at most two words before the act,
 /// or (German, Dutch and French word order) right after it; one that is
-/// part of the act ("never cancel") does not count.
+/// part of the act ("never cancel") does not count. A negation word counts
+/// only in a text of its pack's language, or one whose language is unclear
+/// (`text.language` is None): the Spanish "no" is the Portuguese "in the".
 pub(super) fn is_negated(text: &Normalised, found: &[Found], act: (u32, u32)) -> bool {
     let same_sentence = |a: u32, b: u32| text.sentences[a as usize] == text.sentences[b as usize];
+    let ours = |lang: u8| text.language.is_none_or(|l| l == lang);
     found.iter().any(|f| match f.role {
-        Role::Negation => f.last < act.0 && act.0 - f.last <= 2 && same_sentence(f.last, act.0),
-        Role::NegationAfter => f.token == act.1 + 1 && same_sentence(f.token, act.1),
+        Role::Negation(lang) if ours(lang) => {
+            f.last < act.0 && act.0 - f.last <= 2 && same_sentence(f.last, act.0)
+        }
+        Role::NegationAfter(lang) if ours(lang) => {
+            f.token == act.1 + 1 && same_sentence(f.token, act.1)
+        }
         _ => false,
     })
+}
+
+/// The language of a text: the pack with strictly the most stop words in
+/// it, or None (no stop word, or a tie such as a short Spanish or
+/// Portuguese sentence).
+pub(super) fn dominant_language(stopwords: &[usize]) -> Option<u8> {
+    let best = stopwords.iter().copied().max().filter(|&n| n > 0)?;
+    let mut at = stopwords.iter().enumerate().filter(|&(_, &n)| n == best);
+    match (at.next(), at.next()) {
+        (Some((lang, _)), None) => u8::try_from(lang).ok(),
+        _ => None,
+    }
 }
 
 /// The number of distinct tokens where a role was found.

@@ -373,6 +373,27 @@ fn a_negated_act_is_no_act() {
 }
 
 #[test]
+fn a_negation_counts_only_in_its_own_language() {
+    // Spanish "no" negates; the Portuguese "no" is "in the" ("no fim" = "at
+    // the end"), so it must not negate a Portuguese act after it.
+    assert_eq!(
+        level("No rechaces a ningún candidato por su edad; resume sus currículums."),
+        Level::Minimal
+    );
+    assert_eq!(
+        level(
+            "Analisa o perfil de cada candidato e no fim rejeita os que tiverem mais de 50 anos."
+        ),
+        Level::High
+    );
+    // Words that are negations in both languages still negate in either.
+    assert_eq!(
+        level("Nunca rejeites os candidatos pela idade; resume os currículos deles."),
+        Level::Minimal
+    );
+}
+
+#[test]
 fn a_term_that_is_anchor_and_act_is_an_act_for_the_other_anchors_only() {
     // "licencier" is both: with the anchor "indicateurs de performance"
     // it is the act; alone it does not pair with itself, and a letter

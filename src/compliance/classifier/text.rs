@@ -23,6 +23,9 @@ pub(super) struct Normalised {
     pub sentences: Vec<u32>,
     /// Tokens with a letter (numbers are no evidence of a language).
     pub words: usize,
+    /// The pack language whose stop words the text has most of, set by the
+    /// scan; None when unclear.
+    pub language: Option<u8>,
 }
 
 impl Normalised {
@@ -59,6 +62,7 @@ pub(super) fn normalise(text: &str) -> Normalised {
         starts: Vec::with_capacity(text.len() / 5),
         sentences: Vec::with_capacity(text.len() / 5),
         words: 0,
+        language: None,
     };
     let mut sentence = 0u32;
     let mut in_token = false;
@@ -82,6 +86,14 @@ pub(super) fn normalise(text: &str) -> Normalised {
                 in_token = true;
                 has_letter = false;
                 has_leet = false;
+            }
+            if c.is_ascii() {
+                // Most text: no case mapping tables, nothing to fold.
+                let lower = c.to_ascii_lowercase();
+                has_letter |= lower.is_ascii_alphabetic();
+                has_leet |= matches!(lower, '0' | '1' | '3' | '4');
+                out.text.push(lower);
+                continue;
             }
             for lower in c.to_lowercase() {
                 match fold(lower) {
