@@ -9,7 +9,7 @@
 //! answer waits the few microseconds until that commit is visible
 //! ([`Visibility`]): what a client was told it spent, every read sees.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
@@ -71,6 +71,9 @@ const LONGEST_WAIT: Duration = Duration::from_secs(2);
 pub(super) struct Visibility {
     staged: AtomicU64,
     settled: AtomicU64,
+    /// Readers blocked in [`Visibility::wait`]: without any, a commit wakes
+    /// no one (a futex call per batch saved).
+    waiting: AtomicUsize,
     lock: Mutex<()>,
     changed: Condvar,
 }
@@ -88,7 +91,9 @@ impl Visibility {
             self.settled
                 .store(self.staged.load(Ordering::SeqCst), Ordering::SeqCst);
         }
-        self.changed.notify_all();
+        if self.waiting.load(Ordering::SeqCst) > 0 {
+            self.changed.notify_all();
+        }
     }
 
     /// Returns once every transaction staged before the call has settled:
@@ -99,6 +104,10 @@ impl Visibility {
             return;
         }
         let mut guard = self.lock.lock().expect("visibility lock");
+        // Counted under the lock `settle` takes before it looks: a commit
+        // that settles after this either sees the count or is seen below.
+        self.waiting.fetch_add(1, Ordering::SeqCst);
+        let _counted = Uncount(&self.waiting);
         while self.settled.load(Ordering::SeqCst) < want {
             let (next, timeout) = self
                 .changed
@@ -109,6 +118,15 @@ impl Visibility {
                 return;
             }
         }
+    }
+}
+
+/// Takes a reader off the waiting count however its wait ends.
+struct Uncount<'a>(&'a AtomicUsize);
+
+impl Drop for Uncount<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
