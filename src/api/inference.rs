@@ -41,13 +41,14 @@ impl FromRequestParts<AppState> for Inference {
 
 impl Inference {
     /// Runs `handle` within the key's per-minute limit and the server span
-    /// named for `operation` ([`limited`]).
-    pub async fn serve(
-        &self,
+    /// named for `operation` ([`limited`], which boxes it: not an `async
+    /// fn`, which would keep its own copy of `handle` in its future).
+    pub fn serve<'a>(
+        &'a self,
         operation: &'static str,
-        handle: impl Future<Output = Result<Response, ApiError>>,
-    ) -> Response {
-        limited(&self.state, &self.key, &self.headers, operation, handle).await
+        handle: impl Future<Output = Result<Response, ApiError>> + 'a,
+    ) -> impl Future<Output = Response> + 'a {
+        limited(&self.state, &self.key, &self.headers, operation, handle)
     }
 
     /// The request's `x-request-id`, or "".

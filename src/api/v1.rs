@@ -94,21 +94,26 @@ pub(crate) async fn answer_chat(
 /// Runs `handle` when the key's per-minute limit allows it (the limit's
 /// headers go on every answer), inside the server span named for
 /// `operation`: the frame of every inference route.
-pub(crate) async fn limited(
-    state: &AppState,
-    key: &ApiKey,
-    headers: &HeaderMap,
+///
+/// `handle` (the whole pipeline, 10 to 30 KB as a future) is boxed once,
+/// here: passed by value through the frame's async functions, each kept
+/// its own copy and the handler's future grew to 76 KB, copied whole when
+/// axum boxed it and again at every layer, about 175 KB of memmove per
+/// request (docs/benchmarks.md, "The request path's CPU").
+pub(crate) fn limited<'a>(
+    state: &'a AppState,
+    key: &'a ApiKey,
+    headers: &'a HeaderMap,
     operation: &'static str,
-    handle: impl Future<Output = Result<Response, ApiError>>,
-) -> Response {
+    handle: impl Future<Output = Result<Response, ApiError>> + 'a,
+) -> impl Future<Output = Response> + 'a {
     traced(
         state,
         key,
         headers,
         operation,
-        with_rate_limit(state, key, handle),
+        with_rate_limit(state, key, Box::pin(handle)),
     )
-    .await
 }
 
 /// The request's `x-request-id` (the request-id layer sets one), or "".

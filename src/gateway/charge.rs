@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 
 use super::charge_record::{AuditFacts, ChargeRecord, HeldFacts};
 use super::gate::Compliance;
+use super::output::Output;
 use super::respond::{billing_view, explain};
 use super::{Attempt, Gateway, Served, truncate};
 use crate::audit;
@@ -170,7 +171,7 @@ impl Extensions {
     fn charge_record(
         &self,
         record: &UsageRecord,
-        output: &str,
+        output: Output<'_>,
         completed: bool,
         hold: Option<Hold>,
     ) -> ChargeRecord {
@@ -229,7 +230,12 @@ impl Extensions {
     /// The conversation record, when the tenant's policy logs bodies: the
     /// request and the answer's `output` as the logs keep them, until the
     /// retention of the request's risk level runs out.
-    fn conversation(&self, record: &UsageRecord, kept: Kept, output: &str) -> Option<Conversation> {
+    fn conversation(
+        &self,
+        record: &UsageRecord,
+        kept: Kept,
+        output: Output<'_>,
+    ) -> Option<Conversation> {
         let c = &self.compliance;
         let retention_days = if self.level >= Level::High {
             c.policy.high_risk_retention_days
@@ -250,7 +256,7 @@ impl Extensions {
             model: record.model.clone(),
             cost: record.cost,
             request: c.request.clone().unwrap_or_default(),
-            response: c.logged(output).into_owned(),
+            response: output.logged(c),
             erased: false,
         })
     }
@@ -330,13 +336,13 @@ impl Extensions {
         completion_tokens: u64,
         estimated: bool,
         completed: bool,
-        output: &str,
+        output: impl Into<Output<'_>>,
         hold: Option<Hold>,
     ) -> Result<Charged, ApiError> {
         // The upstream spent the tokens whether or not the charge fits.
         self.settle(prompt_tokens + completion_tokens);
         let record = self.record(prompt_tokens, completion_tokens, estimated)?;
-        self.commit(record, completed, output, hold).await
+        self.commit(record, completed, output.into(), hold).await
     }
 
     fn settle(&self, tokens: u64) {
@@ -353,7 +359,7 @@ impl Extensions {
         (prompt_tokens, completion_tokens): (u64, u64),
         priced: Option<u64>,
         estimated: bool,
-        output: &str,
+        output: impl Into<Output<'_>>,
         mut answer: Value,
     ) -> Result<Value, ApiError> {
         self.settle(prompt_tokens + completion_tokens);
@@ -367,7 +373,7 @@ impl Extensions {
             review_id: review_id.clone(),
             completion: answer,
         };
-        self.commit(record, true, output, Some(hold)).await?;
+        self.commit(record, true, output.into(), Some(hold)).await?;
         tracing::info!(review = %review_id, request_id = %self.record.request_id, "answer held for human review");
         Ok(json!({ "id": review_id, "object": "review", "status": "pending" }))
     }
@@ -378,21 +384,21 @@ impl Extensions {
         &self,
         cost: u64,
         estimated: bool,
-        output: &str,
+        output: impl Into<Output<'_>>,
         hold: Option<Hold>,
     ) -> Result<Charged, ApiError> {
         let record = UsageRecord {
             cost,
             ..self.record(0, 0, estimated)?
         };
-        self.commit(record, true, output, hold).await
+        self.commit(record, true, output.into(), hold).await
     }
 
     async fn commit(
         &self,
         record: UsageRecord,
         completed: bool,
-        output: &str,
+        output: Output<'_>,
         hold: Option<Hold>,
     ) -> Result<Charged, ApiError> {
         let entry = self.charge_record(&record, output, completed, hold);
@@ -406,7 +412,7 @@ impl Extensions {
         hold.release();
         self.sampler
             .offer_output(&record.tenant_id, &record.request_id, || {
-                answer_text(output)
+                output.answer_text()
             });
         self.after_charge().run(&record, &charged, completed);
         Ok(charged)
@@ -414,19 +420,19 @@ impl Extensions {
 
     /// Charges from a context that cannot wait (a stream dropped by its
     /// caller): the charge runs on its own task and still commits.
-    pub fn charge_detached(
+    pub fn charge_detached<'o>(
         &self,
         prompt_tokens: u64,
         completion_tokens: u64,
         estimated: bool,
-        output: &str,
+        output: impl Into<Output<'o>>,
     ) {
         self.settle(prompt_tokens + completion_tokens);
         // Already logged by `record` when refused.
         let Ok(record) = self.record(prompt_tokens, completion_tokens, estimated) else {
             return;
         };
-        let entry = self.charge_record(&record, output, false, None);
+        let entry = self.charge_record(&record, output.into(), false, None);
         let (store, keys) = (self.store.clone(), self.keys.clone());
         // The task keeps the reservation until the charge is in memory.
         let hold = self.admission.clone();
@@ -489,21 +495,6 @@ fn pii_label(label: &str) -> &'static str {
         .map(|k| k.label())
         .find(|l| *l == label)
         .unwrap_or("CUSTOM")
-}
-
-/// The text of an answer: a completion's message contents, or a stream's
-/// relayed text as it is.
-fn answer_text(output: &str) -> String {
-    match serde_json::from_str::<Value>(output) {
-        Ok(completion) if completion["choices"].is_array() => completion["choices"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|c| crate::providers::content_text(&c["message"]["content"]))
-            .collect::<Vec<_>>()
-            .join("\n"),
-        _ => output.to_owned(),
-    }
 }
 
 /// Charges through the journal (see `store::journal`): the charge and what

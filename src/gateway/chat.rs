@@ -11,6 +11,7 @@ use futures::StreamExt;
 use serde_json::{Value, json};
 
 use super::gate::{Compliance, GateInput};
+use super::output::Output;
 use super::walk::{ChatCall, Walk, Walked, completion_allowance, reserve_key_tokens};
 use super::{
     Attempt, ChatOutcome, Extensions, Gateway, Served, admit, estimated_cost, expected_output,
@@ -461,21 +462,22 @@ async fn finish(
         // The review releases the answer in the caller's wire.
         let answer = match served.endpoint {
             Endpoint::Messages => wire::messages_answer::to_message(&completion, &served.requested),
-            _ => completion,
+            _ => completion.clone(),
         };
         let held = extensions
             .charge_held(
                 (prompt, completion_tokens),
                 None,
                 estimated,
-                &output,
+                Output::completion(&output, &completion),
                 answer,
             )
             .await?;
         return Ok(ChatOutcome::Held(held));
     }
+    let logged = Output::completion(&output, &completion);
     let charged = extensions
-        .charge(prompt, completion_tokens, estimated, true, &output, None)
+        .charge(prompt, completion_tokens, estimated, true, logged, None)
         .await?;
     extensions.apply(&mut completion, &charged);
     Ok(ChatOutcome::Complete(completion))

@@ -28,6 +28,7 @@ pub mod media;
 pub mod messages;
 pub mod multimodal;
 pub mod native;
+mod output;
 mod parts;
 mod respond;
 pub mod responses;
