@@ -471,4 +471,4 @@ fn run(mut segments: Segments, messages: mpsc::Receiver<Message>, stats: &Journa
 
 #[cfg(test)]
 #[path = "journal_tests.rs"]
-mod tests;
+pub(super) mod tests;

@@ -1,4 +1,5 @@
 //! The writer's batching, failure isolation and close.
+use crate::store::journal::tests::add_to_total as add_amount;
 use crate::store::tables::META;
 use crate::store::{Store, StoreError};
 use std::sync::atomic::Ordering;
@@ -94,21 +95,6 @@ async fn a_checkpoint_tick_leaves_the_queue_depth_at_zero() {
     }
     assert_eq!(stats.queued.load(Ordering::Relaxed), 0);
     store.close();
-}
-
-/// Adds the amount a charge's record names to a running total in META.
-fn add_amount(txn: &redb::WriteTransaction, record: &[u8]) -> Result<(), StoreError> {
-    use redb::ReadableTable;
-    let amount: u64 = std::str::from_utf8(record).unwrap().parse().unwrap();
-    let mut table = txn.open_table(META)?;
-    let total = table
-        .get(b"test_total".as_slice())?
-        .map_or(0, |v| u64::from_be_bytes(v.value().try_into().unwrap()));
-    table.insert(
-        b"test_total".as_slice(),
-        (total + amount).to_be_bytes().as_slice(),
-    )?;
-    Ok(())
 }
 
 fn total(store: &Store) -> u64 {
