@@ -58,7 +58,8 @@ pub(super) fn inside_other_anchor(anchors: &[(u32, u32)], act: (u32, u32)) -> bo
 pub(super) fn is_negated(text: &Normalised, found: &[Found], act: (u32, u32)) -> bool {
     let same_sentence = |a: u32, b: u32| text.sentences[a as usize] == text.sentences[b as usize];
     let ours = |lang: u8| text.language.is_none_or(|l| l == lang);
-    let negation = |role: Role| matches!(role, Role::Negation(l) | Role::NegationAfter(l) if ours(l));
+    let negation =
+        |role: Role| matches!(role, Role::Negation(l) | Role::NegationAfter(l) if ours(l));
     // An act written with its negation ("pas renouvel", "not be renewed",
     // "no renov") is a negative decision, itself the act: not negated.
     if found
