@@ -220,15 +220,15 @@ fn the_own_labelled_set_has_600_cases_in_8_languages_and_a_held_out_part() {
 fn the_held_out_part_keeps_its_measured_level() {
     // The goals on this part are >= 95 % of prohibited and high
     // caught, <= 3 % of minimal raised, limited recall >= 90 % and every
-    // language >= 90 %. After the seventh train round (docs/compliance.md)
-    // the part measures 96/97 caught (98.9 %; 95/97 after the fourth to
-    // sixth rounds), 0 % raised, limited 100 %, English 92 % (88 % before)
-    // and every other language 100 %: every goal is met. The floors are the
-    // measured levels (at least the goals). Raise them as the rules
-    // improve, never lower them.
+    // language >= 90 %. After the eighth train round (docs/compliance.md)
+    // the part measures 97/97 caught (96/97 after the seventh round, 95/97
+    // after the fourth to sixth), 0 % raised, limited 100 %, English 96 %
+    // (92 % after the seventh) and every other language 100 %: every goal
+    // is met. The floors are the measured levels (at least the goals).
+    // Raise them as the rules improve, never lower them.
     let report = eval_split(HELD_OUT, Some("heldout"));
     let shown = summary(&report);
-    assert!(rate(&report, &["catch_rate"]) >= 0.98, "{shown}");
+    assert!(rate(&report, &["catch_rate"]) >= 1.0, "{shown}");
     assert!(rate(&report, &["false_raise_rate"]) <= 0.03, "{shown}");
     assert!(
         rate(&report, &["accuracy", "limited", "rate"]) >= 0.90,
@@ -236,7 +236,7 @@ fn the_held_out_part_keeps_its_measured_level() {
     );
     for lang in LANGUAGES {
         let floor = match lang {
-            "en" => 0.92,
+            "en" => 0.96,
             _ => 1.0,
         };
         assert!(
@@ -312,7 +312,9 @@ fn cross_validation_by_phrasing_family_is_reported() {
 /// and high train cases caught by terms that other cases use too: the
 /// practice rather than the sentence. Measured at 390 / 682 (57.2 %) in the
 /// fifth round, 478 / 780 (61.3 %) in the sixth, whose 144 fresh cases
-/// share terms with the older ones, and 564 / 878 (64.2 %) in the seventh
+/// share terms with the older ones, 564 / 878 (64.2 %) in the seventh and
+/// 668 / 973 (68.7 %) in the eighth, whose practice groups (deceit,
+/// consumer decisions, exploitative offers) are shared by many cases
 /// (docs/compliance.md); the floor keeps it from falling.
 #[test]
 fn cross_validation_leaves_out_each_family_and_each_case_own_terms() {
@@ -377,5 +379,5 @@ fn cross_validation_leaves_out_each_family_and_each_case_own_terms() {
     );
     let rate = caught as f64 / risky as f64;
     println!("  each case: {caught} / {risky} caught without its own terms ({rate:.3})");
-    assert!(rate >= 0.64, "leave-one-case-out catch {caught} / {risky}");
+    assert!(rate >= 0.68, "leave-one-case-out catch {caught} / {risky}");
 }

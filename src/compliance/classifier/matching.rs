@@ -149,14 +149,26 @@ impl Classifier {
         let scanned = self.scan_request(purpose, deployer_context, messages, disabled);
         let rules = &self.compiled.rules;
         // Only rules with a purpose term or an anchor somewhere can match:
-        // usually none or a few, so the others cost nothing.
+        // usually none or a few, so the others cost nothing. The terms of a
+        // software tool's own prompt are not evaluated at all, only listed:
+        // a rule found only there is no candidate.
         let mut candidate = vec![false; rules.len()];
-        for f in scanned.found.iter().flatten() {
-            if let Role::Anchor(r) | Role::Purpose(r) = f.role {
-                candidate[r as usize] = true;
+        let mut in_tool_prompt = vec![false; rules.len()];
+        for (i, found) in scanned.found.iter().enumerate() {
+            let listed_only = scanned.tool_prompt && scanned.texts[i].0 == Source::Instructions;
+            for f in found {
+                if let Role::Anchor(r) | Role::Purpose(r) = f.role {
+                    match listed_only {
+                        true => in_tool_prompt[r as usize] = true,
+                        false => candidate[r as usize] = true,
+                    }
+                }
             }
         }
-        let mut tally = Tally::default();
+        let mut tally = Tally {
+            tool_prompt: (0..rules.len()).filter(|&r| in_tool_prompt[r]).collect(),
+            ..Tally::default()
+        };
         for rule in (0..rules.len()).filter(|&r| candidate[r]) {
             self.match_rule(rule, &scanned, &mut tally);
         }
@@ -221,13 +233,8 @@ impl Classifier {
             if source == Source::Instructions && s.tool_prompt {
                 // A tool's own prompt is no use on people: its terms are
                 // not evaluated (the longest text of a coding agent's
-                // request, so this is most of its cost), only reported.
-                if found
-                    .iter()
-                    .any(|f| matches!(f.role, Role::Anchor(x) | Role::Purpose(x) if x == r))
-                {
-                    tally.tool_prompt.push(rule);
-                }
+                // request, so this is most of its cost), only listed
+                // (`run`).
                 continue;
             }
             match self.matches(rule, text, found, source, object_anywhere) {

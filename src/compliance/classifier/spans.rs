@@ -50,13 +50,24 @@ pub(super) fn inside_other_anchor(anchors: &[(u32, u32)], act: (u32, u32)) -> bo
 
 /// Whether an act is negated: "do not rank them", "ne les classe pas",
 /// "bewerte sie nicht". A negation comes at most two words before the act,
-/// or (German, Dutch and French word order) right after it; one that is
-/// part of the act ("never cancel") does not count. A negation word counts
+/// or (German, Dutch and French word order) right after it. An act that
+/// holds a negation itself ("never cancel", "pas renouvel", "not be
+/// renewed") is not negated at all: it names a negative decision. A negation word counts
 /// only in a text of its pack's language, or one whose language is unclear
 /// (`text.language` is None): the Spanish "no" is the Portuguese "in the".
 pub(super) fn is_negated(text: &Normalised, found: &[Found], act: (u32, u32)) -> bool {
     let same_sentence = |a: u32, b: u32| text.sentences[a as usize] == text.sentences[b as usize];
     let ours = |lang: u8| text.language.is_none_or(|l| l == lang);
+    let negation =
+        |role: Role| matches!(role, Role::Negation(l) | Role::NegationAfter(l) if ours(l));
+    // An act written with its negation ("pas renouvel", "not be renewed",
+    // "no renov") is a negative decision, itself the act: not negated.
+    if found
+        .iter()
+        .any(|f| negation(f.role) && f.token >= act.0 && f.last <= act.1)
+    {
+        return false;
+    }
     found.iter().any(|f| match f.role {
         Role::Negation(lang) if ours(lang) => {
             f.last < act.0 && act.0 - f.last <= 2 && same_sentence(f.last, act.0)

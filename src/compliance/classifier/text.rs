@@ -137,21 +137,21 @@ pub(super) fn normalise(text: &str) -> Normalised {
     out
 }
 
-/// Replaces leetspeak digits in the token at `start..` (ASCII for ASCII, so
-/// byte offsets are unchanged).
+/// Replaces leetspeak digits in the token at `start..` in place (ASCII for
+/// ASCII, so byte offsets are unchanged and nothing is allocated).
 fn fold_leetspeak(text: &mut String, start: usize) {
-    let folded: String = text[start..]
-        .chars()
-        .map(|c| match c {
-            '0' => 'o',
-            '1' => 'i',
-            '3' => 'e',
-            '4' => 'a',
-            c => c,
-        })
-        .collect();
-    text.truncate(start);
-    text.push_str(&folded);
+    let mut at = start;
+    while let Some(offset) = text[at..].find(['0', '1', '3', '4']) {
+        at += offset;
+        let letter = match text.as_bytes()[at] {
+            b'0' => "o",
+            b'1' => "i",
+            b'3' => "e",
+            _ => "a",
+        };
+        text.replace_range(at..at + 1, letter);
+        at += 1;
+    }
 }
 
 fn is_invisible(c: char) -> bool {
