@@ -175,7 +175,10 @@ fn a_journal_that_starts_above_the_watermark_is_refused() {
 /// A charge, for the recovery tests: adds the amount its record names to a
 /// running total (not idempotent by itself: only the watermark makes a
 /// second replay harmless).
-pub(in crate::store) fn add_to_total(txn: &redb::WriteTransaction, record: &[u8]) -> Result<(), StoreError> {
+pub(in crate::store) fn add_to_total(
+    txn: &redb::WriteTransaction,
+    record: &[u8],
+) -> Result<(), StoreError> {
     use redb::ReadableTable;
     let amount: u64 = std::str::from_utf8(record).unwrap().parse().unwrap();
     let mut table = txn.open_table(crate::store::tables::META)?;
