@@ -96,6 +96,16 @@ impl Visibility {
         }
     }
 
+    /// Every transaction staged so far has settled.
+    pub(super) fn is_settled(&self) -> bool {
+        self.settled.load(Ordering::SeqCst) >= self.staged.load(Ordering::SeqCst)
+    }
+
+    /// A reader is blocked in [`Visibility::wait`].
+    pub(super) fn has_readers(&self) -> bool {
+        self.waiting.load(Ordering::SeqCst) > 0
+    }
+
     /// Returns once every transaction staged before the call has settled:
     /// a read that starts then sees every charge answered so far.
     pub(super) fn wait(&self) {

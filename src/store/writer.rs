@@ -51,13 +51,13 @@ use std::thread::JoinHandle;
 
 use std::time::{Duration, Instant};
 
-use redb::{Database, Durability, WriteTransaction};
+use redb::{Database, WriteTransaction};
 use tokio::sync::{mpsc, oneshot};
 
 use super::StoreError;
-use super::handover::{Answer, Meeting, Visibility};
-use super::journal::{self, Append, Journal, JournalStats};
-use super::tables::META;
+use super::handover::{Answer, Visibility};
+use super::journal::{Journal, JournalStats};
+use batch::{Open, end_open, run_batch};
 
 /// Upper bound of jobs in one transaction, so a burst cannot make one
 /// caller's answer wait behind an unbounded batch.
@@ -79,12 +79,37 @@ fn checkpoint_every() -> Duration {
 }
 /// The same bound, in charges.
 pub const CHECKPOINT_RECORDS: u64 = 8_192;
+/// How long answered charges may wait in the open transaction for more
+/// before it commits; a read that waits for them asks for the commit at
+/// once.
+const COMMIT_DELAY: Duration = Duration::from_millis(1);
+/// The most charges the open transaction takes before it commits.
+const MAX_OPEN: usize = 4_096;
+
+/// What a queued job is, for the writer's commit decision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// A charge: journaled, answered before its commit.
+    Charge,
+    /// Any other write: answered after an `Immediate` commit.
+    Write,
+    /// A reader's request that the open transaction commit now.
+    Flush,
+}
 
 trait Job: Answer {
     fn apply(&mut self, txn: &WriteTransaction) -> Result<(), StoreError>;
+    fn kind(&self) -> Kind;
     /// A charge: its journal record, until handed to the journal.
-    fn journaled(&self) -> bool;
     fn take_record(&mut self) -> Vec<u8>;
+    /// An applied charge: what applies it again if its transaction must be
+    /// aborted, and what answers its caller.
+    fn split(self: Box<Self>) -> (Box<dyn Again>, Box<dyn Answer>);
+}
+
+/// An answered charge's work, kept until its transaction commits.
+trait Again: Send {
+    fn again(&mut self, txn: &WriteTransaction) -> Result<(), StoreError>;
 }
 
 struct TypedJob<T, F> {
@@ -92,38 +117,88 @@ struct TypedJob<T, F> {
     output: Option<T>,
     reply: oneshot::Sender<Result<T, StoreError>>,
     record: Option<Vec<u8>>,
+    kind: Kind,
 }
 
-impl<T: Send, F: Send> Answer for TypedJob<T, F> {
+/// The caller's half of a job: its output and where it goes.
+struct Reply<T> {
+    output: Option<T>,
+    reply: oneshot::Sender<Result<T, StoreError>>,
+}
+
+impl<T: Send> Answer for Reply<T> {
     fn answer(self: Box<Self>, outcome: Result<(), StoreError>) {
-        let this = *self;
-        let result = match (outcome, this.output) {
+        let result = match (outcome, self.output) {
             (Ok(()), Some(output)) => Ok(output),
             (Ok(()), None) => Err(StoreError::Database("job committed without output".into())),
             (Err(e), _) => Err(e),
         };
         // The caller may have gone away; its write is durable regardless.
-        let _ = this.reply.send(result);
+        let _ = self.reply.send(result);
+    }
+}
+
+impl<T: Send, F: Send> Answer for TypedJob<T, F> {
+    fn answer(self: Box<Self>, outcome: Result<(), StoreError>) {
+        let this = *self;
+        Box::new(Reply {
+            output: this.output,
+            reply: this.reply,
+        })
+        .answer(outcome);
+    }
+}
+
+struct Work<F>(F);
+
+impl<T, F> Again for Work<F>
+where
+    F: FnMut(&WriteTransaction) -> Result<T, StoreError> + Send,
+{
+    fn again(&mut self, txn: &WriteTransaction) -> Result<(), StoreError> {
+        (self.0)(txn).map(|_| ())
     }
 }
 
 impl<T, F> Job for TypedJob<T, F>
 where
-    T: Send,
-    F: FnMut(&WriteTransaction) -> Result<T, StoreError> + Send,
+    T: Send + 'static,
+    F: FnMut(&WriteTransaction) -> Result<T, StoreError> + Send + 'static,
 {
     fn apply(&mut self, txn: &WriteTransaction) -> Result<(), StoreError> {
         self.output = Some((self.work)(txn)?);
         Ok(())
     }
 
-    fn journaled(&self) -> bool {
-        self.record.is_some()
+    fn kind(&self) -> Kind {
+        self.kind
     }
 
     fn take_record(&mut self) -> Vec<u8> {
         self.record.take().unwrap_or_default()
     }
+
+    fn split(self: Box<Self>) -> (Box<dyn Again>, Box<dyn Answer>) {
+        let this = *self;
+        let reply = Reply {
+            output: this.output,
+            reply: this.reply,
+        };
+        (Box::new(Work(this.work)), Box::new(reply))
+    }
+}
+
+/// A job that writes nothing: the ticker's checkpoint (`Write`) or a
+/// reader's flush.
+fn empty_job(kind: Kind) -> Box<dyn Job> {
+    let (reply, _) = oneshot::channel::<Result<(), StoreError>>();
+    Box::new(TypedJob {
+        work: |_: &WriteTransaction| Ok(()),
+        output: None,
+        reply,
+        record: None,
+        kind,
+    })
 }
 
 /// Counters describing the writer's batching, for benchmarks and metrics.
@@ -138,6 +213,9 @@ pub struct WriterStats {
     pub durable_commits: AtomicU64,
     /// Charges committed to redb since its last durable commit.
     pub unflushed: AtomicU64,
+    /// Charges applied again after a later job aborted their open
+    /// transaction.
+    pub reapplied: AtomicU64,
     /// The journal's group commit.
     pub journal: Arc<JournalStats>,
     /// Told the duration of every write transaction, commit and fsync
@@ -188,12 +266,19 @@ struct Sequencer {
     /// Set by a commit that failed after its charges were answered: the
     /// writer refuses everything after it (see the module's last note).
     stopped: Option<StoreError>,
+    /// The transaction batches are applied to until it commits.
+    open: Option<Open>,
 }
 
 impl Sequencer {
     fn checkpoint_due(&self) -> bool {
         self.pending > 0
             && (self.pending >= CHECKPOINT_RECORDS || self.since.elapsed() >= self.every)
+    }
+
+    /// When the open transaction must commit even if nothing else comes.
+    fn open_until(&self) -> Option<Instant> {
+        self.open.as_ref().map(|open| open.since + COMMIT_DELAY)
     }
 }
 
@@ -205,12 +290,12 @@ impl Writer {
         journal_dir: &std::path::Path,
         next_seq: u64,
     ) -> Result<Writer, StoreError> {
-        let (queue, mut jobs) = mpsc::channel::<Box<dyn Job>>(QUEUE_CAPACITY);
+        let (queue, jobs) = mpsc::channel::<Box<dyn Job>>(QUEUE_CAPACITY);
         let stats = Arc::new(WriterStats::default());
         let thread_stats = stats.clone();
         let visibility = Arc::new(Visibility::default());
         let sequencer_every = checkpoint_every();
-        let mut sequencer = Sequencer {
+        let sequencer = Sequencer {
             journal: Journal::start(journal_dir, next_seq, stats.journal.clone())?,
             next_seq,
             applied: next_seq - 1,
@@ -220,30 +305,16 @@ impl Writer {
             every: sequencer_every,
             visibility: visibility.clone(),
             stopped: None,
+            open: None,
         };
+        // The clock of the open transaction's deadline.
+        let clock = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .map_err(|e| StoreError::Database(format!("the writer's clock: {e}")))?;
         let thread = std::thread::Builder::new()
             .name("tollgate-writer".into())
-            .spawn(move || {
-                while let Some(first) = jobs.blocking_recv() {
-                    let mut batch = vec![first];
-                    while batch.len() < MAX_BATCH {
-                        match jobs.try_recv() {
-                            Ok(job) => batch.push(job),
-                            Err(_) => break,
-                        }
-                    }
-                    thread_stats
-                        .queued
-                        .fetch_sub(batch.len(), Ordering::Relaxed);
-                    run_batch(&db, batch, &thread_stats, &mut sequencer);
-                }
-                // Closing: make every charge durable in redb, then let the
-                // journal answer what it holds and remove what redb covers.
-                if sequencer.pending > 0 {
-                    run_batch(&db, Vec::new(), &thread_stats, &mut sequencer);
-                }
-                sequencer.journal.close();
-            })
+            .spawn(move || run(&db, jobs, &thread_stats, sequencer, &clock))
             .map_err(|e| StoreError::Database(format!("spawning the writer thread: {e}")))?;
         let ticker = start_ticker(queue.downgrade(), stats.clone(), sequencer_every);
         Ok(Writer {
@@ -256,8 +327,20 @@ impl Writer {
     }
 
     /// Returns once every charge answered so far is committed to redb, so
-    /// that a read started now sees it.
+    /// that a read started now sees it (asking the writer to commit at once
+    /// if it holds some in its open transaction).
     pub fn wait_visible(&self) {
+        if self.visibility.is_settled() {
+            return;
+        }
+        let queue = self.queue.lock().expect("writer queue lock").clone();
+        if let Some(queue) = queue {
+            self.stats.queued.fetch_add(1, Ordering::Relaxed);
+            // A full queue means the writer is busy and commits soon.
+            if queue.try_send(empty_job(Kind::Flush)).is_err() {
+                self.stats.queued.fetch_sub(1, Ordering::Relaxed);
+            }
+        }
         self.visibility.wait();
     }
 
@@ -294,11 +377,17 @@ impl Writer {
             .ok_or(StoreError::Closed)?;
         let (reply, answer) = oneshot::channel();
         self.stats.queued.fetch_add(1, Ordering::Relaxed);
+        let kind = if record.is_some() {
+            Kind::Charge
+        } else {
+            Kind::Write
+        };
         let job = Box::new(TypedJob {
             work,
             output: None,
             reply,
             record,
+            kind,
         });
         if queue.send(job).await.is_err() {
             self.stats.queued.fetch_sub(1, Ordering::Relaxed);
@@ -328,6 +417,57 @@ impl Drop for Writer {
     }
 }
 
+/// The writer thread: takes what is queued as one batch, applies it to the
+/// open transaction, and commits that when a batch asks for it or its
+/// deadline passes with nothing queued.
+fn run(
+    db: &Database,
+    mut jobs: mpsc::Receiver<Box<dyn Job>>,
+    stats: &WriterStats,
+    mut seq: Sequencer,
+    clock: &tokio::runtime::Runtime,
+) {
+    loop {
+        let first = match seq.open_until() {
+            None => jobs.blocking_recv(),
+            Some(until) => match jobs.try_recv() {
+                Ok(job) => Some(job),
+                Err(mpsc::error::TryRecvError::Disconnected) => None,
+                Err(mpsc::error::TryRecvError::Empty) => {
+                    let until = tokio::time::Instant::from_std(until);
+                    // The timer is made inside the clock's context.
+                    let next = async { tokio::time::timeout_at(until, jobs.recv()).await };
+                    match clock.block_on(next) {
+                        Ok(job) => job,
+                        Err(_) => {
+                            // A failure is logged and stops the writer.
+                            let _ = end_open(stats, &mut seq);
+                            continue;
+                        }
+                    }
+                }
+            },
+        };
+        let Some(first) = first else { break };
+        let mut batch = vec![first];
+        while batch.len() < MAX_BATCH {
+            match jobs.try_recv() {
+                Ok(job) => batch.push(job),
+                Err(_) => break,
+            }
+        }
+        stats.queued.fetch_sub(batch.len(), Ordering::Relaxed);
+        run_batch(db, batch, stats, &mut seq);
+    }
+    // Closing: make every charge durable in redb, then let the journal
+    // answer what it holds and remove what redb covers.
+    let _ = end_open(stats, &mut seq);
+    if seq.pending > 0 {
+        run_batch(db, Vec::new(), stats, &mut seq);
+    }
+    seq.journal.close();
+}
+
 /// Sends an empty job now and then, so charges applied without
 /// `Immediate` durability get their checkpoint even when traffic stops.
 fn start_ticker(
@@ -345,19 +485,12 @@ fn start_ticker(
                     continue;
                 }
                 let Some(queue) = queue.upgrade() else { break };
-                let (reply, _) = oneshot::channel::<Result<(), StoreError>>();
-                let job: Box<dyn Job> = Box::new(TypedJob {
-                    work: |_: &WriteTransaction| Ok(()),
-                    output: None,
-                    reply,
-                    // Not a charge: its batch commits `Immediate`.
-                    record: None,
-                });
                 // Counted like any job: the writer takes a batch's length
                 // off `queued`, so an uncounted job would wrap it below 0.
                 stats.queued.fetch_add(1, Ordering::Relaxed);
-                // A full queue means traffic, which checkpoints by itself.
-                if queue.try_send(job).is_err() {
+                // Not a charge: its batch commits `Immediate`. A full queue
+                // means traffic, which checkpoints by itself.
+                if queue.try_send(empty_job(Kind::Write)).is_err() {
                     stats.queued.fetch_sub(1, Ordering::Relaxed);
                 }
             }
@@ -366,174 +499,8 @@ fn start_ticker(
     (stop, thread)
 }
 
-/// One job of a batch; a charge has its sequence and its meeting with the
-/// journal.
-struct Entry {
-    job: Box<dyn Job>,
-    charge: Option<(u64, Arc<Meeting>)>,
-}
-
-/// Applies a batch and answers its jobs; an empty batch is a checkpoint.
-fn run_batch(db: &Database, batch: Vec<Box<dyn Job>>, stats: &WriterStats, seq: &mut Sequencer) {
-    if let Some(error) = &seq.stopped {
-        for job in batch {
-            job.answer(Err(error.clone()));
-        }
-        return;
-    }
-    let mut entries = to_journal(batch, seq);
-    let size = entries.len();
-    match stage(db, &mut entries, seq) {
-        Ok(staged) => {
-            stats.commits.fetch_add(1, Ordering::Relaxed);
-            stats.jobs.fetch_add(size as u64, Ordering::Relaxed);
-            stats.largest_batch.fetch_max(size, Ordering::Relaxed);
-            // Charges are durable by their record: answered now, readers
-            // held until the commit.
-            seq.visibility.stage();
-            let others = release_charges(entries);
-            let committed = commit(staged, stats, seq);
-            seq.visibility.settle();
-            if let Err(error) = &committed {
-                tracing::error!(%error, "committing answered charges failed; the store stops writing until a restart replays the journal");
-                seq.stopped = Some(error.clone());
-            }
-            for job in others {
-                job.answer(committed.clone());
-            }
-        }
-        Err(error) if size <= 1 => {
-            if let Some(entry) = entries.pop() {
-                settle(entry, Err(error));
-            }
-        }
-        Err(_) => {
-            // Isolate the failure: each job alone, in its own transaction.
-            for mut entry in entries {
-                let outcome = stage(db, std::slice::from_mut(&mut entry), seq)
-                    .and_then(|staged| commit(staged, stats, seq));
-                if outcome.is_ok() {
-                    stats.commits.fetch_add(1, Ordering::Relaxed);
-                    stats.jobs.fetch_add(1, Ordering::Relaxed);
-                }
-                settle(entry, outcome);
-            }
-        }
-    }
-    seq.settled = seq.next_seq - 1;
-}
-
-/// Gives each charge its sequence and hands the records to the journal,
-/// which writes and syncs them while the batch is applied.
-fn to_journal(batch: Vec<Box<dyn Job>>, seq: &mut Sequencer) -> Vec<Entry> {
-    let mut records = Vec::new();
-    let entries = batch
-        .into_iter()
-        .map(|mut job| {
-            if !job.journaled() {
-                return Entry { job, charge: None };
-            }
-            let meeting = Arc::new(Meeting::default());
-            let met = meeting.clone();
-            records.push(Append {
-                seq: seq.next_seq,
-                payload: job.take_record(),
-                done: Box::new(move |outcome| met.durable(outcome)),
-            });
-            seq.next_seq += 1;
-            Entry {
-                job,
-                charge: Some((seq.next_seq - 1, meeting)),
-            }
-        })
-        .collect();
-    seq.journal.append(records);
-    entries
-}
-
-/// Answers an applied batch's charges (each once its record is durable);
-/// returns the other jobs, answered after the commit.
-fn release_charges(entries: Vec<Entry>) -> Vec<Box<dyn Job>> {
-    let mut others = Vec::new();
-    for entry in entries {
-        match entry.charge {
-            Some((_, meeting)) => meeting.applied(entry.job, Ok(())),
-            None => others.push(entry.job),
-        }
-    }
-    others
-}
-
-/// Answers one job of an isolated batch, after its own commit.
-fn settle(entry: Entry, outcome: Result<(), StoreError>) {
-    match entry.charge {
-        Some((_, meeting)) => meeting.applied(entry.job, outcome),
-        None => entry.job.answer(outcome),
-    }
-}
-
-/// A write transaction with its batch applied, not yet committed.
-struct Staged {
-    txn: WriteTransaction,
-    durable: bool,
-    charges: u64,
-    watermark: u64,
-    started: Instant,
-}
-
-fn stage(db: &Database, entries: &mut [Entry], seq: &Sequencer) -> Result<Staged, StoreError> {
-    let started = Instant::now();
-    let charges = entries.iter().filter(|e| e.charge.is_some()).count() as u64;
-    // `None` only for a batch of charges only, and not when a checkpoint is
-    // due: see the module's argument.
-    let durable = charges < entries.len() as u64 || entries.is_empty() || seq.checkpoint_due();
-    let mut txn = db.begin_write()?;
-    if !durable {
-        txn.set_durability(Durability::None)
-            .map_err(|e| StoreError::Database(e.to_string()))?;
-    }
-    for entry in entries.iter_mut() {
-        // Dropping `txn` on error aborts it: nothing of the batch is written.
-        entry.job.apply(&txn)?;
-    }
-    let highest = entries
-        .iter()
-        .filter_map(|e| e.charge.as_ref().map(|c| c.0))
-        .max();
-    let watermark = highest.unwrap_or(0).max(seq.settled);
-    if watermark > seq.applied {
-        txn.open_table(META)?.insert(
-            journal::META_APPLIED_SEQ,
-            watermark.to_be_bytes().as_slice(),
-        )?;
-    }
-    Ok(Staged {
-        txn,
-        durable,
-        charges,
-        watermark,
-        started,
-    })
-}
-
-fn commit(staged: Staged, stats: &WriterStats, seq: &mut Sequencer) -> Result<(), StoreError> {
-    staged.txn.commit()?;
-    seq.applied = seq.applied.max(staged.watermark);
-    if staged.durable {
-        stats.durable_commits.fetch_add(1, Ordering::Relaxed);
-        seq.pending = 0;
-        seq.since = Instant::now();
-        // After the records of every batch so far: the journal is past them.
-        seq.journal.checkpoint(seq.applied);
-    } else {
-        seq.pending += staged.charges;
-    }
-    stats.unflushed.store(seq.pending, Ordering::Relaxed);
-    if let Some(observe) = stats.commit_observer.get() {
-        observe(staged.started.elapsed());
-    }
-    Ok(())
-}
+#[path = "writer_batch.rs"]
+mod batch;
 
 #[cfg(test)]
 #[path = "writer_tests.rs"]

@@ -177,3 +177,32 @@ async fn a_failed_charge_keeps_its_sequence_and_is_never_replayed() {
     let reopened = Store::open_with(dir.path(), upgrades).unwrap();
     assert_eq!(total(&reopened), 49);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_charge_keeps_the_answered_charges_of_its_open_transaction() {
+    // A charge is answered while its transaction stays open for the next
+    // ones. A later charge that fails aborts that transaction: the charges
+    // answered in it are applied again, never lost.
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    for _ in 0..50 {
+        charge(&store, 1).await.unwrap();
+        let refused = store
+            .write_journaled(b"0".to_vec(), |txn| {
+                add_amount(txn, b"1000")?;
+                Err::<(), _>(StoreError::Conflict("refused".into()))
+            })
+            .await;
+        assert!(matches!(refused, Err(StoreError::Conflict(_))));
+    }
+    assert_eq!(total(&store), 50);
+    let stats = store.writer_stats();
+    assert!(
+        stats.reapplied.load(Ordering::Relaxed) > 0,
+        "no refused charge met an open transaction"
+    );
+    store.close();
+    drop(store);
+    let reopened = Store::open(dir.path()).unwrap();
+    assert_eq!(total(&reopened), 50);
+}
