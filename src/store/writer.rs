@@ -1,18 +1,21 @@
 //! The writer: one thread that owns every write transaction.
 //!
-//! Callers queue a job and wait; the thread drains the queue, applies a whole
-//! batch in one write transaction, commits, and only then answers each
-//! caller (group commit).
+//! Callers queue a job and wait; the thread drains the queue and applies the
+//! whole batch to its open write transaction (group commit).
 //!
 //! Charges are journaled jobs ([`Writer::write_journaled`]). When their
 //! batch is taken, each gets its journal sequence and its record goes to the
 //! [`journal`](super::journal) at once; the batch is applied to redb while
-//! the journal writes and syncs, and committed with `Durability::None`
-//! (visible to every reader, no fsync) together with the highest sequence it
-//! settles (the watermark, `META_APPLIED_SEQ`). A charge's caller is
+//! the journal writes and syncs. The open transaction takes the batches that
+//! come within [`COMMIT_DELAY`] (at most [`MAX_OPEN`] charges), so that the
+//! copy-on-write of the B-tree pages is paid once for all of them, and is
+//! committed with `Durability::None` (visible to every reader, no fsync)
+//! together with the highest sequence it settles (the watermark,
+//! `META_APPLIED_SEQ`). A charge's caller is
 //! answered when both its record is durable and its batch is applied
 //! ([`handover::Meeting`](super::handover)), before the commit: readers
-//! wait for that commit ([`handover::Visibility`](super::handover)). Every
+//! wait for that commit ([`handover::Visibility`](super::handover)), and
+//! ask for it at once (a `Flush` job) rather than wait for the delay. Every
 //! other job, and a periodic checkpoint (every [`CHECKPOINT_EVERY`] or
 //! [`CHECKPOINT_RECORDS`] charges), commits with `Durability::Immediate`,
 //! which makes every earlier commit durable too, and is answered after it.
@@ -34,9 +37,12 @@
 //! batch) is simply below W and is never replayed.
 //!
 //! A job may fail (a name already taken, a record gone). Its partial writes
-//! must not reach the others, so a failed batch is aborted and its jobs are
-//! re-run one transaction each: the failing job gets its error, the others
-//! commit, each answered after its commit. A charge that failed keeps its
+//! must not reach the others, so the open transaction is aborted with the
+//! batch; the charges already answered in it are applied again at once by
+//! their own closures, on the same state, in a transaction of their own
+//! (`batch::abort_open`), and the failed batch's jobs are re-run one
+//! transaction each: the failing job gets its error, the others commit,
+//! each answered after its commit. A charge that failed keeps its
 //! sequence (its record is in the journal); the watermark passes it, so it
 //! is not replayed. Jobs are `FnMut` for that reason.
 //!
