@@ -16,6 +16,7 @@
 //! What rules cannot settle is reported as [`Grey`], for an LLM judge.
 
 pub mod eval;
+mod lexical;
 mod matching;
 mod pack;
 mod scanner;
@@ -263,6 +264,8 @@ impl Classification {
 /// The compiled rule packs.
 pub struct Classifier {
     compiled: Compiled,
+    /// The learned second signal ([`lexical`]): built in, not overridable.
+    lexical: lexical::Lexical,
 }
 
 impl fmt::Debug for Classifier {
@@ -287,6 +290,7 @@ impl Classifier {
     pub fn load(dir: Option<&Path>) -> Result<Classifier, PackError> {
         Ok(Classifier {
             compiled: pack::load(dir)?,
+            lexical: lexical::Lexical::built_in(),
         })
     }
 

@@ -172,7 +172,20 @@ impl Classifier {
         for rule in (0..rules.len()).filter(|&r| candidate[r]) {
             self.match_rule(rule, &scanned, &mut tally);
         }
-        let c = self.conclude(&scanned, tally);
+        let mut c = self.conclude(&scanned, tally);
+        // The learned lexical layer may raise the result, never lower it;
+        // cross-validation of the rules' terms (`disabled`) measures the
+        // rules alone.
+        if disabled.is_none()
+            && let Some(hit) = self.lexical.read(&scanned.texts, scanned.tool_prompt)
+            && hit.level > c.level
+        {
+            c.level = hit.level;
+            c.grey.push(Grey::ContentOnly {
+                rule: hit.rule.clone(),
+            });
+            c.hits.insert(0, hit);
+        }
         (scanned, c)
     }
 

@@ -1,0 +1,262 @@
+//! The lexical layer: a small learned model beside the rules, which may
+//! raise a rule result and never lowers one.
+//!
+//! A multinomial logistic regression over the areas of the taxonomy and
+//! `minimal`, trained by `tests/data/train_lexical.py` on the train part of
+//! the labelled set and shipped as `assets/risk/lexical.tsv` (parsed once,
+//! when the classifier loads). Its features are what the rules already read,
+//! in the classifier's normal form ([`super::text`]): the words of three
+//! letters or more of the declared purpose and the end user's turns cut to
+//! a fixed prefix (a crude stem that works the same in eight languages),
+//! and pairs of neighbouring stems; the system and developer instructions
+//! give the same features in their own namespace (`s:`), and none at all
+//! when they are a software tool's own prompt. A request's features are
+//! binary, scaled to unit length (a very short text to less than that).
+//!
+//! The model raises a result to a level only when the probabilities of the
+//! areas at or above that level add up to the threshold, to the likeliest
+//! area of that level; the hit is named `lexical:<area>` and shows the
+//! probability and the features that weighed most, so that an auditor can
+//! see why. The Python script computes the same features; a test checks
+//! that the checked-in asset is what the script writes.
+
+use std::collections::HashMap;
+
+use super::text::Normalised;
+use super::{Hit, Level, Source};
+
+/// The weights, generated from the train part (never edited by hand).
+const ASSET: &str = include_str!("../../../assets/risk/lexical.tsv");
+
+/// A feature found in a request: its row in the model and where it was.
+#[derive(Debug, Clone, Copy)]
+struct Found {
+    feature: u32,
+    source: Source,
+}
+
+/// The parsed model.
+#[derive(Debug)]
+pub(super) struct Lexical {
+    /// Letters kept of a word.
+    stem: usize,
+    /// A request's vector is scaled by 1/sqrt(max(features, this)): a very
+    /// short text is less evidence, not a surer one.
+    norm_floor: usize,
+    /// The probability a level needs before the model raises to it.
+    threshold: f64,
+    /// Each class: the area id (or `minimal`), its level and its bias.
+    classes: Vec<(String, Level, f64)>,
+    /// Feature text → row of `weights`.
+    index: HashMap<String, u32>,
+    /// Feature texts by row, for the explanation.
+    names: Vec<String>,
+    /// Each feature's non-zero weights: (class, weight).
+    weights: Vec<Vec<(u16, f64)>>,
+}
+
+/// The features that weigh most towards the area shown in an explanation.
+const TOP_FEATURES: usize = 5;
+
+impl Lexical {
+    /// The built-in model (its validity is checked by a unit test).
+    pub(super) fn built_in() -> Lexical {
+        Lexical::parse(ASSET).expect("the built-in lexical model is valid")
+    }
+
+    /// Parses the asset format: `stem`, `norm_floor`, `threshold`, one
+    /// `class` line per class in index order (area, level, bias), one `f`
+    /// line per feature (its text, then `class:weight` pairs).
+    pub(super) fn parse(text: &str) -> Result<Lexical, String> {
+        let mut model = Lexical {
+            stem: 0,
+            norm_floor: 1,
+            threshold: 1.0,
+            classes: Vec::new(),
+            index: HashMap::new(),
+            names: Vec::new(),
+            weights: Vec::new(),
+        };
+        for (n, line) in text.lines().enumerate() {
+            let bad = |what: &str| format!("lexical model line {}: {what}", n + 1);
+            let fields: Vec<&str> = line.split('\t').collect();
+            match fields.as_slice() {
+                [] | [""] => {}
+                [first, ..] if first.starts_with('#') => {}
+                ["stem", v] => model.stem = v.parse().map_err(|_| bad("bad stem"))?,
+                ["norm_floor", v] => {
+                    model.norm_floor = v.parse().map_err(|_| bad("bad norm_floor"))?
+                }
+                ["threshold", v] => {
+                    model.threshold = v.parse().map_err(|_| bad("bad threshold"))?
+                }
+                ["class", area, level, bias] => model.classes.push((
+                    (*area).to_owned(),
+                    level.parse().map_err(|e: String| bad(&e))?,
+                    bias.parse().map_err(|_| bad("bad bias"))?,
+                )),
+                ["f", feature, weights] => {
+                    let mut row = Vec::new();
+                    for pair in weights.split(' ') {
+                        let (class, weight) = pair.split_once(':').ok_or_else(|| bad(pair))?;
+                        let class: u16 = class.parse().map_err(|_| bad(pair))?;
+                        if usize::from(class) >= model.classes.len() {
+                            return Err(bad("class out of range"));
+                        }
+                        row.push((class, weight.parse().map_err(|_| bad(pair))?));
+                    }
+                    model
+                        .index
+                        .insert((*feature).to_owned(), model.names.len() as u32);
+                    model.names.push((*feature).to_owned());
+                    model.weights.push(row);
+                }
+                _ => return Err(bad("unknown line")),
+            }
+        }
+        if model.stem == 0 || model.classes.is_empty() {
+            return Err("lexical model: no stem or no class".to_owned());
+        }
+        Ok(model)
+    }
+
+    /// How many features the model has.
+    #[cfg(test)]
+    pub(super) fn features(&self) -> usize {
+        self.names.len()
+    }
+
+    /// The features of a request's three texts (purpose, instructions,
+    /// user turns), each once; `tool_prompt` leaves the instructions out.
+    fn found(&self, texts: &[(Source, Normalised); 3], tool_prompt: bool) -> Vec<Found> {
+        let mut found: Vec<Found> = Vec::new();
+        let mut key = String::with_capacity(32);
+        for (source, text) in texts {
+            let prefix = match source {
+                Source::Instructions if tool_prompt => continue,
+                Source::Instructions => "s:",
+                Source::Purpose | Source::Content => "",
+            };
+            let mut previous: Option<&str> = None;
+            for word in text.text.split(' ') {
+                if word.chars().count() < 3 || !word.chars().any(char::is_alphabetic) {
+                    continue;
+                }
+                let stem = match word.char_indices().nth(self.stem) {
+                    Some((end, _)) => &word[..end],
+                    None => word,
+                };
+                key.clear();
+                key.push_str(prefix);
+                key.push_str(stem);
+                self.push(&key, *source, &mut found);
+                if let Some(previous) = previous {
+                    key.clear();
+                    key.push_str(prefix);
+                    key.push_str(previous);
+                    key.push(' ');
+                    key.push_str(stem);
+                    self.push(&key, *source, &mut found);
+                }
+                previous = Some(stem);
+            }
+        }
+        found
+    }
+
+    fn push(&self, key: &str, source: Source, found: &mut Vec<Found>) {
+        if let Some(&feature) = self.index.get(key)
+            && !found.iter().any(|f| f.feature == feature)
+        {
+            found.push(Found { feature, source });
+        }
+    }
+
+    /// The class probabilities for a set of features.
+    fn probabilities(&self, found: &[Found]) -> Vec<f64> {
+        let scale = if found.is_empty() {
+            0.0
+        } else {
+            1.0 / (found.len().max(self.norm_floor) as f64).sqrt()
+        };
+        let mut z: Vec<f64> = self.classes.iter().map(|c| c.2).collect();
+        for f in found {
+            for &(class, weight) in &self.weights[f.feature as usize] {
+                z[usize::from(class)] += weight * scale;
+            }
+        }
+        let max = z.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let mut sum = 0.0;
+        for v in &mut z {
+            *v = (*v - max).exp();
+            sum += *v;
+        }
+        z.iter_mut().for_each(|v| *v /= sum);
+        z
+    }
+
+    /// The model's reading of a request: a hit when it is sure enough of a
+    /// level above minimal (the likeliest area of the highest such level),
+    /// None otherwise.
+    pub(super) fn read(&self, texts: &[(Source, Normalised); 3], tool_prompt: bool) -> Option<Hit> {
+        let found = self.found(texts, tool_prompt);
+        if found.is_empty() {
+            return None;
+        }
+        let p = self.probabilities(&found);
+        for level in [Level::Prohibited, Level::High, Level::Limited] {
+            let at_or_above: f64 = (0..p.len())
+                .filter(|&c| self.classes[c].1 >= level)
+                .map(|c| p[c])
+                .sum();
+            if at_or_above < self.threshold {
+                continue;
+            }
+            let Some(best) = (0..p.len())
+                .filter(|&c| self.classes[c].1 == level)
+                .max_by(|&a, &b| p[a].total_cmp(&p[b]))
+            else {
+                continue;
+            };
+            return Some(self.hit(best, level, at_or_above, &found));
+        }
+        None
+    }
+
+    /// The hit for class `best`, with the features that weigh most towards
+    /// it as evidence.
+    fn hit(&self, best: usize, level: Level, probability: f64, found: &[Found]) -> Hit {
+        let weight_of = |f: &Found| {
+            self.weights[f.feature as usize]
+                .iter()
+                .find(|(c, _)| usize::from(*c) == best)
+                .map_or(0.0, |&(_, w)| w)
+        };
+        let mut top: Vec<(f64, &Found)> = found
+            .iter()
+            .map(|f| (weight_of(f), f))
+            .filter(|(w, _)| *w > 0.0)
+            .collect();
+        top.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.feature.cmp(&b.1.feature)));
+        top.truncate(TOP_FEATURES);
+        let source = top.first().map_or(Source::Content, |(_, f)| f.source);
+        let features: Vec<String> = top
+            .iter()
+            .map(|(w, f)| format!("\"{}\" {w:+.2}", self.names[f.feature as usize]))
+            .collect();
+        let area = &self.classes[best].0;
+        Hit {
+            rule: format!("lexical:{area}"),
+            level,
+            summary: format!(
+                "what the learned lexical model reads as {area} (a second signal beside the rules, which can raise a result and never lower one)"
+            ),
+            source,
+            evidence: format!(
+                "p({level} or above) = {probability:.2} (threshold {:.2}); strongest features: {}",
+                self.threshold,
+                features.join(", ")
+            ),
+        }
+    }
+}
