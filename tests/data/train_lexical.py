@@ -13,7 +13,10 @@ the areas and `minimal`.
 
   train_lexical.py --lobo             leave-one-batch-out figures (id prefix = batch)
   train_lexical.py --eval FILE        train on the train file, measure FILE
-  train_lexical.py --write            write assets/risk/lexical.tsv (deterministic)
+  train_lexical.py --write [--out F]  write assets/risk/lexical.tsv (or F); deterministic
+
+Environment variables LEX_* override the settings below for experiments;
+the asset is written with the defaults.
 """
 import json
 import math
@@ -35,6 +38,9 @@ PRUNE = float(os.environ.get("LEX_PRUNE", "0.05"))
 # A feature seen in fewer training cases than this is not a feature.
 MIN_CASES = 2
 # The model raises a result only at or above this probability.
+# A feature in more than this share of the training cases (a stop word, a
+# language's commonest words) is no evidence of a use: not a feature.
+MAX_SHARE = float(os.environ.get("LEX_MAX_SHARE", "0.05"))
 # A request's vector is scaled by 1/sqrt(max(features, NORM_FLOOR)): a very
 # short text counts as less evidence, not as more sure.
 NORM_FLOOR = int(os.environ.get("LEX_NORM_FLOOR", "8"))
@@ -179,7 +185,8 @@ def train(cases):
         feats.append(f)
         for x in f:
             counts[x] = counts.get(x, 0) + 1
-    vocab = sorted(x for x, n in counts.items() if n >= MIN_CASES)
+    most = MAX_SHARE * len(cases)
+    vocab = sorted(x for x, n in counts.items() if MIN_CASES <= n <= most)
     vid = {x: i for i, x in enumerate(vocab)}
     k = len(classes)
     data = []
@@ -320,7 +327,8 @@ def main():
             if rule_level:
                 print(f"       rules+model {fmt(comb)}")
     if "--write" in sys.argv:
-        write(train(cases), levels, ASSET)
+        out = sys.argv[sys.argv.index("--out") + 1] if "--out" in sys.argv else ASSET
+        write(train(cases), levels, out)
 
 
 if __name__ == "__main__":

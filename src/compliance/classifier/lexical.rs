@@ -15,7 +15,8 @@
 //!
 //! The model raises a result to a level only when the probabilities of the
 //! areas at or above that level add up to the threshold, to the likeliest
-//! area of that level; the hit is named `lexical:<area>` and shows the
+//! area of that level, unless the rules set that area's match aside (no
+//! person, a company, talk about the topic, a negation); the hit is named `lexical:<area>` and shows the
 //! probability and the features that weighed most, so that an auditor can
 //! see why. The Python script computes the same features; a test checks
 //! that the checked-in asset is what the script writes.
@@ -195,10 +196,14 @@ impl Lexical {
         z
     }
 
-    /// The model's reading of a request: a hit when it is sure enough of a
-    /// level above minimal (the likeliest area of the highest such level),
-    /// None otherwise.
-    pub(super) fn read(&self, texts: &[(Source, Normalised); 3], tool_prompt: bool) -> Option<Hit> {
+    /// The model's reading of a request: the area and its hit when it is
+    /// sure enough of a level above minimal (the likeliest area of the
+    /// highest such level), None otherwise.
+    pub(super) fn read(
+        &self,
+        texts: &[(Source, Normalised); 3],
+        tool_prompt: bool,
+    ) -> Option<(&str, Hit)> {
         let found = self.found(texts, tool_prompt);
         if found.is_empty() {
             return None;
@@ -218,7 +223,10 @@ impl Lexical {
             else {
                 continue;
             };
-            return Some(self.hit(best, level, at_or_above, &found));
+            return Some((
+                self.classes[best].0.as_str(),
+                self.hit(best, level, at_or_above, &found),
+            ));
         }
         None
     }
@@ -249,7 +257,7 @@ impl Lexical {
             rule: format!("lexical:{area}"),
             level,
             summary: format!(
-                "what the learned lexical model reads as {area} (a second signal beside the rules, which can raise a result and never lower one)"
+                "{area}, as the learned lexical model reads the words (a second signal beside the rules: it can raise a result, never lower one)"
             ),
             source,
             evidence: format!(
@@ -258,5 +266,101 @@ impl Lexical {
                 features.join(", ")
             ),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::text::normalise;
+    use super::*;
+    use crate::compliance::Classifier;
+
+    /// A two-class model: "s:reject" (in instructions) and "screen cand"
+    /// (a pair of stems) point to recruitment.
+    const TINY: &str = "stem\t6\nnorm_floor\t1\nthreshold\t0.9\n\
+        class\tannex3_4a_recruitment\thigh\t0\nclass\tminimal\tminimal\t0\n\
+        f\ts:reject\t0:9\nf\tscreen candid\t0:9\nf\tscreen\t1:1\n";
+
+    fn texts(purpose: &str, instructions: &str, user: &str) -> [(Source, Normalised); 3] {
+        [
+            (Source::Purpose, normalise(purpose)),
+            (Source::Instructions, normalise(instructions)),
+            (Source::Content, normalise(user)),
+        ]
+    }
+
+    #[test]
+    fn the_built_in_model_parses_and_its_areas_are_rule_ids() {
+        let model = Lexical::built_in();
+        assert!(model.features() > 1000, "{} features", model.features());
+        let rules: Vec<String> = Classifier::built_in().rule_ids().map(str::to_owned).collect();
+        for (area, level, _) in &model.classes {
+            match level {
+                Level::Minimal => assert_eq!(area, "minimal"),
+                _ => assert!(rules.contains(area), "{area} is no rule id"),
+            }
+        }
+        for level in Level::ALL {
+            assert!(model.classes.iter().any(|c| c.1 == level), "no {level} class");
+        }
+    }
+
+    #[test]
+    fn a_bad_line_is_an_error_naming_it() {
+        let err = Lexical::parse("stem\t6\nclass\tminimal\tminimal\t0\nf\tx\t7:1\n").unwrap_err();
+        assert!(err.contains("line 3"), "{err}");
+        assert!(Lexical::parse("stem\tsix\n").unwrap_err().contains("line 1"));
+        assert!(Lexical::parse("# nothing\n").is_err());
+    }
+
+    #[test]
+    fn it_raises_above_its_threshold_with_its_strongest_features_and_stems_words() {
+        let model = Lexical::parse(TINY).unwrap();
+        let (area, hit) = model
+            .read(&texts("", "", "Screening candidates, please"), false)
+            .expect("a hit");
+        assert_eq!(area, "annex3_4a_recruitment");
+        assert_eq!(hit.rule, "lexical:annex3_4a_recruitment");
+        assert_eq!(hit.level, Level::High);
+        assert_eq!(hit.source, Source::Content);
+        assert!(
+            hit.evidence.contains("\"screen candid\" +9.00"),
+            "{}",
+            hit.evidence
+        );
+        // One word alone points the other way: no hit.
+        assert!(model.read(&texts("", "", "screen"), false).is_none());
+    }
+
+    #[test]
+    fn a_tool_prompt_gives_no_features_and_instructions_have_their_own() {
+        let model = Lexical::parse(TINY).unwrap();
+        let deployer = texts("", "Reject the weak ones.", "next");
+        assert!(model.read(&deployer, false).is_some());
+        assert!(model.read(&deployer, true).is_none());
+        // "reject" in the user's turn is not the instructions' feature.
+        assert!(model.read(&texts("", "", "reject"), false).is_none());
+    }
+
+    #[test]
+    fn the_layer_raises_a_rule_result_and_names_itself() {
+        // No rule reads this German request about employees' voices as a
+        // practice of Article 5(1)(f); the learned layer does (when a rule
+        // comes to catch it, choose another text the rules miss).
+        let c = Classifier::built_in().classify(
+            None,
+            None,
+            &serde_json::json!([{ "role": "user", "content": "Die Software soll aus der Stimme der Mitarbeitenden im Homeoffice erkennen, ob sie gestresst oder unmotiviert sind, und das an die Teamleitung melden." }]),
+        );
+        assert_eq!(c.level, Level::Prohibited);
+        let first = &c.hits[0];
+        assert_eq!(first.rule, "lexical:art5_1_f_emotion_workplace_education");
+        assert!(first.evidence.contains("strongest features"), "{}", first.evidence);
+        assert!(c.triggered_rules().contains(&first.rule));
+        assert!(c.grey.contains(&super::super::Grey::ContentOnly {
+            rule: first.rule.clone()
+        }));
+        // The rule result below it is still listed.
+        assert!(c.hits.iter().any(|h| !h.rule.starts_with("lexical:")));
     }
 }

@@ -14,6 +14,11 @@ use super::spans::{
 use super::text::{self, Normalised};
 use super::{Classification, Classifier, Grey, Hit, Level, SHORT_TEXT_WORDS, SetAside, Source};
 
+/// What a match lacked when only the rule's object was missing near it (a
+/// vocabulary gap the lexical layer may fill, unlike a missing person, a
+/// negation or a framing).
+const NO_OBJECT: &str = "object of the rule";
+
 /// How many distinct software-tool terms make system/developer
 /// instructions a tool's own prompt.
 const TOOL_PROMPT_MARKERS: usize = 3;
@@ -173,12 +178,20 @@ impl Classifier {
             self.match_rule(rule, &scanned, &mut tally);
         }
         let mut c = self.conclude(&scanned, tally);
-        // The learned lexical layer may raise the result, never lower it;
-        // cross-validation of the rules' terms (`disabled`) measures the
-        // rules alone.
+        // The learned lexical layer may raise the result, never lower it,
+        // and not to an area whose rule the rules set aside for a reason
+        // the model has no sense of (no person, a company, talk about the
+        // topic, fiction, a negation); a missing object of the rule is a
+        // vocabulary gap, which it may fill. Cross-validation of the rules'
+        // terms (`disabled`) measures the rules alone.
+        let only_object = format!("but no {NO_OBJECT} near it");
         if disabled.is_none()
-            && let Some(hit) = self.lexical.read(&scanned.texts, scanned.tool_prompt)
+            && let Some((area, hit)) = self.lexical.read(&scanned.texts, scanned.tool_prompt)
             && hit.level > c.level
+            && !c
+                .set_aside
+                .iter()
+                .any(|s| s.rule == area && !s.why.ends_with(&only_object))
         {
             c.level = hit.level;
             c.grey.push(Grey::ContentOnly {
@@ -535,7 +548,7 @@ impl Classifier {
                 describe(text, &pairs[0]),
                 match (meta.has_objects, meta.needs_person) {
                     (true, true) => "object of the rule and person",
-                    (true, false) => "object of the rule",
+                    (true, false) => NO_OBJECT,
                     _ => "person",
                 }
             )));
