@@ -381,3 +381,36 @@ fn cross_validation_leaves_out_each_family_and_each_case_own_terms() {
     println!("  each case: {caught} / {risky} caught without its own terms ({rate:.3})");
     assert!(rate >= 0.68, "leave-one-case-out catch {caught} / {risky}");
 }
+
+/// The lexical layer's weights (`assets/risk/lexical.tsv`, built into the
+/// binary) are what `tests/data/train_lexical.py --write` makes from the
+/// checked-in train file: nobody edited them by hand, and a change of the
+/// train file or the script comes with the weights it gives.
+#[test]
+fn the_lexical_weights_are_what_the_script_writes_from_the_train_file() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("lexical.tsv");
+    let mut command = Command::new("python3");
+    command
+        .arg(root.join("tests/data/train_lexical.py"))
+        .arg("--write")
+        .arg("--out")
+        .arg(&out);
+    for (name, _) in std::env::vars().filter(|(k, _)| k.starts_with("LEX_")) {
+        command.env_remove(name);
+    }
+    let run = command.output().expect("python3 runs the training script");
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let written = std::fs::read_to_string(&out).unwrap();
+    let shipped = std::fs::read_to_string(root.join("assets/risk/lexical.tsv")).unwrap();
+    assert!(written.lines().count() > 1000);
+    assert!(
+        written == shipped,
+        "assets/risk/lexical.tsv is not what tests/data/train_lexical.py --write gives: run it"
+    );
+}

@@ -14,6 +14,7 @@ the areas and `minimal`.
   train_lexical.py --lobo             leave-one-batch-out figures (id prefix = batch)
   train_lexical.py --eval FILE        train on the train file, measure FILE
   train_lexical.py --write [--out F]  write assets/risk/lexical.tsv (or F); deterministic
+  --train FILE                        train on FILE instead of tests/data/euai-train.jsonl
 
 Environment variables LEX_* override the settings below for experiments;
 the asset is written with the defaults.
@@ -44,7 +45,7 @@ MAX_SHARE = float(os.environ.get("LEX_MAX_SHARE", "0.05"))
 # A request's vector is scaled by 1/sqrt(max(features, NORM_FLOOR)): a very
 # short text counts as less evidence, not as more sure.
 NORM_FLOOR = int(os.environ.get("LEX_NORM_FLOOR", "8"))
-THRESHOLD = float(os.environ.get("LEX_THRESHOLD", "0.9"))
+THRESHOLD = float(os.environ.get("LEX_THRESHOLD", "0.94"))
 
 LEVELS = {"minimal": 0, "limited": 1, "high": 2, "prohibited": 3}
 
@@ -244,9 +245,12 @@ def predict(m, case, drop_instructions=False):
 
 def decide(probs, levels, threshold):
     """The highest level whose areas together have at least `threshold`
-    (the level at or above it summed), and that level's likeliest area."""
+    (prohibited and high: the areas at or above it summed; limited: its own
+    areas), and that level's likeliest area."""
     for level in ("prohibited", "high", "limited"):
-        above = [a for a in probs if LEVELS[levels.get(a, "minimal")] >= LEVELS[level]]
+        # Article 50 is no lesser high risk: limited counts its own areas.
+        above = [a for a in probs if LEVELS[levels.get(a, "minimal")] >= LEVELS[level]
+                 and (level != "limited" or levels.get(a) == "limited")]
         if sum(probs[a] for a in above) >= threshold:
             best = max((a for a in above if levels.get(a) == level), key=lambda a: (probs[a], a), default=None)
             if best is not None:
@@ -261,7 +265,12 @@ def measure(m, cases, levels, rule_level=None, threshold=THRESHOLD):
     for c in cases:
         got = decide(predict(m, c), levels, threshold)[0]
         exp = c["expected_level"]
-        for res, g in [(r, got)] + ([(comb, max(got, rule_level[c["id"]], key=LEVELS.get))] if rule_level else []):
+        combined = None
+        if rule_level:
+            rl = rule_level[c["id"]]
+            # The model raises minimal and limited results only.
+            combined = max(got, rl, key=LEVELS.get) if LEVELS[rl] < LEVELS["high"] else rl
+        for res, g in [(r, got)] + ([(comb, combined)] if rule_level else []):
             if exp in ("high", "prohibited"):
                 res["risky"] += 1
                 res["caught"] += (LEVELS[g] >= LEVELS[exp]) if exp == "high" else (g == "prohibited")
@@ -296,7 +305,7 @@ def write(m, levels, path):
 
 
 def main():
-    cases = load(TRAIN)
+    cases = load(sys.argv[sys.argv.index("--train") + 1] if "--train" in sys.argv else TRAIN)
     levels = {label(c): c["expected_level"] for c in cases}
     if "--lobo" in sys.argv:
         batches = sorted({batch(c) for c in cases}, key=lambda b: int(b[1:] or 1))

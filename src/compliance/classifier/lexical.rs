@@ -13,8 +13,9 @@
 //! when they are a software tool's own prompt. A request's features are
 //! binary, scaled to unit length (a very short text to less than that).
 //!
-//! The model raises a result to a level only when the probabilities of the
-//! areas at or above that level add up to the threshold, to the likeliest
+//! The model raises a minimal or limited result to a level only when the
+//! probabilities of the areas at or above that level (for limited: of the
+//! Article 50 areas) add up to the threshold, to the likeliest
 //! area of that level, unless the rules set that area's match aside (no
 //! person, a company, talk about the topic, a negation); the hit is named `lexical:<area>` and shows the
 //! probability and the features that weighed most, so that an auditor can
@@ -210,8 +211,13 @@ impl Lexical {
         }
         let p = self.probabilities(&found);
         for level in [Level::Prohibited, Level::High, Level::Limited] {
+            // Article 50 is no lesser high risk: limited counts its own
+            // areas only.
             let at_or_above: f64 = (0..p.len())
-                .filter(|&c| self.classes[c].1 >= level)
+                .filter(|&c| match level {
+                    Level::Limited => self.classes[c].1 == level,
+                    _ => self.classes[c].1 >= level,
+                })
                 .map(|c| p[c])
                 .sum();
             if at_or_above < self.threshold {
@@ -344,23 +350,49 @@ mod tests {
 
     #[test]
     fn the_layer_raises_a_rule_result_and_names_itself() {
-        // No rule reads this German request about employees' voices as a
-        // practice of Article 5(1)(f); the learned layer does (when a rule
-        // comes to catch it, choose another text the rules miss).
+        // No rule reads this request (a fresh9 case) as exploiting the
+        // vulnerability of people with dementia; the learned layer does
+        // (when a rule comes to catch it, choose another text the rules
+        // miss).
         let c = Classifier::built_in().classify(
             None,
             None,
-            &serde_json::json!([{ "role": "user", "content": "Die Software soll aus der Stimme der Mitarbeitenden im Homeoffice erkennen, ob sie gestresst oder unmotiviert sind, und das an die Teamleitung melden." }]),
+            &serde_json::json!([{ "role": "user", "content": "Our collections team wants a call script aimed at customers flagged with early dementia, since they're less likely to notice the extra fees." }]),
         );
         assert_eq!(c.level, Level::Prohibited);
         let first = &c.hits[0];
-        assert_eq!(first.rule, "lexical:art5_1_f_emotion_workplace_education");
+        assert_eq!(first.rule, "lexical:art5_1_b_vulnerability_exploitation");
         assert!(first.evidence.contains("strongest features"), "{}", first.evidence);
-        assert!(c.triggered_rules().contains(&first.rule));
+        assert_eq!(c.triggered_rules(), [first.rule.clone()]);
         assert!(c.grey.contains(&super::super::Grey::ContentOnly {
             rule: first.rule.clone()
         }));
-        // The rule result below it is still listed.
-        assert!(c.hits.iter().any(|h| !h.rule.starts_with("lexical:")));
+    }
+
+    #[test]
+    fn it_raises_minimal_but_never_moves_a_high_rule_result_to_prohibited() {
+        // A model sure that any "emotion" is Article 5(1)(f).
+        let mut classifier = Classifier::built_in();
+        classifier.lexical = Lexical::parse(
+            "stem\t6\nnorm_floor\t1\nthreshold\t0.9\n\
+             class\tart5_1_f_emotion_workplace_education\tprohibited\t0\n\
+             class\tminimal\tminimal\t0\nf\temotio\t0:20\n",
+        )
+        .unwrap();
+        let classify = |text: &str| {
+            classifier.classify(
+                None,
+                None,
+                &serde_json::json!([{ "role": "user", "content": text }]),
+            )
+        };
+        // The rules read emotion recognition (high), no workplace: high.
+        let high = classify("Recognise customers' emotions from their voice in support calls.");
+        assert_eq!(high.level, Level::High);
+        assert!(high.hits.iter().all(|h| !h.rule.starts_with("lexical:")));
+        // Nothing for the rules: the model raises it.
+        let raised = classify("A poem about emotions.");
+        assert_eq!(raised.level, Level::Prohibited);
+        assert_eq!(raised.hits[0].rule, "lexical:art5_1_f_emotion_workplace_education");
     }
 }

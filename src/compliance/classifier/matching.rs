@@ -178,14 +178,18 @@ impl Classifier {
             self.match_rule(rule, &scanned, &mut tally);
         }
         let mut c = self.conclude(&scanned, tally);
-        // The learned lexical layer may raise the result, never lower it,
-        // and not to an area whose rule the rules set aside for a reason
-        // the model has no sense of (no person, a company, talk about the
-        // topic, fiction, a negation); a missing object of the rule is a
-        // vocabulary gap, which it may fill. Cross-validation of the rules'
-        // terms (`disabled`) measures the rules alone.
+        // The learned lexical layer may raise a minimal or limited result,
+        // never lower one, and never move a high one to prohibited (which
+        // turns on conditions the rules spell out: the workplace, real
+        // time, law enforcement). Nor may it raise to an area whose rule the
+        // rules set aside for a reason the model has no sense of (no
+        // person, a company, talk about the topic, fiction, a negation); a
+        // missing object of the rule is a vocabulary gap, which it may
+        // fill. Cross-validation of the rules' terms (`disabled`) measures
+        // the rules alone.
         let only_object = format!("but no {NO_OBJECT} near it");
         if disabled.is_none()
+            && c.level < Level::High
             && let Some((area, hit)) = self.lexical.read(&scanned.texts, scanned.tool_prompt)
             && hit.level > c.level
             && !c
