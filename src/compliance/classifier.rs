@@ -11,7 +11,8 @@
 //! nothing in those sentences may frame it as talk about the topic, the
 //! user's own matter, a company, or a carve-out. The level is the highest
 //! over every hit: a purpose raises it, content raises it further, and
-//! nothing lowers it.
+//! nothing lowers it. Then a small learned model ([`lexical`]) may raise a
+//! minimal or limited result, as a second signal named `lexical:<area>`.
 //!
 //! What rules cannot settle is reported as [`Grey`], for an LLM judge.
 

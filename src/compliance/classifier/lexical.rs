@@ -15,17 +15,17 @@
 //!
 //! The model raises a minimal or limited result to a level only when the
 //! probabilities of the areas at or above that level (for limited: of the
-//! Article 50 areas) add up to the threshold, to the likeliest
-//! area of that level, unless the rules set that area's match aside (no
-//! person, a company, talk about the topic, a negation); the hit is named `lexical:<area>` and shows the
-//! probability and the features that weighed most, so that an auditor can
-//! see why. The Python script computes the same features; a test checks
-//! that the checked-in asset is what the script writes.
+//! Article 50 areas) add up to the threshold, to the likeliest area of that
+//! level, unless the rules set that area's match aside (no person, a
+//! company, talk about the topic, a negation); the hit is named
+//! `lexical:<area>` and shows the probability and the features that
+//! weighed most, so that an auditor can see why. The Python script
+//! computes the same features; a test checks that the checked-in asset is
+//! what the script writes.
 
-use std::collections::HashMap;
-
+use super::matching::NO_OBJECT;
 use super::text::Normalised;
-use super::{Hit, Level, Source};
+use super::{Classification, Grey, Hit, Level, Source};
 
 /// The weights, generated from the train part (never edited by hand).
 const ASSET: &str = include_str!("../../../assets/risk/lexical.tsv");
@@ -50,11 +50,72 @@ pub(super) struct Lexical {
     /// Each class: the area id (or `minimal`), its level and its bias.
     classes: Vec<(String, Level, f64)>,
     /// Feature text → row of `weights`.
-    index: HashMap<String, u32>,
+    index: Index,
     /// Feature texts by row, for the explanation.
     names: Vec<String>,
     /// Each feature's non-zero weights: (class, weight).
     weights: Vec<Vec<(u16, f64)>>,
+}
+
+/// Feature texts → rows: an open-addressing table of FNV-1a hashes, so a
+/// feature made of pieces (prefix, stem, space, stem) is looked up without
+/// building it.
+#[derive(Debug, Default)]
+struct Index {
+    /// Row + 1 of the feature in each slot; 0 is empty.
+    slots: Vec<u32>,
+}
+
+impl Index {
+    fn new(names: &[String]) -> Index {
+        let size = (names.len() * 2).next_power_of_two().max(2);
+        let mut slots = vec![0u32; size];
+        for (row, name) in names.iter().enumerate() {
+            let mut at = hash(&[name]) as usize & (size - 1);
+            while slots[at] != 0 {
+                at = (at + 1) & (size - 1);
+            }
+            slots[at] = row as u32 + 1;
+        }
+        Index { slots }
+    }
+
+    /// The row of the feature spelt by `parts` in a row, if there is one.
+    fn get(&self, names: &[String], parts: &[&str]) -> Option<u32> {
+        if self.slots.is_empty() {
+            return None;
+        }
+        let mask = self.slots.len() - 1;
+        let mut at = hash(parts) as usize & mask;
+        loop {
+            let row = self.slots[at].checked_sub(1)?;
+            if spells(&names[row as usize], parts) {
+                return Some(row);
+            }
+            at = (at + 1) & mask;
+        }
+    }
+}
+
+/// FNV-1a over the bytes of `parts` in a row.
+fn hash(parts: &[&str]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in parts.iter().flat_map(|p| p.bytes()) {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
+/// Whether `name` is `parts` in a row.
+fn spells(name: &str, parts: &[&str]) -> bool {
+    let mut rest = name;
+    for part in parts {
+        match rest.strip_prefix(part) {
+            Some(r) => rest = r,
+            None => return false,
+        }
+    }
+    rest.is_empty()
 }
 
 /// The features that weigh most towards the area shown in an explanation.
@@ -75,7 +136,7 @@ impl Lexical {
             norm_floor: 1,
             threshold: 1.0,
             classes: Vec::new(),
-            index: HashMap::new(),
+            index: Index::default(),
             names: Vec::new(),
             weights: Vec::new(),
         };
@@ -107,9 +168,6 @@ impl Lexical {
                         }
                         row.push((class, weight.parse().map_err(|_| bad(pair))?));
                     }
-                    model
-                        .index
-                        .insert((*feature).to_owned(), model.names.len() as u32);
                     model.names.push((*feature).to_owned());
                     model.weights.push(row);
                 }
@@ -119,6 +177,7 @@ impl Lexical {
         if model.stem == 0 || model.classes.is_empty() {
             return Err("lexical model: no stem or no class".to_owned());
         }
+        model.index = Index::new(&model.names);
         Ok(model)
     }
 
@@ -129,10 +188,11 @@ impl Lexical {
     }
 
     /// The features of a request's three texts (purpose, instructions,
-    /// user turns), each once; `tool_prompt` leaves the instructions out.
+    /// user turns), each once, where first found; `tool_prompt` leaves the
+    /// instructions out. No key is built: the pieces are hashed and
+    /// compared in place.
     fn found(&self, texts: &[(Source, Normalised); 3], tool_prompt: bool) -> Vec<Found> {
         let mut found: Vec<Found> = Vec::new();
-        let mut key = String::with_capacity(32);
         for (source, text) in texts {
             let prefix = match source {
                 Source::Instructions if tool_prompt => continue,
@@ -141,37 +201,32 @@ impl Lexical {
             };
             let mut previous: Option<&str> = None;
             for word in text.text.split(' ') {
-                if word.chars().count() < 3 || !word.chars().any(char::is_alphabetic) {
+                if word.chars().nth(2).is_none() || !word.chars().any(char::is_alphabetic) {
                     continue;
                 }
                 let stem = match word.char_indices().nth(self.stem) {
                     Some((end, _)) => &word[..end],
                     None => word,
                 };
-                key.clear();
-                key.push_str(prefix);
-                key.push_str(stem);
-                self.push(&key, *source, &mut found);
+                let mut push = |parts: &[&str]| {
+                    if let Some(feature) = self.index.get(&self.names, parts) {
+                        found.push(Found {
+                            feature,
+                            source: *source,
+                        });
+                    }
+                };
+                push(&[prefix, stem]);
                 if let Some(previous) = previous {
-                    key.clear();
-                    key.push_str(prefix);
-                    key.push_str(previous);
-                    key.push(' ');
-                    key.push_str(stem);
-                    self.push(&key, *source, &mut found);
+                    push(&[prefix, previous, " ", stem]);
                 }
                 previous = Some(stem);
             }
         }
+        // Each feature once, where it was first found (a stable sort).
+        found.sort_by_key(|f| f.feature);
+        found.dedup_by_key(|f| f.feature);
         found
-    }
-
-    fn push(&self, key: &str, source: Source, found: &mut Vec<Found>) {
-        if let Some(&feature) = self.index.get(key)
-            && !found.iter().any(|f| f.feature == feature)
-        {
-            found.push(Found { feature, source });
-        }
     }
 
     /// The class probabilities for a set of features.
@@ -195,6 +250,41 @@ impl Lexical {
         }
         z.iter_mut().for_each(|v| *v /= sum);
         z
+    }
+
+    /// Raises `c` when the model reads a higher level than the rules. Only
+    /// a minimal or limited result: a high one is never moved to
+    /// prohibited, which turns on conditions the rules spell out (the
+    /// workplace, real time, law enforcement). Never to an area whose rule
+    /// the rules set aside for a reason the model has no sense of (no
+    /// person, a company, talk about the topic, fiction, a negation); a
+    /// missing object of the rule is a vocabulary gap, which it may fill.
+    /// The raise is a grey zone, so a judge may review it.
+    pub(super) fn raise(
+        &self,
+        c: &mut Classification,
+        texts: &[(Source, Normalised); 3],
+        tool_prompt: bool,
+    ) {
+        if c.level >= Level::High {
+            return;
+        }
+        let Some((area, hit)) = self.read(texts, tool_prompt) else {
+            return;
+        };
+        let only_object = format!("but no {NO_OBJECT} near it");
+        let set_aside = c
+            .set_aside
+            .iter()
+            .any(|s| s.rule == area && !s.why.ends_with(&only_object));
+        if hit.level <= c.level || set_aside {
+            return;
+        }
+        c.level = hit.level;
+        c.grey.push(Grey::ContentOnly {
+            rule: hit.rule.clone(),
+        });
+        c.hits.insert(0, hit);
     }
 
     /// The model's reading of a request: the area and its hit when it is
@@ -299,7 +389,10 @@ mod tests {
     fn the_built_in_model_parses_and_its_areas_are_rule_ids() {
         let model = Lexical::built_in();
         assert!(model.features() > 1000, "{} features", model.features());
-        let rules: Vec<String> = Classifier::built_in().rule_ids().map(str::to_owned).collect();
+        let rules: Vec<String> = Classifier::built_in()
+            .rule_ids()
+            .map(str::to_owned)
+            .collect();
         for (area, level, _) in &model.classes {
             match level {
                 Level::Minimal => assert_eq!(area, "minimal"),
@@ -307,7 +400,10 @@ mod tests {
             }
         }
         for level in Level::ALL {
-            assert!(model.classes.iter().any(|c| c.1 == level), "no {level} class");
+            assert!(
+                model.classes.iter().any(|c| c.1 == level),
+                "no {level} class"
+            );
         }
     }
 
@@ -315,7 +411,11 @@ mod tests {
     fn a_bad_line_is_an_error_naming_it() {
         let err = Lexical::parse("stem\t6\nclass\tminimal\tminimal\t0\nf\tx\t7:1\n").unwrap_err();
         assert!(err.contains("line 3"), "{err}");
-        assert!(Lexical::parse("stem\tsix\n").unwrap_err().contains("line 1"));
+        assert!(
+            Lexical::parse("stem\tsix\n")
+                .unwrap_err()
+                .contains("line 1")
+        );
         assert!(Lexical::parse("# nothing\n").is_err());
     }
 
@@ -362,9 +462,13 @@ mod tests {
         assert_eq!(c.level, Level::Prohibited);
         let first = &c.hits[0];
         assert_eq!(first.rule, "lexical:art5_1_b_vulnerability_exploitation");
-        assert!(first.evidence.contains("strongest features"), "{}", first.evidence);
+        assert!(
+            first.evidence.contains("strongest features"),
+            "{}",
+            first.evidence
+        );
         assert_eq!(c.triggered_rules(), [first.rule.clone()]);
-        assert!(c.grey.contains(&super::super::Grey::ContentOnly {
+        assert!(c.grey.contains(&Grey::ContentOnly {
             rule: first.rule.clone()
         }));
     }
@@ -393,6 +497,9 @@ mod tests {
         // Nothing for the rules: the model raises it.
         let raised = classify("A poem about emotions.");
         assert_eq!(raised.level, Level::Prohibited);
-        assert_eq!(raised.hits[0].rule, "lexical:art5_1_f_emotion_workplace_education");
+        assert_eq!(
+            raised.hits[0].rule,
+            "lexical:art5_1_f_emotion_workplace_education"
+        );
     }
 }

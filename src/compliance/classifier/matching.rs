@@ -17,7 +17,7 @@ use super::{Classification, Classifier, Grey, Hit, Level, SHORT_TEXT_WORDS, SetA
 /// What a match lacked when only the rule's object was missing near it (a
 /// vocabulary gap the lexical layer may fill, unlike a missing person, a
 /// negation or a framing).
-const NO_OBJECT: &str = "object of the rule";
+pub(super) const NO_OBJECT: &str = "object of the rule";
 
 /// How many distinct software-tool terms make system/developer
 /// instructions a tool's own prompt.
@@ -178,30 +178,10 @@ impl Classifier {
             self.match_rule(rule, &scanned, &mut tally);
         }
         let mut c = self.conclude(&scanned, tally);
-        // The learned lexical layer may raise a minimal or limited result,
-        // never lower one, and never move a high one to prohibited (which
-        // turns on conditions the rules spell out: the workplace, real
-        // time, law enforcement). Nor may it raise to an area whose rule the
-        // rules set aside for a reason the model has no sense of (no
-        // person, a company, talk about the topic, fiction, a negation); a
-        // missing object of the rule is a vocabulary gap, which it may
-        // fill. Cross-validation of the rules' terms (`disabled`) measures
-        // the rules alone.
-        let only_object = format!("but no {NO_OBJECT} near it");
-        if disabled.is_none()
-            && c.level < Level::High
-            && let Some((area, hit)) = self.lexical.read(&scanned.texts, scanned.tool_prompt)
-            && hit.level > c.level
-            && !c
-                .set_aside
-                .iter()
-                .any(|s| s.rule == area && !s.why.ends_with(&only_object))
-        {
-            c.level = hit.level;
-            c.grey.push(Grey::ContentOnly {
-                rule: hit.rule.clone(),
-            });
-            c.hits.insert(0, hit);
+        if disabled.is_none() {
+            // Cross-validation of the rules' terms measures the rules alone.
+            self.lexical
+                .raise(&mut c, &scanned.texts, scanned.tool_prompt);
         }
         (scanned, c)
     }
