@@ -224,7 +224,9 @@ fn the_held_out_part_keeps_its_measured_level() {
     // the part measures 97/97 caught (96/97 after the seventh round, 95/97
     // after the fourth to sixth), 0 % raised, limited 100 %, English 96 %
     // (92 % after the seventh) and every other language 100 %: every goal
-    // is met. The floors are the measured levels (at least the goals).
+    // is met. In the ninth round the learned lexical layer joined the
+    // rules; the part measures the same with it. The floors are the
+    // measured levels (at least the goals).
     // Raise them as the rules improve, never lower them.
     let report = eval_split(HELD_OUT, Some("heldout"));
     let shown = summary(&report);
@@ -314,8 +316,10 @@ fn cross_validation_by_phrasing_family_is_reported() {
 /// fifth round, 478 / 780 (61.3 %) in the sixth, whose 144 fresh cases
 /// share terms with the older ones, 564 / 878 (64.2 %) in the seventh and
 /// 668 / 973 (68.7 %) in the eighth, whose practice groups (deceit,
-/// consumer decisions, exploitative offers) are shared by many cases
-/// (docs/compliance.md); the floor keeps it from falling.
+/// consumer decisions, exploitative offers) are shared by many cases, and
+/// 750 / 1068 (70.2 %) in the ninth (docs/compliance.md); the floor keeps
+/// it from falling. The runs without terms are of the rules alone: the
+/// lexical layer is off in them.
 #[test]
 fn cross_validation_leaves_out_each_family_and_each_case_own_terms() {
     let dir = tempfile::tempdir().unwrap();
@@ -379,7 +383,7 @@ fn cross_validation_leaves_out_each_family_and_each_case_own_terms() {
     );
     let rate = caught as f64 / risky as f64;
     println!("  each case: {caught} / {risky} caught without its own terms ({rate:.3})");
-    assert!(rate >= 0.68, "leave-one-case-out catch {caught} / {risky}");
+    assert!(rate >= 0.70, "leave-one-case-out catch {caught} / {risky}");
 }
 
 /// The lexical layer's weights (`assets/risk/lexical.tsv`, built into the

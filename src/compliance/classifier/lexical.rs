@@ -57,13 +57,59 @@ pub(super) struct Lexical {
     weights: Vec<Vec<(u16, f64)>>,
 }
 
-/// Feature texts → rows: an open-addressing table of FNV-1a hashes, so a
-/// feature made of pieces (prefix, stem, space, stem) is looked up without
-/// building it.
+/// Feature texts → rows: an open-addressing table keyed by a hash made
+/// from each stem's own hash, so that a request's words are hashed once
+/// each and no feature text is built to look it up.
 #[derive(Debug, Default)]
 struct Index {
     /// Row + 1 of the feature in each slot; 0 is empty.
     slots: Vec<u32>,
+}
+
+/// The prefix of the instructions' features.
+const INSTRUCTIONS: &str = "s:";
+
+/// A feature as its pieces: the namespace, a stem and maybe the next stem,
+/// each stem with its [`stem_hash`].
+#[derive(Clone, Copy)]
+struct Key<'a> {
+    instructions: bool,
+    first: (&'a str, u64),
+    second: Option<(&'a str, u64)>,
+}
+
+impl Key<'_> {
+    fn hash(&self) -> u64 {
+        let mut h = self.first.1 ^ u64::from(self.instructions);
+        if let Some((_, second)) = self.second {
+            h = h.rotate_left(29) ^ second;
+        }
+        h = h.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        h ^ (h >> 29)
+    }
+
+    /// Whether `name` is this feature's text.
+    fn spells(&self, name: &str) -> bool {
+        let name = match self.instructions {
+            true => match name.strip_prefix(INSTRUCTIONS) {
+                Some(rest) => rest,
+                None => return false,
+            },
+            false => name,
+        };
+        match (name.split_once(' '), self.second) {
+            (None, None) => name == self.first.0,
+            (Some((a, b)), Some((second, _))) => a == self.first.0 && b == second,
+            _ => false,
+        }
+    }
+}
+
+/// FNV-1a over a stem's bytes.
+fn stem_hash(stem: &str) -> u64 {
+    stem.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
 }
 
 impl Index {
@@ -71,7 +117,20 @@ impl Index {
         let size = (names.len() * 2).next_power_of_two().max(2);
         let mut slots = vec![0u32; size];
         for (row, name) in names.iter().enumerate() {
-            let mut at = hash(&[name]) as usize & (size - 1);
+            let (instructions, text) = match name.strip_prefix(INSTRUCTIONS) {
+                Some(rest) => (true, rest),
+                None => (false, name.as_str()),
+            };
+            let (first, second) = match text.split_once(' ') {
+                Some((a, b)) => (a, Some((b, stem_hash(b)))),
+                None => (text, None),
+            };
+            let key = Key {
+                instructions,
+                first: (first, stem_hash(first)),
+                second,
+            };
+            let mut at = key.hash() as usize & (size - 1);
             while slots[at] != 0 {
                 at = (at + 1) & (size - 1);
             }
@@ -80,42 +139,21 @@ impl Index {
         Index { slots }
     }
 
-    /// The row of the feature spelt by `parts` in a row, if there is one.
-    fn get(&self, names: &[String], parts: &[&str]) -> Option<u32> {
+    /// The row of the feature `key`, if the model has it.
+    fn get(&self, names: &[String], key: Key) -> Option<u32> {
         if self.slots.is_empty() {
             return None;
         }
         let mask = self.slots.len() - 1;
-        let mut at = hash(parts) as usize & mask;
+        let mut at = key.hash() as usize & mask;
         loop {
             let row = self.slots[at].checked_sub(1)?;
-            if spells(&names[row as usize], parts) {
+            if key.spells(&names[row as usize]) {
                 return Some(row);
             }
             at = (at + 1) & mask;
         }
     }
-}
-
-/// FNV-1a over the bytes of `parts` in a row.
-fn hash(parts: &[&str]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in parts.iter().flat_map(|p| p.bytes()) {
-        h = (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    h
-}
-
-/// Whether `name` is `parts` in a row.
-fn spells(name: &str, parts: &[&str]) -> bool {
-    let mut rest = name;
-    for part in parts {
-        match rest.strip_prefix(part) {
-            Some(r) => rest = r,
-            None => return false,
-        }
-    }
-    rest.is_empty()
 }
 
 /// The features that weigh most towards the area shown in an explanation.
@@ -189,17 +227,16 @@ impl Lexical {
 
     /// The features of a request's three texts (purpose, instructions,
     /// user turns), each once, where first found; `tool_prompt` leaves the
-    /// instructions out. No key is built: the pieces are hashed and
-    /// compared in place.
+    /// instructions out. Each word is hashed once; no key is built.
     fn found(&self, texts: &[(Source, Normalised); 3], tool_prompt: bool) -> Vec<Found> {
         let mut found: Vec<Found> = Vec::new();
         for (source, text) in texts {
-            let prefix = match source {
+            let instructions = match source {
                 Source::Instructions if tool_prompt => continue,
-                Source::Instructions => "s:",
-                Source::Purpose | Source::Content => "",
+                Source::Instructions => true,
+                Source::Purpose | Source::Content => false,
             };
-            let mut previous: Option<&str> = None;
+            let mut previous: Option<(&str, u64)> = None;
             for word in text.text.split(' ') {
                 if word.chars().nth(2).is_none() || !word.chars().any(char::is_alphabetic) {
                     continue;
@@ -208,17 +245,23 @@ impl Lexical {
                     Some((end, _)) => &word[..end],
                     None => word,
                 };
-                let mut push = |parts: &[&str]| {
-                    if let Some(feature) = self.index.get(&self.names, parts) {
+                let stem = (stem, stem_hash(stem));
+                let mut push = |second: Option<(&str, u64)>, first: (&str, u64)| {
+                    let key = Key {
+                        instructions,
+                        first,
+                        second,
+                    };
+                    if let Some(feature) = self.index.get(&self.names, key) {
                         found.push(Found {
                             feature,
                             source: *source,
                         });
                     }
                 };
-                push(&[prefix, stem]);
+                push(None, stem);
                 if let Some(previous) = previous {
-                    push(&[prefix, previous, " ", stem]);
+                    push(Some(stem), previous);
                 }
                 previous = Some(stem);
             }
