@@ -510,7 +510,7 @@ mod tests {
             "{}",
             first.evidence
         );
-        assert_eq!(c.triggered_rules(), [first.rule.clone()]);
+        assert_eq!(c.triggered_rules(), std::slice::from_ref(&first.rule));
         assert!(c.grey.contains(&Grey::ContentOnly {
             rule: first.rule.clone()
         }));
