@@ -7,9 +7,12 @@ request (the declared purpose, the system/developer instructions, the latest
 user turns) normalised as the classifier does (lowercase, diacritics
 folded, leetspeak read), its words of three letters or more cut to a
 STEM-letter prefix, and the pairs of neighbouring stems; the instructions'
-features carry the prefix "s:". Each request's vector is binary, scaled to
-unit length. The model is a multinomial logistic regression (SGD, L2) over
-the areas and `minimal`.
+features carry the prefix "s:". A feature must be in at least MIN_CASES
+and at most MAX_SHARE of the training cases. Each request's vector is
+binary, scaled by 1/sqrt(max(n, NORM_FLOOR)). The model is a multinomial
+logistic regression (SGD, L2) over the areas and `minimal`; the decision
+and how it combines with the rules are in lexical.rs and
+docs/compliance.md (ninth round).
 
   train_lexical.py --lobo             leave-one-batch-out figures (id prefix = batch)
   train_lexical.py --eval FILE        train on the train file, measure FILE
@@ -23,7 +26,6 @@ import json
 import math
 import os
 import sys
-import unicodedata
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TRAIN = os.path.join(ROOT, "tests/data/euai-train.jsonl")
@@ -38,13 +40,14 @@ L2 = float(os.environ.get("LEX_L2", "1e-5"))
 PRUNE = float(os.environ.get("LEX_PRUNE", "0.05"))
 # A feature seen in fewer training cases than this is not a feature.
 MIN_CASES = 2
-# The model raises a result only at or above this probability.
 # A feature in more than this share of the training cases (a stop word, a
 # language's commonest words) is no evidence of a use: not a feature.
 MAX_SHARE = float(os.environ.get("LEX_MAX_SHARE", "0.05"))
 # A request's vector is scaled by 1/sqrt(max(features, NORM_FLOOR)): a very
 # short text counts as less evidence, not as more sure.
 NORM_FLOOR = int(os.environ.get("LEX_NORM_FLOOR", "8"))
+# The model raises a result only when a level's areas together have at
+# least this probability (`decide`).
 THRESHOLD = float(os.environ.get("LEX_THRESHOLD", "0.94"))
 
 LEVELS = {"minimal": 0, "limited": 1, "high": 2, "prohibited": 3}
@@ -158,13 +161,6 @@ def label(case):
     return case.get("expected_area") or "minimal"
 
 
-def level_of(area, cases):
-    for c in cases:
-        if label(c) == area:
-            return c["expected_level"]
-    return "minimal"
-
-
 class Lcg:
     """A fixed pseudo-random order, the same on every Python."""
 
@@ -229,9 +225,12 @@ def train(cases):
     return classes, [round(b, 3) for b in bias], model
 
 
-def predict(m, case, drop_instructions=False):
+def predict(m, case):
+    """The class probabilities (lexical.rs `probabilities`; the Rust side
+    also leaves out the instructions of a tool's own prompt, which the
+    script cannot recognise)."""
     classes, bias, model = m
-    f = [x for x in features(case) if x in model and not (drop_instructions and x.startswith("s:"))]
+    f = [x for x in features(case) if x in model]
     v = 1.0 / math.sqrt(max(len(f), NORM_FLOOR)) if f else 0.0
     z = dict(zip(classes, bias))
     for x in f:
