@@ -1,6 +1,6 @@
-//! Risk classification benchmark: the rules on a typical chat request (a
-//! system message and two user turns, about 100 words), beside a baseline
-//! measured in the same run.
+//! Risk classification benchmark: the rules and the learned lexical layer
+//! on a typical chat request (a system message and two user turns, about
+//! 100 words), beside a baseline measured in the same run.
 //!
 //! `cargo bench --bench classifier` (add `-- --quick` for a short run).
 //! Figures go to stdout and to `target/bench/classifier.json`. Nothing here
@@ -100,7 +100,7 @@ fn main() {
     });
 
     let us = |ns: u64| ns as f64 / 1000.0;
-    println!("Tollgate risk classification (rules only, {runs} runs each)");
+    println!("Tollgate risk classification (rules and lexical layer, {runs} runs each)");
     println!("  packs compiled in {load_ms:.1} ms; typical request: {words} words in 4 messages");
     println!();
     println!(

@@ -1,7 +1,8 @@
 //! The risk rules on the labelled development set (`tests/data/euai-dev.jsonl`,
 //! a copy of the EU AI Act taxonomy's dev set), through the built binary's
-//! `tollgate risk eval --json`: the rules alone must catch at least 90 % of
-//! the prohibited and high cases and raise at most 5 % of the minimal ones.
+//! `tollgate risk eval --json`: the classifier (the rules and, since the
+//! ninth round, the learned lexical layer) must catch at least 90 % of the
+//! prohibited and high cases and raise at most 5 % of the minimal ones.
 //! `tests/data/risk-regression.jsonl` holds further one-message cases in the
 //! four languages (near-misses with other senses of a stem, rules the dev set
 //! has no case for), written while the packs were made, held to the same bar.
@@ -224,7 +225,9 @@ fn the_held_out_part_keeps_its_measured_level() {
     // the part measures 97/97 caught (96/97 after the seventh round, 95/97
     // after the fourth to sixth), 0 % raised, limited 100 %, English 96 %
     // (92 % after the seventh) and every other language 100 %: every goal
-    // is met. The floors are the measured levels (at least the goals).
+    // is met. In the ninth round the learned lexical layer joined the
+    // rules; the part measures the same with it. The floors are the
+    // measured levels (at least the goals).
     // Raise them as the rules improve, never lower them.
     let report = eval_split(HELD_OUT, Some("heldout"));
     let shown = summary(&report);
@@ -314,8 +317,10 @@ fn cross_validation_by_phrasing_family_is_reported() {
 /// fifth round, 478 / 780 (61.3 %) in the sixth, whose 144 fresh cases
 /// share terms with the older ones, 564 / 878 (64.2 %) in the seventh and
 /// 668 / 973 (68.7 %) in the eighth, whose practice groups (deceit,
-/// consumer decisions, exploitative offers) are shared by many cases
-/// (docs/compliance.md); the floor keeps it from falling.
+/// consumer decisions, exploitative offers) are shared by many cases, and
+/// 750 / 1068 (70.2 %) in the ninth (docs/compliance.md); the floor keeps
+/// it from falling. The runs without terms are of the rules alone: the
+/// lexical layer is off in them.
 #[test]
 fn cross_validation_leaves_out_each_family_and_each_case_own_terms() {
     let dir = tempfile::tempdir().unwrap();
@@ -379,5 +384,38 @@ fn cross_validation_leaves_out_each_family_and_each_case_own_terms() {
     );
     let rate = caught as f64 / risky as f64;
     println!("  each case: {caught} / {risky} caught without its own terms ({rate:.3})");
-    assert!(rate >= 0.68, "leave-one-case-out catch {caught} / {risky}");
+    assert!(rate >= 0.70, "leave-one-case-out catch {caught} / {risky}");
+}
+
+/// The lexical layer's weights (`assets/risk/lexical.tsv`, built into the
+/// binary) are what `tests/data/train_lexical.py --write` makes from the
+/// checked-in train file: nobody edited them by hand, and a change of the
+/// train file or the script comes with the weights it gives.
+#[test]
+fn the_lexical_weights_are_what_the_script_writes_from_the_train_file() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("lexical.tsv");
+    let mut command = Command::new("python3");
+    command
+        .arg(root.join("tests/data/train_lexical.py"))
+        .arg("--write")
+        .arg("--out")
+        .arg(&out);
+    for (name, _) in std::env::vars().filter(|(k, _)| k.starts_with("LEX_")) {
+        command.env_remove(name);
+    }
+    let run = command.output().expect("python3 runs the training script");
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let written = std::fs::read_to_string(&out).unwrap();
+    let shipped = std::fs::read_to_string(root.join("assets/risk/lexical.tsv")).unwrap();
+    assert!(written.lines().count() > 1000);
+    assert!(
+        written == shipped,
+        "assets/risk/lexical.tsv is not what tests/data/train_lexical.py --write gives: run it"
+    );
 }

@@ -11,11 +11,13 @@
 //! nothing in those sentences may frame it as talk about the topic, the
 //! user's own matter, a company, or a carve-out. The level is the highest
 //! over every hit: a purpose raises it, content raises it further, and
-//! nothing lowers it.
+//! nothing lowers it. Then a small learned model ([`lexical`]) may raise a
+//! minimal or limited result, as a second signal named `lexical:<area>`.
 //!
 //! What rules cannot settle is reported as [`Grey`], for an LLM judge.
 
 pub mod eval;
+mod lexical;
 mod matching;
 mod pack;
 mod scanner;
@@ -263,6 +265,8 @@ impl Classification {
 /// The compiled rule packs.
 pub struct Classifier {
     compiled: Compiled,
+    /// The learned second signal ([`lexical`]): built in, not overridable.
+    lexical: lexical::Lexical,
 }
 
 impl fmt::Debug for Classifier {
@@ -287,6 +291,7 @@ impl Classifier {
     pub fn load(dir: Option<&Path>) -> Result<Classifier, PackError> {
         Ok(Classifier {
             compiled: pack::load(dir)?,
+            lexical: lexical::Lexical::built_in(),
         })
     }
 

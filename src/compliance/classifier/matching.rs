@@ -14,6 +14,11 @@ use super::spans::{
 use super::text::{self, Normalised};
 use super::{Classification, Classifier, Grey, Hit, Level, SHORT_TEXT_WORDS, SetAside, Source};
 
+/// What a match lacked when only the rule's object was missing near it (a
+/// vocabulary gap the lexical layer may fill, unlike a missing person, a
+/// negation or a framing).
+pub(super) const NO_OBJECT: &str = "object of the rule";
+
 /// How many distinct software-tool terms make system/developer
 /// instructions a tool's own prompt.
 const TOOL_PROMPT_MARKERS: usize = 3;
@@ -172,7 +177,12 @@ impl Classifier {
         for rule in (0..rules.len()).filter(|&r| candidate[r]) {
             self.match_rule(rule, &scanned, &mut tally);
         }
-        let c = self.conclude(&scanned, tally);
+        let mut c = self.conclude(&scanned, tally);
+        if disabled.is_none() {
+            // Cross-validation of the rules' terms measures the rules alone.
+            self.lexical
+                .raise(&mut c, &scanned.texts, scanned.tool_prompt);
+        }
         (scanned, c)
     }
 
@@ -522,7 +532,7 @@ impl Classifier {
                 describe(text, &pairs[0]),
                 match (meta.has_objects, meta.needs_person) {
                     (true, true) => "object of the rule and person",
-                    (true, false) => "object of the rule",
+                    (true, false) => NO_OBJECT,
                     _ => "person",
                 }
             )));

@@ -12,6 +12,18 @@ fn level(text: &str) -> Level {
     classify(None, text).level
 }
 
+/// The level of the rules' own hits, without the learned lexical layer
+/// (`lexical:` hits): for tests of a rule mechanism the model has no sense
+/// of (negation, grey zones, replaced packs).
+fn rules_level(c: &Classification) -> Level {
+    c.hits
+        .iter()
+        .filter(|h| !h.rule.starts_with("lexical:"))
+        .map(|h| h.level)
+        .max()
+        .unwrap_or(Level::Minimal)
+}
+
 #[test]
 fn the_built_in_packs_cover_every_taxonomy_rule_in_four_languages() {
     let classifier = Classifier::built_in();
@@ -386,11 +398,14 @@ fn a_negation_counts_only_in_its_own_language() {
         ),
         Level::High
     );
-    // Words that are negations in both languages still negate in either.
-    assert_eq!(
-        level("Nunca rejeites os candidatos pela idade; resume os currículos deles."),
-        Level::Minimal
+    // Words that are negations in both languages still negate in either
+    // (in the rules: the lexical layer reads no negation, and raises this
+    // one for a judge to review; docs/compliance.md).
+    let negated = classify(
+        None,
+        "Nunca rejeites os candidatos pela idade; resume os currículos deles.",
     );
+    assert_eq!(rules_level(&negated), Level::Minimal);
 }
 
 #[test]
@@ -484,7 +499,9 @@ fn grey_zones_are_reported_for_the_judge() {
         None,
         "Here is the applicant's credit score history for the loan.",
     );
-    assert_eq!(anchor.level, Level::Minimal);
+    // The rules see the domain without an act; the lexical layer reads
+    // the words as creditworthiness and raises it, a grey zone too.
+    assert_eq!(rules_level(&anchor), Level::Minimal);
     assert!(anchor.grey.contains(&Grey::AnchorWithoutAct {
         rule: "annex3_5b_creditworthiness".into()
     }));
@@ -566,8 +583,9 @@ acts = ["scegli", "scarta", "valuta"]
         None,
         &json!([{ "role": "user", "content": "Shortlist the applicants and weed out the rest." }]),
     );
+    // The built-in lexical layer is no pack: only the rules lose the terms.
     assert_eq!(
-        en.level,
+        rules_level(&en),
         Level::Minimal,
         "the replaced English pack has no terms"
     );
