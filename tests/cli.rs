@@ -485,3 +485,35 @@ fn prices_are_shown_in_credits() {
     assert_eq!(chat["pricing"]["input_per_million"], 1.0);
     assert_eq!(chat["pricing"]["output_per_million"], 2.0);
 }
+
+#[test]
+fn a_command_piped_into_a_reader_that_stops_early_ends_quietly() {
+    // `tollgate risk eval FILE | head -1`: the reader closes the pipe after
+    // one line; the command must end like any Unix tool (SIGPIPE), not
+    // panic in its printing.
+    use std::io::{BufRead, BufReader};
+    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/euai-train.jsonl");
+    let mut child = Command::new(BIN)
+        .args(["risk", "eval"])
+        .arg(file)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert!(first.contains("cases"), "{first}");
+    // The read end is dropped here: the command's next writes fail.
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(
+        out.status.signal(),
+        Some(libc::SIGPIPE),
+        "{:?} {err}",
+        out.status
+    );
+}

@@ -144,7 +144,10 @@ fn pct(r: f64) -> String {
 }
 
 fn print_report(report: &Report) {
-    println!("{} cases, rules only", report.total());
+    println!(
+        "{} cases, rules and the lexical layer, no judge",
+        report.total()
+    );
     print_levels(report);
     print_rates(report);
     print_slices(report);
