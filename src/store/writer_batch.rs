@@ -295,11 +295,11 @@ fn abort_open(db: &Database, stats: &WriterStats, seq: &mut Sequencer) {
         seq.open = Some(open);
         end_open(stats, seq)
     });
-    if let Err(error) = outcome {
-        if seq.stopped.is_none() {
-            tracing::error!(%error, "applying answered charges again failed; the store stops writing until a restart replays the journal");
-            seq.visibility.settle();
-            seq.stopped = Some(error);
-        }
+    if let Err(error) = outcome
+        && seq.stopped.is_none()
+    {
+        tracing::error!(%error, "applying answered charges again failed; the store stops writing until a restart replays the journal");
+        seq.visibility.settle();
+        seq.stopped = Some(error);
     }
 }
