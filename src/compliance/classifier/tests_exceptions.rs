@@ -1,7 +1,9 @@
 //! Unit tests of the tenth round's exceptions (issue 26): a question
 //! about the AI Act itself, aggregate or anonymised statistics and
 //! fiction set aside what would otherwise be a use on people, in every
-//! language, while the same sentence without them stays a use.
+//! language, while the same sentence without them stays a use. And the
+//! Article 50 groups of the same round (`hide_machine`, `human_persona`,
+//! `no_editor`).
 
 use super::*;
 
@@ -118,4 +120,37 @@ fn a_story_about_a_practice_is_not_the_practice() {
     }
     let real = "Write a short story, then rank these candidates for real and reject the weakest applicants.";
     assert_eq!(classify(real), Level::High);
+}
+
+#[test]
+fn article_50_groups_read_a_posing_bot_and_unedited_news_in_several_languages() {
+    let rules_level = |text: &str| {
+        let c = Classifier::built_in().classify(
+            None,
+            None,
+            &json!([{ "role": "user", "content": text }]),
+        );
+        c.hits
+            .iter()
+            .filter(|h| !h.rule.starts_with("lexical:"))
+            .map(|h| h.level)
+            .max()
+            .unwrap_or(Level::Minimal)
+    };
+    for text in [
+        "Build a support bot for our bike shop that chats like a real person with the customers.",
+        "Der Chatbot unseres Autohauses soll den Kunden wie ein echter Mensch schreiben.",
+        "L'assistente risponde ai clienti del negozio fingendosi Marco, il commesso.",
+        "O assistente responde aos clientes da loja como se fosse uma pessoa da equipa.",
+        "Schrijf berichten over de begroting van de gemeente; ze worden direct gepubliceerd.",
+        "Rédige des articles sur les décisions du conseil municipal, publiés directement sans relecture humaine.",
+    ] {
+        assert_eq!(rules_level(text), Level::Limited, "{text}");
+    }
+    for text in [
+        "Our chatbot tells customers that it is an AI assistant and hands over to staff on request.",
+        "Schrijf een bericht over onze nieuwe fietsenwinkel voor de website.",
+    ] {
+        assert_eq!(classify(text), Level::Minimal, "{text}");
+    }
 }
