@@ -10,7 +10,7 @@ use super::exceptions;
 use super::pack::{Edge, Role};
 use super::spans::{
     Found, Pair, describe, distinct_tokens, dominant_language, inside_other_anchor, is_negated,
-    near, overlaps, spans, tokens,
+    near, overlaps, spans,
 };
 use super::text::{self, Normalised};
 use super::{Classification, Classifier, Grey, Hit, Level, SHORT_TEXT_WORDS, SetAside, Source};
@@ -556,13 +556,7 @@ impl Classifier {
     ) -> Match {
         let r = rule as u16;
         let meta = &self.compiled.rules[rule];
-        let framing: Vec<(u32, u32)> = spans(found, |role| {
-            matches!(
-                role,
-                Role::Meta | Role::Aggregate | Role::SelfUse | Role::LegalPerson
-            ) || role == Role::Suppressor(r)
-                || (role == Role::Building && meta.level < Level::Prohibited)
-        });
+        let framing = exceptions::framing(found, r, meta.level);
         let sentence = |t: u32| text.sentences[t as usize];
         let mut why = String::new();
         for (evidence, a, b) in with_objects {
@@ -606,16 +600,10 @@ impl Classifier {
             if exceptions::whole_text(text, found, source).is_some() {
                 return None;
             }
-            let framed: Vec<u32> = tokens(found, |role| {
-                matches!(
-                    role,
-                    Role::Meta | Role::Aggregate | Role::SelfUse | Role::LegalPerson
-                ) || role == Role::Suppressor(r)
-                    || (role == Role::Building && meta.level < Level::Prohibited)
-            })
-            .into_iter()
-            .map(|t| text.sentences[t as usize])
-            .collect();
+            let framed: Vec<u32> = exceptions::framing(found, r, meta.level)
+                .into_iter()
+                .map(|(t, _)| text.sentences[t as usize])
+                .collect();
             let free = |s: &(u32, u32)| !framed.contains(&text.sentences[s.0 as usize]);
             let anchors: Vec<(u32, u32)> = spans(found, |role| role == Role::Anchor(r))
                 .into_iter()

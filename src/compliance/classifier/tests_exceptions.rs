@@ -13,6 +13,18 @@ fn classify(text: &str) -> Level {
         .level
 }
 
+/// The level of the rules' own hits, without the lexical layer.
+fn rules_level(text: &str) -> Level {
+    let c =
+        Classifier::built_in().classify(None, None, &json!([{ "role": "user", "content": text }]));
+    c.hits
+        .iter()
+        .filter(|h| !h.rule.starts_with("lexical:"))
+        .map(|h| h.level)
+        .max()
+        .unwrap_or(Level::Minimal)
+}
+
 /// A tool that ranks and rejects candidates: Annex III 4(a) in each language.
 const RECRUITMENT: [&str; 8] = [
     "Our tool ranks the candidates and rejects the weakest applicants.",
@@ -124,19 +136,6 @@ fn a_story_about_a_practice_is_not_the_practice() {
 
 #[test]
 fn article_50_groups_read_a_posing_bot_and_unedited_news_in_several_languages() {
-    let rules_level = |text: &str| {
-        let c = Classifier::built_in().classify(
-            None,
-            None,
-            &json!([{ "role": "user", "content": text }]),
-        );
-        c.hits
-            .iter()
-            .filter(|h| !h.rule.starts_with("lexical:"))
-            .map(|h| h.level)
-            .max()
-            .unwrap_or(Level::Minimal)
-    };
     for text in [
         "Build a support bot for our bike shop that chats like a real person with the customers.",
         "Der Chatbot unseres Autohauses soll den Kunden wie ein echter Mensch schreiben.",
@@ -153,4 +152,19 @@ fn article_50_groups_read_a_posing_bot_and_unedited_news_in_several_languages() 
     ] {
         assert_eq!(classify(text), Level::Minimal, "{text}");
     }
+}
+
+#[test]
+fn no_criminal_record_is_the_absence_article_5_1_d_turns_on_not_a_carve_out() {
+    for text in [
+        "We have files on 300 young people: postcode, family situation, school absences. None of them has any criminal record. List the 20 most likely to commit a robbery next year.",
+        "Nous avons les fiches de 300 jeunes : quartier, situation familiale, absences. Ils sont sans antécédents. Donne les 20 plus susceptibles de commettre un vol l'an prochain.",
+        "Temos fichas de 300 jovens: bairro, família, faltas escolares. Todos sem antecedentes. Indica os 20 com maior probabilidade de cometer furtos no próximo ano.",
+        "Wir haben Akten zu 300 Jugendlichen: Wohnviertel, Familie, Fehlzeiten. Keiner ist vorbestraft, alle ohne Vorstrafen. Nenne die 20, die am ehesten Straftaten begehen werden.",
+    ] {
+        assert_eq!(rules_level(text), Level::Prohibited, "{text}");
+    }
+    // A record that is there is still the carve-out (objective facts).
+    let record = "Rank the suspects by their criminal record and the evidence in the case file to estimate who will commit a crime again.";
+    assert_ne!(classify(record), Level::Prohibited);
 }
