@@ -3,26 +3,17 @@
 //! fiction set aside what would otherwise be a use on people, in every
 //! language, while the same sentence without them stays a use. And the
 //! Article 50 groups of the same round (`hide_machine`, `human_persona`,
-//! `no_editor`).
+//! `no_editor`) and the `no_record` acts of Article 5(1)(d).
 
 use super::*;
 
 fn classify(text: &str) -> Level {
-    Classifier::built_in()
-        .classify(None, None, &json!([{ "role": "user", "content": text }]))
-        .level
+    tests::classify(None, text).level
 }
 
 /// The level of the rules' own hits, without the lexical layer.
 fn rules_level(text: &str) -> Level {
-    let c =
-        Classifier::built_in().classify(None, None, &json!([{ "role": "user", "content": text }]));
-    c.hits
-        .iter()
-        .filter(|h| !h.rule.starts_with("lexical:"))
-        .map(|h| h.level)
-        .max()
-        .unwrap_or(Level::Minimal)
+    tests::rules_level(&tests::classify(None, text))
 }
 
 /// A tool that ranks and rejects candidates: Annex III 4(a) in each language.
