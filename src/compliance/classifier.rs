@@ -17,6 +17,7 @@
 //! What rules cannot settle is reported as [`Grey`], for an LLM judge.
 
 pub mod eval;
+mod exceptions;
 mod lexical;
 mod matching;
 mod pack;
@@ -24,6 +25,8 @@ mod scanner;
 mod spans;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_exceptions;
 mod text;
 
 use std::fmt;

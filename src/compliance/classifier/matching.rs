@@ -6,10 +6,11 @@
 
 use serde_json::Value;
 
+use super::exceptions;
 use super::pack::{Edge, Role};
 use super::spans::{
     Found, Pair, describe, distinct_tokens, dominant_language, inside_other_anchor, is_negated,
-    near, overlaps, spans, tokens,
+    near, overlaps, spans,
 };
 use super::text::{self, Normalised};
 use super::{Classification, Classifier, Grey, Hit, Level, SHORT_TEXT_WORDS, SetAside, Source};
@@ -448,6 +449,9 @@ impl Classifier {
             // The deployer states the use: no suppressor applies.
             return Match::Hit(with_objects[0].0.clone());
         }
+        if let Some(why) = exceptions::whole_text(text, found, source) {
+            return Match::Suppressed(format!("{}, but {why}", with_objects[0].0));
+        }
         self.unframed(rule, text, found, &with_objects)
     }
 
@@ -541,8 +545,8 @@ impl Classifier {
     }
 
     /// In the conversation: the first pair that nothing frames as talk
-    /// about the topic, the user's own matter, a company, a carve-out or
-    /// fiction is a hit; otherwise the match is set aside, with why.
+    /// about the topic or aggregate figures, the user's own matter, a company
+    /// or a carve-out is a hit; otherwise the match is set aside, with why.
     fn unframed(
         &self,
         rule: usize,
@@ -552,21 +556,7 @@ impl Classifier {
     ) -> Match {
         let r = rule as u16;
         let meta = &self.compiled.rules[rule];
-        let framing: Vec<(u32, u32)> = spans(found, |role| {
-            matches!(role, Role::Meta | Role::SelfUse | Role::LegalPerson)
-                || role == Role::Suppressor(r)
-                || (role == Role::Building && meta.level < Level::Prohibited)
-        });
-        let fiction = found.iter().find(|f| f.role == Role::Fiction);
-        if let Some(f) = fiction
-            && !found.iter().any(|f| f.role == Role::Artefact)
-        {
-            return Match::Suppressed(format!(
-                "{}, but the request is fiction (\"{}\") without a working artefact",
-                with_objects[0].0,
-                text.words(f.token, f.last)
-            ));
-        }
+        let framing = exceptions::framing(found, r, meta.level);
         let sentence = |t: u32| text.sentences[t as usize];
         let mut why = String::new();
         for (evidence, a, b) in with_objects {
@@ -606,20 +596,14 @@ impl Classifier {
         }
         // What each text offers: its unframed anchors and unnegated,
         // unframed acts; None when the text is fiction.
-        let offer = |(text, found, _): (&Normalised, &[Found], Source)| {
-            if found.iter().any(|f| f.role == Role::Fiction)
-                && !found.iter().any(|f| f.role == Role::Artefact)
-            {
+        let offer = |(text, found, source): (&Normalised, &[Found], Source)| {
+            if exceptions::whole_text(text, found, source).is_some() {
                 return None;
             }
-            let framed: Vec<u32> = tokens(found, |role| {
-                matches!(role, Role::Meta | Role::SelfUse | Role::LegalPerson)
-                    || role == Role::Suppressor(r)
-                    || (role == Role::Building && meta.level < Level::Prohibited)
-            })
-            .into_iter()
-            .map(|t| text.sentences[t as usize])
-            .collect();
+            let framed: Vec<u32> = exceptions::framing(found, r, meta.level)
+                .into_iter()
+                .map(|(t, _)| text.sentences[t as usize])
+                .collect();
             let free = |s: &(u32, u32)| !framed.contains(&text.sentences[s.0 as usize]);
             let anchors: Vec<(u32, u32)> = spans(found, |role| role == Role::Anchor(r))
                 .into_iter()

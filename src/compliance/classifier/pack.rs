@@ -98,6 +98,16 @@ struct RawFraming {
     /// Talk about a topic rather than a use: explain, what is, is it legal.
     #[serde(default)]
     meta: Vec<String>,
+    /// Aggregate, anonymised or published figures: no natural person is
+    /// assessed ("anonymised", "national rates", "official statistics").
+    /// Frames its sentence, like `meta`.
+    #[serde(default)]
+    aggregate: Vec<String>,
+    /// Questions about the AI Act itself ("falls under Annex III", "what
+    /// should we document"): in the user's turns, the whole text is talk
+    /// about the law, not a use.
+    #[serde(default)]
+    regulation: Vec<String>,
     /// Fiction: story, novel, poem.
     #[serde(default)]
     fiction: Vec<String>,
@@ -176,6 +186,8 @@ pub(super) enum Role {
     NegationAfter(u8),
     Building,
     Meta,
+    Aggregate,
+    Regulation,
     Fiction,
     Artefact,
     SelfUse,
@@ -347,6 +359,8 @@ fn add_pack(
     )?;
     let f = &pack.framing;
     add(builder, &f.meta, Role::Meta, None)?;
+    add(builder, &f.aggregate, Role::Aggregate, None)?;
+    add(builder, &f.regulation, Role::Regulation, None)?;
     add(builder, &f.fiction, Role::Fiction, None)?;
     add(builder, &f.artefact, Role::Artefact, None)?;
     add(builder, &f.self_use, Role::SelfUse, None)?;

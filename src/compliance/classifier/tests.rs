@@ -4,7 +4,7 @@
 
 use super::*;
 
-fn classify(purpose: Option<&str>, text: &str) -> Classification {
+pub(super) fn classify(purpose: Option<&str>, text: &str) -> Classification {
     Classifier::built_in().classify(purpose, None, &json!([{ "role": "user", "content": text }]))
 }
 
@@ -15,7 +15,7 @@ fn level(text: &str) -> Level {
 /// The level of the rules' own hits, without the learned lexical layer
 /// (`lexical:` hits): for tests of a rule mechanism the model has no sense
 /// of (negation, grey zones, replaced packs).
-fn rules_level(c: &Classification) -> Level {
+pub(super) fn rules_level(c: &Classification) -> Level {
     c.hits
         .iter()
         .filter(|h| !h.rule.starts_with("lexical:"))
