@@ -147,11 +147,17 @@ impl<T: Send> Answer for Reply<T> {
 impl<T: Send, F: Send> Answer for TypedJob<T, F> {
     fn answer(self: Box<Self>, outcome: Result<(), StoreError>) {
         let this = *self;
-        Box::new(Reply {
-            output: this.output,
-            reply: this.reply,
-        })
-        .answer(outcome);
+        Box::new(this.reply()).answer(outcome);
+    }
+}
+
+impl<T, F> TypedJob<T, F> {
+    /// The caller's half alone.
+    fn reply(self) -> Reply<T> {
+        Reply {
+            output: self.output,
+            reply: self.reply,
+        }
     }
 }
 
@@ -186,11 +192,11 @@ where
 
     fn split(self: Box<Self>) -> (Box<dyn Again>, Box<dyn Answer>) {
         let this = *self;
-        let reply = Reply {
+        let reply = Box::new(Reply {
             output: this.output,
             reply: this.reply,
-        };
-        (Box::new(Work(this.work)), Box::new(reply))
+        });
+        (Box::new(Work(this.work)), reply)
     }
 }
 

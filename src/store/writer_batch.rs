@@ -32,6 +32,21 @@ pub(super) struct Open {
     busy: Duration,
 }
 
+impl Open {
+    fn begin(txn: WriteTransaction) -> Open {
+        Open {
+            txn,
+            answered: Vec::new(),
+            watermark: 0,
+            charges: 0,
+            durable: false,
+            flush: false,
+            since: Instant::now(),
+            busy: Duration::ZERO,
+        }
+    }
+}
+
 /// One job of a batch; a charge has its sequence and its meeting with the
 /// journal.
 struct Entry {
@@ -138,16 +153,7 @@ fn apply(db: &Database, entries: &mut [Entry], seq: &mut Sequencer) -> Result<()
         if flush_only && !entries.is_empty() {
             return Ok(()); // nothing waits for a commit
         }
-        seq.open = Some(Open {
-            txn: db.begin_write()?,
-            answered: Vec::new(),
-            watermark: 0,
-            charges: 0,
-            durable: false,
-            flush: false,
-            since: Instant::now(),
-            busy: Duration::ZERO,
-        });
+        seq.open = Some(Open::begin(db.begin_write()?));
     }
     let open = seq.open.as_mut().expect("opened above");
     let started = Instant::now();
@@ -283,14 +289,10 @@ fn abort_open(db: &Database, stats: &WriterStats, seq: &mut Sequencer) {
     });
     let outcome = again.and_then(|txn| {
         let open = Open {
-            txn,
             answered,
             watermark,
             charges,
-            durable: false,
-            flush: false,
-            since: Instant::now(),
-            busy: Duration::ZERO,
+            ..Open::begin(txn)
         };
         seq.open = Some(open);
         end_open(stats, seq)
