@@ -233,6 +233,39 @@ describe('compliance pages', () => {
     await page.done();
   });
 
+  test('a list answered out of order shows what its filters say now, not an earlier answer', async () => {
+    // A read that waits for the store's pending commit may answer after a
+    // later one: the page must drop the earlier filter's answer.
+    const filed = await owner.post('/api/v1/incidents', { severity: 'critical', category: `out_of_order_${run}` });
+    assert.equal(filed.status, 201, JSON.stringify(filed.body));
+    const page = await open();
+    await signIn(page, ADMIN);
+    await go(page, 'incidents');
+    const row = page.locator(`tr[data-incident="${filed.body.id}"]`);
+    await row.waitFor();
+    await page.getByLabel('Status').selectOption('closed');
+    await row.waitFor({ state: 'detached' });
+
+    // The unfiltered list is held until the `closed` list is shown.
+    let release;
+    const held = new Promise((resolve) => { release = resolve; });
+    const unfiltered = (url) => url.pathname === '/api/v1/incidents' && url.search === '';
+    await page.route(unfiltered, async (route) => { await held; await route.continue(); });
+    const earlier = page.waitForResponse((response) => unfiltered(new URL(response.url())));
+    const later = page.waitForResponse((response) => response.url().endsWith('/api/v1/incidents?status=closed'));
+    await page.getByLabel('Status').selectOption('');
+    await page.getByLabel('Status').selectOption('closed');
+    await later;
+    release();
+    await earlier;
+    // The earlier answer holds the row; give the page's code time to run.
+    await page.evaluate(() => new Promise((resolve) => setTimeout(resolve, 300)));
+    assert.equal(await row.count(), 0, 'the earlier answer was not shown');
+    assert.equal(await page.getByLabel('Status').inputValue(), 'closed');
+    await page.unroute(unfiltered);
+    await page.done();
+  });
+
   test('an auditor reads incidents with their evidence but has no actions; user and billing are refused', async () => {
     const evidenceId = await served(`evidence for the auditor ${run}`);
     const filed = await owner.post('/api/v1/incidents', { severity: 'fatal', category: `auditor_view_${run}`, requestIds: [evidenceId] });

@@ -253,6 +253,22 @@ export function isoToLocal(text) {
 }
 
 /**
+ * For a view that fetches, then renders: each call to the returned
+ * function starts a load and gives back `isLatest`, true while no later
+ * load has started. Responses may arrive out of order (a read that waits
+ * for the store's pending commit can answer after a later one), so a load
+ * renders only if it is still the latest: the view always shows what its
+ * filters say now, never an earlier filter's answer.
+ */
+export function latestLoad() {
+  let started = 0;
+  return () => {
+    const mine = ++started;
+    return () => mine === started;
+  };
+}
+
+/**
  * A page's action runner: clears `slot`, runs the action and shows what
  * went wrong there (a 401 is left to the sign-in form, which takes over).
  */

@@ -5,7 +5,7 @@
 // the first broken entry.
 
 import { get } from '../api.js';
-import { h, badge, table, fmtDate, errorBox, okBox, show, uid, localToIso } from '../dom.js';
+import { h, badge, table, fmtDate, errorBox, okBox, show, uid, localToIso, latestLoad } from '../dom.js';
 import { facts, jsonBlock, recordDialog } from '../records.js';
 
 const PAGE_SIZE = 50;
@@ -67,9 +67,12 @@ export async function render(root) {
     return `/api/v1/audit?${params}`;
   }
 
+  const loading = latestLoad();
   async function load() {
+    const isLatest = loading();
     const before = cursors[cursors.length - 1];
     const { data, nextBefore } = await get(query(before));
+    if (!isLatest()) return;
     show(list, table([
       { label: 'Seq', value: (e) => String(e.seq), class: 'num' },
       { label: 'Time', value: (e) => fmtDate(e.at) },

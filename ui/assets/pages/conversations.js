@@ -5,7 +5,7 @@
 // default) personal data is already a placeholder such as [EMAIL_1].
 
 import { get } from '../api.js';
-import { h, table, fmtDate, fmtCredits, errorBox, show, uid, localToIso } from '../dom.js';
+import { h, table, fmtDate, fmtCredits, errorBox, show, uid, localToIso, latestLoad } from '../dom.js';
 import { excerpt, facts, jsonBlock, lastUserText, levelBadge, recordDialog, transcript } from '../records.js';
 
 const LEVELS = ['minimal', 'limited', 'high', 'prohibited'];
@@ -73,8 +73,11 @@ export async function render(root) {
     await showRecord(await get(`/api/v1/conversations/${encodeURIComponent(record.requestId)}`));
   }
 
+  const loading = latestLoad();
   async function load() {
+    const isLatest = loading();
     const { data, nextCursor } = await get(query(cursors[cursors.length - 1]));
+    if (!isLatest()) return;
     show(list, table([
       { label: 'Time', value: (c) => fmtDate(c.at) },
       { label: 'Request', value: (c) => h('span', { class: 'excerpt' }, c.erased ? '(erased)' : excerpt(lastUserText(c.request), 90) || '—') },

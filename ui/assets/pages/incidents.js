@@ -8,7 +8,7 @@
 import { api, get } from '../api.js';
 import {
   h, badge, table, fmtDate, formDialog, confirmDialog, okBox, show, uid,
-  runner,
+  runner, latestLoad,
 } from '../dom.js';
 import { downloadJson, excerpt, facts, fmtSpan, lastUserText, levelBadge, transcript, untilMs } from '../records.js';
 
@@ -94,10 +94,13 @@ export async function render(root, ctx) {
 
   const run = runner(message);
 
+  const listing = latestLoad();
   async function showList() {
+    const isLatest = listing();
     filters.hidden = false;
     const query = status.value ? `?status=${status.value}` : '';
     const { data } = await get(`/api/v1/incidents${query}`);
+    if (!isLatest()) return;
     const rows = severity.value ? data.filter((i) => i.severity === severity.value) : data;
     show(view, table([
       { label: 'Severity', value: (i) => badge(i.severity, `severity-${i.severity}`) },

@@ -5,7 +5,7 @@
 // the decided item leaves the pending list and the menu's count follows.
 
 import { api, get } from '../api.js';
-import { h, table, fmtDate, errorBox, okBox, show, uid, runner } from '../dom.js';
+import { h, table, fmtDate, errorBox, okBox, show, uid, runner, latestLoad } from '../dom.js';
 import { excerpt, fmtSpan, lastUserText, answerText, levelBadge, transcript, untilMs } from '../records.js';
 
 const STATUSES = ['pending', 'approved', 'rejected', 'expired'];
@@ -103,8 +103,11 @@ export async function render(root, ctx) {
       h('button', { type: 'button', class: 'danger small', onclick: () => run('Rejecting', () => decide(item, 'reject')) }, 'Reject…'));
   }
 
+  const listing = latestLoad();
   async function refresh() {
+    const isLatest = listing();
     const { data } = await get(`/api/v1/reviews?status=${status.value}`);
+    if (!isLatest()) return;
     show(list, table([
       { label: 'Risk', value: (r) => levelBadge(r.riskLevel) },
       { label: 'Rules', value: (r) => (r.triggeredRules?.length ? r.triggeredRules.join(', ') : '—') },

@@ -5,7 +5,7 @@
 // (with `credits.top_up`) a top-up form.
 
 import { api, get } from '../api.js';
-import { h, table, fmtNumber, fmtCredits, fmtDate, errorBox, okBox, show, uid } from '../dom.js';
+import { h, table, fmtNumber, fmtCredits, fmtDate, errorBox, okBox, show, uid, latestLoad } from '../dom.js';
 import { lineChart } from '../chart.js';
 
 const RANGES = [7, 30, 90];
@@ -153,12 +153,15 @@ function usageSection(can) {
     download(`tollgate-usage-${current.days}d${scope}.csv`, toCsv(current.rows, current.names));
   });
 
+  const loading = latestLoad();
   async function load() {
+    const isLatest = loading();
     const days = Number(select.value);
     const endpoint = endpointSelect.value;
     const from = new Date(Date.now() - days * DAY_MS).toISOString();
     const query = `from=${encodeURIComponent(from)}${endpoint ? `&endpoint=${encodeURIComponent(endpoint)}` : ''}`;
     const [report, names] = await Promise.all([get(`/api/v1/usage?${query}`), keyNames(can)]);
+    if (!isLatest()) return;
     const rows = report.data || [];
     current = { rows: withoutEndpoint(rows), names, days, endpoint };
     exportButton.disabled = rows.length === 0;
