@@ -280,12 +280,17 @@ impl Classifier {
         // Across texts: the deployer's instructions or declared purpose
         // name the domain, the user's turn the act (or the reverse).
         let (purpose, instructions, user) = (s.part(0), s.part(1), s.part(2));
+        // Within the instructions too, at any distance (eleventh round): a
+        // deployer's prompt describes one deployment, so the domain named in
+        // its opening ("You assist the admissions committee") and the act
+        // three sentences on ("give each file a mark and a rank") are one use.
         let across = if s.tool_prompt {
             self.across(rule, purpose, user)
         } else {
             self.across(rule, instructions, user)
                 .or_else(|| self.across(rule, purpose, user))
                 .or_else(|| self.across(rule, purpose, instructions))
+                .or_else(|| self.across(rule, instructions, instructions))
         };
         if let Some(evidence) = across {
             let target = match (meta.exception_to, s.exception(rule)) {
@@ -578,7 +583,8 @@ impl Classifier {
     }
 
     /// A rule matched across the deployer's instructions and the user's
-    /// turn: one names the domain, the other the act ("You operate the
+    /// turn (or across the sentences of the instructions, when `a` and `b`
+    /// are the same text): one names the domain, the other the act ("You operate the
     /// district heating network" + "close valve 4"; "You are the grading
     /// assistant of a school" + "here are the test answers of 9B"). Each
     /// text's own framing, negations and fiction still apply; a person or
@@ -619,11 +625,16 @@ impl Classifier {
         };
         let (a_anchors, a_acts) = offer(a)?;
         let (b_anchors, b_acts) = offer(b)?;
+        // Within one text an anchor is no act for itself ("credit score").
+        let same = std::ptr::eq(a.0, b.0);
         let pair = |anchors: &[(u32, u32)],
                     at: (&Normalised, Source),
                     acts: &[(u32, u32)],
                     bt: (&Normalised, Source)| {
-            let (x, y) = (anchors.first()?, acts.first()?);
+            let (x, y) = anchors
+                .iter()
+                .flat_map(|x| acts.iter().map(move |y| (x, y)))
+                .find(|&(x, y)| !same || !overlaps(*x, *y))?;
             Some(format!(
                 "anchor \"{}\" in {} with act \"{}\" in {}",
                 at.0.words(x.0, x.1),
