@@ -284,13 +284,16 @@ impl Classifier {
         // deployer's prompt describes one deployment, so the domain named in
         // its opening ("You assist the admissions committee") and the act
         // three sentences on ("give each file a mark and a rank") are one use.
+        // Not for an Article 5 practice, which turns on conditions the rules
+        // spell out together (a rating *and* its detrimental use).
+        let within_instructions = meta.level < Level::Prohibited;
         let across = if s.tool_prompt {
             self.across(rule, purpose, user)
         } else {
             self.across(rule, instructions, user)
                 .or_else(|| self.across(rule, purpose, user))
                 .or_else(|| self.across(rule, purpose, instructions))
-                .or_else(|| self.across(rule, instructions, instructions))
+                .or_else(|| within_instructions.then(|| self.across(rule, instructions, instructions)).flatten())
         };
         if let Some(evidence) = across {
             let target = match (meta.exception_to, s.exception(rule)) {
