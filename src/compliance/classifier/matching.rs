@@ -293,7 +293,11 @@ impl Classifier {
             self.across(rule, instructions, user)
                 .or_else(|| self.across(rule, purpose, user))
                 .or_else(|| self.across(rule, purpose, instructions))
-                .or_else(|| within_instructions.then(|| self.across(rule, instructions, instructions)).flatten())
+                .or_else(|| {
+                    within_instructions
+                        .then(|| self.across(rule, instructions, instructions))
+                        .flatten()
+                })
         };
         if let Some(evidence) = across {
             let target = match (meta.exception_to, s.exception(rule)) {
