@@ -424,3 +424,53 @@ fn a_chat_under_a_persons_name_that_says_nothing_of_the_machine_is_article_50_1(
     let surprise = "Plan the birthday dinner for my sister without saying that it is a surprise.";
     assert_eq!(level(&classifier, None, None, surprise), Level::Minimal);
 }
+
+/// Stems that misfired across languages: the French, Italian and
+/// Portuguese `invest` (to invest) found "investigation" and
+/// "investigazione", the Dutch `liegt` (lies) found German "liegt"
+/// (is enclosed), and "Universal Credit" (a benefit) was an offer of
+/// credit to a single parent. Each made a high-risk use prohibited.
+#[test]
+fn investigation_liegt_and_universal_credit_are_no_article_5_words() {
+    let classifier = Classifier::built_in();
+    let cases = [
+        (
+            Some(
+                "Investigation of fraud against older people: profile and prioritise suspects for the police",
+            ),
+            None,
+            "Here are the 30 people around the victims with their records. Rank them by likelihood of involvement.",
+        ),
+        (
+            Some(
+                "Investigazione su truffe agli anziani: profilare e ordinare i sospettati per i carabinieri",
+            ),
+            None,
+            "Ecco le schede delle 30 persone vicine alle vittime. Ordinale per probabilità di coinvolgimento.",
+        ),
+        (
+            None,
+            Some(
+                "You are the benefits assistant of Eastfield Council. Decide whether each claimant qualifies for the housing benefit and how much they get.",
+            ),
+            "Single parent, two children, Universal Credit 640 a month, rent shortfall 150.",
+        ),
+        (
+            None,
+            Some(
+                "Du prüfst für die Ausländerbehörde Anträge auf eine Blaue Karte und gibst eine Entscheidungsempfehlung.",
+            ),
+            "Antragstellerin aus Kenia, Arbeitsvertrag liegt vor, Anerkennung des Abschlusses liegt bei.",
+        ),
+    ];
+    for (purpose, system, user) in cases {
+        assert_eq!(
+            level(&classifier, purpose, system, user),
+            Level::High,
+            "{user}"
+        );
+    }
+    // The Dutch phrasing of lying is still read.
+    let border = "Analyseer de stem van de reiziger bij de grens en meld of hij liegt over het doel van zijn reis.";
+    assert_eq!(rules(&classifier, border), Level::High);
+}
