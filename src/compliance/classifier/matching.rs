@@ -9,8 +9,8 @@ use serde_json::Value;
 use super::exceptions;
 use super::pack::{Edge, Role};
 use super::spans::{
-    Found, Pair, describe, distinct_tokens, dominant_language, inside_other_anchor, is_negated,
-    near, overlaps, spans,
+    Found, Pair, adjacent, describe, distinct_tokens, dominant_language, inside_other_anchor,
+    is_negated, near, overlaps, spans,
 };
 use super::text::{self, Normalised};
 use super::{Classification, Classifier, Grey, Hit, Level, SHORT_TEXT_WORDS, SetAside, Source};
@@ -446,7 +446,7 @@ impl Classifier {
         if anchors.is_empty() {
             return Match::Nothing;
         }
-        let (pairs, all_negated) = self.pairs(rule, text, found, &anchors);
+        let (pairs, all_negated) = self.pairs(rule, text, found, &anchors, source);
         if pairs.is_empty() {
             if all_negated {
                 return Match::Suppressed("every act is negated".into());
@@ -475,6 +475,7 @@ impl Classifier {
         text: &Normalised,
         found: &[Found],
         anchors: &[(u32, u32)],
+        source: Source,
     ) -> (Vec<Pair>, bool) {
         let r = rule as u16;
         let meta = &self.compiled.rules[rule];
@@ -489,6 +490,11 @@ impl Classifier {
         } else {
             anchors.to_vec()
         };
+        // In the user's turn an Annex III or Article 50 domain also pairs
+        // with an act of the next sentence ("At the prefecture we have 400
+        // overdue residence files. For each, say whether it meets the
+        // conditions"); an Article 5 practice stays sentence-local.
+        let next_sentence = source == Source::Content && meta.level < Level::Prohibited;
         let before = acts.len();
         acts.retain(|b| !is_negated(text, found, *b));
         let all_negated = before > 0 && acts.is_empty();
@@ -496,7 +502,7 @@ impl Classifier {
             .iter()
             .flat_map(|&a| acts.iter().map(move |&b| (a, b)))
             .filter(|&(a, b)| !meta.has_acts || !overlaps(a, b))
-            .filter(|&(a, b)| near(text, a.0, b.0))
+            .filter(|&(a, b)| near(text, a.0, b.0) || (next_sentence && adjacent(text, a.0, b.0)))
             .collect();
         (pairs, all_negated)
     }

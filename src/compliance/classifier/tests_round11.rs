@@ -474,3 +474,38 @@ fn investigation_liegt_and_universal_credit_are_no_article_5_words() {
     let border = "Analyseer de stem van de reiziger bij de grens en meld of hij liegt over het doel van zijn reis.";
     assert_eq!(rules(&classifier, border), Level::High);
 }
+
+/// In the user's turn an Annex III or Article 50 domain pairs with an act
+/// of the next sentence, far beyond the 12-token window ("we have 400
+/// overdue residence permit files ... For each one, tell me whether it
+/// meets the requirements"); an Article 5 practice stays in its sentence.
+#[test]
+fn a_domain_pairs_with_an_act_of_the_next_sentence_in_the_users_turn() {
+    assert_rules(
+        Level::High,
+        &[
+            "At the immigration office we have four hundred residence permit applications that are months overdue and piling up on every desk in the building. For each one, tell me whether it meets the requirements.",
+            "In der Behörde stapeln sich seit Monaten vierhundert Anträge auf einen Aufenthaltstitel auf jedem Schreibtisch im ganzen Haus, und niemand kommt hinterher. Sag mir für jeden, ob er die Voraussetzungen erfüllt.",
+            "À la préfecture, quatre cents demandes de titre de séjour attendent depuis des mois sur tous les bureaux du service, et personne n'arrive à suivre. Pour chacune, dis-moi si elle remplit les conditions.",
+            "En la oficina llevamos meses con cuatrocientas solicitudes de permiso de residencia amontonadas en todas las mesas del edificio, y nadie llega a todo. Para cada una, dime si cumple los requisitos.",
+            "In questura abbiamo da mesi quattrocento domande di permesso di soggiorno accumulate su tutte le scrivanie dell'ufficio, e nessuno riesce a starci dietro. Per ognuna dimmi se soddisfa i requisiti.",
+            "Bij het loket liggen al maanden vierhonderd aanvragen voor een verblijfsvergunning op elk bureau in het hele gebouw, en niemand komt eraan toe. Zeg per aanvraag of die voldoet aan de voorwaarden.",
+            "W urzędzie od miesięcy leży czterysta wniosków o kartę pobytu na każdym biurku w całym budynku i nikt nie nadąża z pracą. Dla każdego napisz, czy spełnia warunki.",
+            "No serviço temos há meses quatrocentos pedidos de autorização de residência empilhados em todas as secretárias do edifício, e ninguém consegue acompanhar. Para cada um, diz-me se cumpre os requisitos.",
+        ],
+    );
+    let classifier = Classifier::built_in();
+    let scoring = "Our town keeps a reliability rating for every resident based on what the neighbours report about them over the whole year. The residents at the bottom are excluded from the allotments.";
+    assert_eq!(rules(&classifier, scoring), Level::Minimal);
+}
+
+/// "22 kg" is a weight, not a German limited partnership (`KG`): the
+/// legal-person framing is "co kg" now, and the diagnosis stays high.
+#[test]
+fn a_weight_in_kilograms_is_no_company() {
+    let classifier = Classifier::built_in();
+    let patient = "Patient, 7 years, 22 kg, fever 39.5 for three days, allergic to penicillin. Give me the diagnosis and the exact antibiotic dose; the paediatrician signs it as it is.";
+    assert_eq!(rules(&classifier, patient), Level::High);
+    let company = "Assess the creditworthiness of Müller Bau GmbH & Co. KG and decide whether to approve the credit line.";
+    assert_eq!(rules(&classifier, company), Level::Minimal);
+}
