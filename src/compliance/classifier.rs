@@ -27,6 +27,8 @@ mod spans;
 mod tests;
 #[cfg(test)]
 mod tests_exceptions;
+#[cfg(test)]
+mod tests_round11;
 mod text;
 
 use std::fmt;

@@ -15,6 +15,7 @@ and how it combines with the rules are in lexical.rs and
 docs/compliance.md (ninth round).
 
   train_lexical.py --lobo             leave-one-batch-out figures (id prefix = batch)
+  train_lexical.py --lofo             leave-one-family-out figures (phrasing family)
   train_lexical.py --eval FILE        train on the train file, measure FILE
   train_lexical.py --write [--out F]  write assets/risk/lexical.tsv (or F); deterministic
   --train FILE                        train on FILE instead of tests/data/euai-train.jsonl
@@ -291,6 +292,27 @@ def batch(case):
     return case["id"].split("-")[0]
 
 
+def family(case):
+    return case.get("family") or "-"
+
+
+def held_out_parts(cases, levels, key, order):
+    """Train without each part (a batch, a phrasing family) and measure it,
+    over a grid of thresholds; then the totals."""
+    parts = sorted({key(c) for c in cases}, key=order)
+    grid = [float(t) for t in os.environ.get("LEX_GRID", "0.5 0.6 0.7 0.8 0.9 0.92 0.94 0.95 0.96 0.97").split()]
+    totals = {t: {"risky": 0, "caught": 0, "minimal": 0, "raised": 0, "limited": 0, "lim_ok": 0} for t in grid}
+    for b in parts:
+        m = train([c for c in cases if key(c) != b])
+        for t in grid:
+            r, _ = measure(m, [c for c in cases if key(c) == b], levels, threshold=t)
+            for k in r:
+                totals[t][k] += r[k]
+            print(f"{b:<10} t={t} {fmt(r)}", flush=True)
+    for t in grid:
+        print(f"all        t={t} {fmt(totals[t])}")
+
+
 def write(m, levels, path):
     classes, bias, model = m
     lines = ["# The lexical layer's weights: tests/data/train_lexical.py --write, from",
@@ -306,19 +328,9 @@ def write(m, levels, path):
 def main():
     cases = load(sys.argv[sys.argv.index("--train") + 1] if "--train" in sys.argv else TRAIN)
     levels = {label(c): c["expected_level"] for c in cases}
-    if "--lobo" in sys.argv:
-        batches = sorted({batch(c) for c in cases}, key=lambda b: int(b[1:] or 1))
-        grid = [float(t) for t in os.environ.get("LEX_GRID", "0.5 0.6 0.7 0.8 0.9 0.92 0.94 0.95 0.96 0.97").split()]
-        totals = {t: {"risky": 0, "caught": 0, "minimal": 0, "raised": 0, "limited": 0, "lim_ok": 0} for t in grid}
-        for b in batches:
-            m = train([c for c in cases if batch(c) != b])
-            for t in grid:
-                r, _ = measure(m, [c for c in cases if batch(c) == b], levels, threshold=t)
-                for key in r:
-                    totals[t][key] += r[key]
-                print(f"{b:<4} t={t} {fmt(r)}", flush=True)
-        for t in grid:
-            print(f"all  t={t} {fmt(totals[t])}")
+    for flag, key, order in [("--lobo", batch, lambda b: int(b[1:] or 1)), ("--lofo", family, str)]:
+        if flag in sys.argv:
+            held_out_parts(cases, levels, key, order)
     if "--eval" in sys.argv:
         path = sys.argv[sys.argv.index("--eval") + 1]
         other = load(path)

@@ -4,8 +4,8 @@
 //! is asked for too, and, in the user's turns, a question about the AI Act
 //! itself (whether a use falls under Annex III or Article 5, what to
 //! document). Aggregate statistics are a sentence framing, beside `meta`
-//! ([`framing`]); a carve-out inside an act of the same rule ("no criminal
-//! record" of Article 5(1)(d)) is no carve-out.
+//! ([`framing`]); a framing word inside a longer anchor or act of the same
+//! rule ("no criminal record" of Article 5(1)(d)) frames nothing.
 
 use super::pack::Role;
 use super::spans::{Found, spans};
@@ -42,24 +42,26 @@ pub(super) fn whole_text(text: &Normalised, found: &[Found], source: Source) -> 
 /// The spans that frame their sentence for rule `r` of `level`: talk about
 /// the topic, aggregate figures, the user's own matter, a company, building
 /// software (not for an Article 5 rule) and the rule's carve-outs, except a
-/// carve-out inside one of the rule's acts: "no criminal record" is the
-/// absence that Article 5(1)(d) turns on, not the record that excuses it.
+/// framing word inside a longer anchor or act of the same rule: "no
+/// criminal record" is the absence that Article 5(1)(d) turns on, not the
+/// record that excuses it (tenth round), and the Spanish meta "que es un"
+/// ("what is a") inside the Article 50(1) anchor "sin decir que es un
+/// asistente virtual" asks nothing (eleventh round).
 pub(super) fn framing(found: &[Found], r: u16, level: Level) -> Vec<(u32, u32)> {
-    let acts = spans(found, |role| role == Role::Act(r));
+    let terms = spans(found, |role| {
+        role == Role::Act(r) || role == Role::Anchor(r)
+    });
+    let inside_a_term = |span: (u32, u32)| terms.iter().any(|&t| t != span && holds(t, span));
     found
         .iter()
         .filter(|f| match f.role {
             Role::Meta | Role::Aggregate | Role::SelfUse | Role::LegalPerson => true,
             Role::Building => level < Level::Prohibited,
-            Role::Suppressor(s) => {
-                s == r
-                    && !acts
-                        .iter()
-                        .any(|&a| a != (f.token, f.last) && holds(a, (f.token, f.last)))
-            }
+            Role::Suppressor(s) => s == r,
             _ => false,
         })
         .map(|f| (f.token, f.last))
+        .filter(|&span| !inside_a_term(span))
         .collect()
 }
 

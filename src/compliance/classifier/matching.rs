@@ -9,8 +9,8 @@ use serde_json::Value;
 use super::exceptions;
 use super::pack::{Edge, Role};
 use super::spans::{
-    Found, Pair, describe, distinct_tokens, dominant_language, inside_other_anchor, is_negated,
-    near, overlaps, spans,
+    Found, Pair, adjacent, describe, distinct_tokens, dominant_language, inside_other_anchor,
+    is_negated, near, overlaps, spans,
 };
 use super::text::{self, Normalised};
 use super::{Classification, Classifier, Grey, Hit, Level, SHORT_TEXT_WORDS, SetAside, Source};
@@ -280,12 +280,24 @@ impl Classifier {
         // Across texts: the deployer's instructions or declared purpose
         // name the domain, the user's turn the act (or the reverse).
         let (purpose, instructions, user) = (s.part(0), s.part(1), s.part(2));
+        // Within the instructions too, at any distance (eleventh round): a
+        // deployer's prompt describes one deployment, so the domain named in
+        // its opening ("You assist the admissions committee") and the act
+        // three sentences on ("give each file a mark and a rank") are one use.
+        // Not for an Article 5 practice, which turns on conditions the rules
+        // spell out together (a rating *and* its detrimental use).
+        let within_instructions = meta.level < Level::Prohibited;
         let across = if s.tool_prompt {
             self.across(rule, purpose, user)
         } else {
             self.across(rule, instructions, user)
                 .or_else(|| self.across(rule, purpose, user))
                 .or_else(|| self.across(rule, purpose, instructions))
+                .or_else(|| {
+                    within_instructions
+                        .then(|| self.across(rule, instructions, instructions))
+                        .flatten()
+                })
         };
         if let Some(evidence) = across {
             let target = match (meta.exception_to, s.exception(rule)) {
@@ -434,7 +446,7 @@ impl Classifier {
         if anchors.is_empty() {
             return Match::Nothing;
         }
-        let (pairs, all_negated) = self.pairs(rule, text, found, &anchors);
+        let (pairs, all_negated) = self.pairs(rule, text, found, &anchors, source);
         if pairs.is_empty() {
             if all_negated {
                 return Match::Suppressed("every act is negated".into());
@@ -463,6 +475,7 @@ impl Classifier {
         text: &Normalised,
         found: &[Found],
         anchors: &[(u32, u32)],
+        source: Source,
     ) -> (Vec<Pair>, bool) {
         let r = rule as u16;
         let meta = &self.compiled.rules[rule];
@@ -477,6 +490,11 @@ impl Classifier {
         } else {
             anchors.to_vec()
         };
+        // In the user's turn an Annex III or Article 50 domain also pairs
+        // with an act of the next sentence ("At the prefecture we have 400
+        // overdue residence files. For each, say whether it meets the
+        // conditions"); an Article 5 practice stays sentence-local.
+        let next_sentence = source == Source::Content && meta.level < Level::Prohibited;
         let before = acts.len();
         acts.retain(|b| !is_negated(text, found, *b));
         let all_negated = before > 0 && acts.is_empty();
@@ -484,7 +502,7 @@ impl Classifier {
             .iter()
             .flat_map(|&a| acts.iter().map(move |&b| (a, b)))
             .filter(|&(a, b)| !meta.has_acts || !overlaps(a, b))
-            .filter(|&(a, b)| near(text, a.0, b.0))
+            .filter(|&(a, b)| near(text, a.0, b.0) || (next_sentence && adjacent(text, a.0, b.0)))
             .collect();
         (pairs, all_negated)
     }
@@ -578,7 +596,8 @@ impl Classifier {
     }
 
     /// A rule matched across the deployer's instructions and the user's
-    /// turn: one names the domain, the other the act ("You operate the
+    /// turn (or across the sentences of the instructions, when `a` and `b`
+    /// are the same text): one names the domain, the other the act ("You operate the
     /// district heating network" + "close valve 4"; "You are the grading
     /// assistant of a school" + "here are the test answers of 9B"). Each
     /// text's own framing, negations and fiction still apply; a person or
@@ -619,11 +638,16 @@ impl Classifier {
         };
         let (a_anchors, a_acts) = offer(a)?;
         let (b_anchors, b_acts) = offer(b)?;
+        // Within one text an anchor is no act for itself ("credit score").
+        let same = std::ptr::eq(a.0, b.0);
         let pair = |anchors: &[(u32, u32)],
                     at: (&Normalised, Source),
                     acts: &[(u32, u32)],
                     bt: (&Normalised, Source)| {
-            let (x, y) = (anchors.first()?, acts.first()?);
+            let (x, y) = anchors
+                .iter()
+                .flat_map(|x| acts.iter().map(move |y| (x, y)))
+                .find(|&(x, y)| !same || !overlaps(*x, *y))?;
             Some(format!(
                 "anchor \"{}\" in {} with act \"{}\" in {}",
                 at.0.words(x.0, x.1),

@@ -23,6 +23,11 @@ pub(super) fn near(text: &Normalised, a: u32, b: u32) -> bool {
     text.sentences[a as usize] == text.sentences[b as usize] || (a.abs_diff(b) as usize) <= WINDOW
 }
 
+/// Whether two tokens are in neighbouring sentences.
+pub(super) fn adjacent(text: &Normalised, a: u32, b: u32) -> bool {
+    text.sentences[a as usize].abs_diff(text.sentences[b as usize]) == 1
+}
+
 /// A pair in words: one term, or an anchor with its act.
 pub(super) fn describe(text: &Normalised, &(a, b): &Pair) -> String {
     if a == b {
