@@ -303,14 +303,15 @@ async fn erasure_and_export_find_the_subject_whose_id_is_an_email() {
     assert_eq!(record["erased"], true);
 }
 
-/// The labelled set (`tests/data/pii/labelled.jsonl`, 8 languages, with
-/// near-misses): precision at least 99 % and recall at least 97 %, counted
-/// over values (a detected span that is exactly a labelled value is a hit).
-#[test]
-fn the_labelled_set_meets_precision_and_recall() {
+/// Precision and recall of the detectors on a labelled set (one JSON
+/// object a line: `lang`, `text`, `pii` = [{`type`, `value`}]), counted
+/// over values: a detected span that is exactly a labelled value is a hit.
+fn measure(file: &str) -> (usize, f64, f64, Vec<String>) {
     use std::collections::BTreeMap;
     let text = std::fs::read_to_string(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/pii/labelled.jsonl"),
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/pii")
+            .join(file),
     )
     .unwrap();
     let (mut tp, mut fp, mut fn_) = (0usize, 0usize, 0usize);
@@ -353,17 +354,109 @@ fn the_labelled_set_meets_precision_and_recall() {
     }
     let precision = tp as f64 / (tp + fp) as f64;
     let recall = tp as f64 / (tp + fn_) as f64;
-    println!("rows {}, tp {tp}, fp {fp}, fn {fn_}", text.lines().count());
-    println!("precision {:.4}, recall {:.4}", precision, recall);
+    println!(
+        "{file}: rows {}, tp {tp}, fp {fp}, fn {fn_}",
+        text.lines().count()
+    );
+    println!("precision {precision:.4}, recall {recall:.4}");
     for (lang, (tp, fp, fn_)) in &per_lang {
         println!("{lang}: tp {tp}, fp {fp}, fn {fn_}");
     }
     for miss in &misses {
         println!("{miss}");
     }
-    assert!(text.lines().count() >= 500);
+    (text.lines().count(), precision, recall, misses)
+}
+
+/// The labelled set (`tests/data/pii/labelled.jsonl`, 8 languages, with
+/// near-misses, written with the detectors): precision at least 99 % and
+/// recall at least 97 %.
+#[test]
+fn the_labelled_set_meets_precision_and_recall() {
+    let (rows, precision, recall, misses) = measure("labelled.jsonl");
+    assert!(rows >= 500);
     assert!(precision >= 0.99, "precision {precision:.4}: {misses:#?}");
     assert!(recall >= 0.97, "recall {recall:.4}: {misses:#?}");
+}
+
+/// The independent set (`tests/data/pii/independent.jsonl`, 531 snippets
+/// by an author who never read the detectors, 46 % near-misses): the same
+/// goals. Measured before any change at precision 94.4 % and recall
+/// 98.7 % (docs/compliance-operations.md).
+#[test]
+fn the_independent_set_meets_precision_and_recall() {
+    let (rows, precision, recall, misses) = measure("independent.jsonl");
+    assert!(rows >= 500);
+    assert!(precision >= 0.99, "precision {precision:.4}: {misses:#?}");
+    assert!(recall >= 0.97, "recall {recall:.4}: {misses:#?}");
+}
+
+/// The words around a number decide what it is: a version is no IP
+/// address unless an address word is nearer, a labelled reference is no
+/// phone unless a phone word names it, a number in brackets is read from
+/// after the bracket, and the North American and Polish landline formats
+/// are phones.
+#[test]
+fn the_words_around_a_number_decide_what_it_is() {
+    use tollgate::pii::Kind;
+    let kinds = |text: &str| -> Vec<(Kind, String)> {
+        tollgate::pii::detect::scan(text)
+            .into_iter()
+            .map(|s| (s.kind, text[s.start..s.end].to_owned()))
+            .collect()
+    };
+    for text in [
+        "Installed build 12.0.3.4 on all kiosks last night.",
+        "Der Patch hebt die Software auf 2.3.0.11 an, danach 2.3.0.12.",
+        "Il rilascio della versione 8.1.0.2 è previsto per lunedì.",
+        "Artikelnummer 0471 2239 118 ist nicht mehr lieferbar.",
+        "Numéro de commande 0612345678, livré mardi.",
+        "Nº de pedido 0912 445 871, enviado ayer.",
+        "Zamówienie nr 0221 334 556 zostało wysłane.",
+        "KvK 012345678 en btw-nummer NL001234567B01.",
+    ] {
+        assert!(kinds(text).is_empty(), "{text}: {:?}", kinds(text));
+    }
+    for (text, kind, value) in [
+        (
+            "Update the proxy address to 10.20.30.40 tonight.",
+            Kind::Ip,
+            "10.20.30.40",
+        ),
+        (
+            "Order 55 delivered; questions? Tel. 030 2345678",
+            Kind::Phone,
+            "030 2345678",
+        ),
+        (
+            "Customer service: 0800 123 4567",
+            Kind::Phone,
+            "0800 123 4567",
+        ),
+        (
+            "Reach the front desk at (415) 555-0132.",
+            Kind::Phone,
+            "(415) 555-0132",
+        ),
+        ("Biuro w Gdańsku: 58 341 22 10", Kind::Phone, "58 341 22 10"),
+        (
+            "Sekretariat, Katowice: 32 255 18 40",
+            Kind::Phone,
+            "32 255 18 40",
+        ),
+        (
+            "Karte (4111 1111 1111 1111) abgelehnt",
+            Kind::Card,
+            "4111 1111 1111 1111",
+        ),
+        (
+            "(Steuer-ID 86095742719) liegt vor",
+            Kind::DeTaxId,
+            "86095742719",
+        ),
+    ] {
+        assert_eq!(kinds(text), [(kind, value.to_owned())], "{text}");
+    }
 }
 
 /// A store written by schema 5 (policies without PII fields) is migrated on

@@ -7,6 +7,10 @@
 //! single check digit.
 
 use super::checks;
+use super::context::{
+    BSN_WORDS, NIF_WORDS, PESEL_WORDS, PHONE_WORDS, STEUER_WORDS, labelled_reference, named_before,
+    version_before,
+};
 
 /// What a span is. The label is the placeholder's type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -203,7 +207,17 @@ fn at(b: &[u8], i: usize) -> Result<Span, usize> {
     if b[i] == b':' || (b[i] != b'+' && b[i] != b'(' && !b[i].is_ascii_digit()) {
         return Err(i + 1);
     }
-    number(b, i)
+    // A bracket or plus before a word starts no number: skipping the
+    // number's run from there would skip the word and a number after it.
+    if !b[i].is_ascii_digit() && !b.get(i + 1).is_some_and(u8::is_ascii_digit) {
+        return Err(i + 1);
+    }
+    // `(030) 123 456` is a phone with its area code in brackets; any other
+    // number in brackets starts after the bracket.
+    match number(b, i) {
+        Err(_) if b[i] == b'(' && b.get(i + 1).is_some_and(u8::is_ascii_digit) => number(b, i + 1),
+        found => found,
+    }
 }
 
 fn upper(token: &[u8]) -> Vec<u8> {
@@ -275,29 +289,6 @@ fn iban(b: &[u8], i: usize) -> Result<usize, Option<usize>> {
     }
 }
 
-/// Keywords that name an identifier, looked for just before a bare number.
-const BSN_WORDS: &[&str] = &["bsn", "burgerservice", "sofi"];
-const NIF_WORDS: &[&str] = &["nif", "contribuinte", "fiscal"];
-const STEUER_WORDS: &[&str] = &["steuer", "idnr", "identifikationsnummer", "tax id", "tin"];
-const PESEL_WORDS: &[&str] = &["pesel"];
-const PHONE_WORDS: &[&str] = &[
-    "tel", "phone", "fon", "mobil", "móvil", "movil", "cell", "handy", "llam", "chiam", "bel ",
-    "bellen", "zadzwo", "komórk", "contact", "whatsapp", "sms", "call", "ring", "appel",
-];
-
-/// Whether one of `words` starts a word in the 48 bytes before `start`,
-/// ignoring ASCII case.
-fn named_before(b: &[u8], start: usize, words: &[&str]) -> bool {
-    let from = start.saturating_sub(48);
-    let window: Vec<u8> = b[from..start].iter().map(u8::to_ascii_lowercase).collect();
-    // A keyword starts a word: `tel` names a phone, `Bestellnummer` does
-    // not.
-    words.iter().any(|w| {
-        memchr::memmem::find_iter(&window, w.as_bytes())
-            .any(|at| at == 0 || !window[at - 1].is_ascii_alphabetic())
-    })
-}
-
 /// A number of digits and separators: phones, cards, numeric identifiers,
 /// IPv4 addresses and a DNI whose letter is set apart. `Err` holds the
 /// end of the run that is none of these.
@@ -340,7 +331,7 @@ fn number_span(b: &[u8], i: usize) -> Result<Span, ()> {
 
     // IPv4: four dotted groups of at most three digits, each up to 255.
     if !plus && groups.len() == 4 && only(b".") && groups.iter().all(|&g| g <= 3) {
-        return if ipv4_octets_valid(digits, groups) {
+        return if ipv4_octets_valid(digits, groups) && !version_before(b, i) {
             span(Kind::Ip)
         } else {
             Err(())
@@ -355,6 +346,15 @@ fn number_span(b: &[u8], i: usize) -> Result<Span, ()> {
     }
     if let Some(dni) = spaced_dni(b, i, &run) {
         return Ok(dni);
+    }
+    // North American `(212) 555-0198`: area code and exchange 2 to 9.
+    if b[i] == b'('
+        && groups == &[3, 3, 4]
+        && seps.as_slice() == b"() -"
+        && digits[0] >= b'2'
+        && digits[3] >= b'2'
+    {
+        return span(Kind::Phone);
     }
     match national_number(b, i, &run) {
         Some(kind) => span(kind),
@@ -538,8 +538,9 @@ fn card_shape(d: &[u8], groups: &[usize], seps_ok: bool) -> bool {
 /// in groups or named.
 fn national_phone(b: &[u8], start: usize, d: &[u8], groups: &[usize]) -> bool {
     let n = d.len();
-    // A lone `0` ("request 0") is no phone, and has no second digit.
-    if n < 2 {
+    // A lone `0` ("request 0") is no phone, and has no second digit; an
+    // order, part or company number is none either.
+    if n < 2 || labelled_reference(b, start) {
         return false;
     }
     if d[0] == b'0' {
@@ -549,7 +550,7 @@ fn national_phone(b: &[u8], start: usize, d: &[u8], groups: &[usize]) -> bool {
         return (9..=13).contains(&n);
     }
     let plan = match n {
-        9 => matches!(d[0], b'2' | b'4'..=b'9'),
+        9 => matches!(d[0], b'2' | b'4'..=b'9') || groups == [2, 3, 2, 2],
         10 => d[0] == b'3',
         _ => false,
     };

@@ -12,6 +12,7 @@
 //! (`piiPatterns`, compiled once per pattern set and cached).
 
 pub mod checks;
+mod context;
 pub mod detect;
 pub mod stream;
 
