@@ -414,6 +414,11 @@ fn the_words_around_a_number_decide_what_it_is() {
         "Nº de pedido 0912 445 871, enviado ayer.",
         "Zamówienie nr 0221 334 556 zostało wysłane.",
         "KvK 012345678 en btw-nummer NL001234567B01.",
+        // A phone-shaped number named as an identifier (a wrong check
+        // digit), glued to a code's letters, or continuing a code.
+        "Numer PESEL z formularza: 02270803628 jest błędny.",
+        "Mandat M-004711223-07 vom 3. Mai.",
+        "Sendung JJD 00 1234 5678 9012 unterwegs.",
     ] {
         assert!(kinds(text).is_empty(), "{text}: {:?}", kinds(text));
     }
@@ -454,9 +459,65 @@ fn the_words_around_a_number_decide_what_it_is() {
             Kind::DeTaxId,
             "86095742719",
         ),
+        // A name further back in the line, and a word that starts like a
+        // label ("Vater" is no VAT number).
+        (
+            "Die Identifikationsnummer der neuen Kollegin aus dem Vertrieb ist 86095742719.",
+            Kind::DeTaxId,
+            "86095742719",
+        ),
+        ("Steuer-ID Vater: 86095742719", Kind::DeTaxId, "86095742719"),
+        // A column of a table whose header names it.
+        (
+            "naam;bsn;plaats\nJ. de Vries;123456782;Delft",
+            Kind::NlBsn,
+            "123456782",
+        ),
+        (
+            "Name\tPESEL\tMiasto\nJan Nowak\t44051401359\tGdynia",
+            Kind::PlPesel,
+            "44051401359",
+        ),
+        // Separators and brackets people write.
+        (
+            "Rückruf bitte unter 0911 / 4477 23 10",
+            Kind::Phone,
+            "0911 / 4477 23 10",
+        ),
+        (
+            "Oficina: (+34) 915 22 43 18",
+            Kind::Phone,
+            "(+34) 915 22 43 18",
+        ),
+        // A name that starts a word of another language is no name:
+        // Dutch "nieuw" is no NIE.
+        (
+            "Nieuw mobiel: 06 48 21 77 30",
+            Kind::Phone,
+            "06 48 21 77 30",
+        ),
     ] {
         assert_eq!(kinds(text), [(kind, value.to_owned())], "{text}");
     }
+}
+
+/// An IBAN in a CSV row, after a comma that follows a digit, is found
+/// (a comma after a digit starts decimals only for digits).
+#[test]
+fn an_iban_after_a_number_and_a_comma_is_found() {
+    use tollgate::pii::Kind;
+    let text = "Ana,+351 912 345 678,PT50000201231234567890154";
+    let found: Vec<(Kind, &str)> = tollgate::pii::detect::scan(text)
+        .into_iter()
+        .map(|s| (s.kind, &text[s.start..s.end]))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            (Kind::Phone, "+351 912 345 678"),
+            (Kind::Iban, "PT50000201231234567890154")
+        ]
+    );
 }
 
 /// A store written by schema 5 (policies without PII fields) is migrated on

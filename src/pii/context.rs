@@ -6,7 +6,9 @@
 //! and the version or update words that make a dotted quad a version
 //! rather than an IPv4 address.
 //!
-//! Words are matched at the start of a word, ignoring ASCII case: `tel`
+//! It also reads the national phone formats, which only context tells
+//! from references. Words are matched at the start of a word, ignoring
+//! ASCII case: `tel`
 //! names a phone, `Bestellnummer` does not contain `tel` as a word.
 
 /// Keywords that name an identifier, looked for just before a bare number.
@@ -60,7 +62,6 @@ const LABEL_STEMS: &[&str] = &[
     "póliza",
     "poliza",
     "polizza",
-    "polis",
     "apólice",
     "apolice",
     "claim",
@@ -93,26 +94,42 @@ const LABEL_STEMS: &[&str] = &[
     "série",
     "serie",
     "seryjn",
-    "sku",
-    "ean",
     "isbn",
     // company and tax numbers of companies
-    "vat",
-    "ust",
     "partita",
     "siret",
     "siren",
     "regon",
-    "krs",
-    "kvk",
     "handelsregister",
     "registro",
 ];
 /// Labels written as whole words (abbreviations and short words that
 /// start other words).
 const LABEL_WORDS: &[&str] = &[
-    "n", "nr", "no", "nº", "n°", "num", "part", "typ", "type", "tipo", "iva", "nip", "cif", "ref",
-    "rea", "lot",
+    "n",
+    "nr",
+    "no",
+    "nº",
+    "n°",
+    "num",
+    "part",
+    "typ",
+    "type",
+    "tipo",
+    "iva",
+    "nip",
+    "cif",
+    "ref",
+    "rea",
+    "lot",
+    "polis",
+    "polisnummer",
+    "sku",
+    "ean",
+    "vat",
+    "ust",
+    "krs",
+    "kvk",
 ];
 
 /// Words that make a dotted quad a version: word starts.
@@ -182,10 +199,76 @@ fn starts(window: &[u8], word: &str) -> Option<usize> {
         .find(|&at| at == 0 || !window[at - 1].is_ascii_alphabetic())
 }
 
+/// The lower-cased text of the line up to `start`, at most `len` bytes.
+fn line_before(b: &[u8], start: usize, len: usize) -> Vec<u8> {
+    let from = start.saturating_sub(len);
+    let line = b[from..start]
+        .iter()
+        .rposition(|&c| c == b'\n')
+        .map_or(from, |at| from + at + 1);
+    lower(b, line, start)
+}
+
 /// Whether one of `words` starts a word in the 48 bytes before `start`.
 pub(super) fn named_before(b: &[u8], start: usize, words: &[&str]) -> bool {
     let window = lower(b, start.saturating_sub(48), start);
     words.iter().any(|w| starts(&window, w).is_some())
+}
+
+/// Whether the identifier at `start` is named: one of `words` in the 96
+/// bytes of its line before it ("die Identifikationsnummer unseres Sohnes
+/// lautet ..."), or in the header of its column when it is a cell of a
+/// delimited table; and it is not labelled as a reference.
+pub(super) fn named(b: &[u8], start: usize, words: &[&str]) -> bool {
+    if labelled_reference(b, start) {
+        return false;
+    }
+    let window = line_before(b, start, 96);
+    words.iter().any(|w| starts(&window, w).is_some())
+        || column_header(b, start)
+            .is_some_and(|cell| words.iter().any(|w| starts(&cell, w).is_some()))
+}
+
+/// When the number at `start` begins a cell of a delimited table (`;`,
+/// tab, `|` or `,`, the most frequent of them in its line), the header of
+/// its column: that cell of the first line above with as many delimiters
+/// (the table's first row), lower-cased.
+fn column_header(b: &[u8], start: usize) -> Option<Vec<u8>> {
+    let line_start = b[..start]
+        .iter()
+        .rposition(|&c| c == b'\n')
+        .map_or(0, |at| at + 1);
+    let line_end = b[start..]
+        .iter()
+        .position(|&c| c == b'\n')
+        .map_or(b.len(), |at| start + at);
+    let line = &b[line_start..line_end];
+    let delimiter = *[b';', b'\t', b'|', b',']
+        .iter()
+        .max_by_key(|&&d| line.iter().filter(|&&c| c == d).count())?;
+    let count = |l: &[u8]| l.iter().filter(|&&c| c == delimiter).count();
+    let cells = count(line);
+    if cells == 0 || (start > line_start && b[start - 1] != delimiter) {
+        return None;
+    }
+    let column = count(&b[line_start..start]);
+    // The rows above with the same shape; the first of them is the header.
+    let mut header = None;
+    let mut end = line_start;
+    while end > 0 {
+        let above_start = b[..end - 1]
+            .iter()
+            .rposition(|&c| c == b'\n')
+            .map_or(0, |at| at + 1);
+        let above = &b[above_start..end - 1];
+        if count(above) != cells {
+            break;
+        }
+        header = Some(above);
+        end = above_start;
+    }
+    let cell = header?.split(|&c| c == delimiter).nth(column)?;
+    Some(cell.iter().map(u8::to_ascii_lowercase).collect())
 }
 
 /// A letter of a word: ASCII letters, and any byte of a non-ASCII
@@ -235,18 +318,106 @@ pub(super) fn labelled_reference(b: &[u8], start: usize) -> bool {
 /// Whether a dotted quad at `start` is a version: a version or update
 /// word in the 64 bytes before it, with no address word nearer.
 pub(super) fn version_before(b: &[u8], start: usize) -> bool {
-    let from = start.saturating_sub(64);
-    let line = b[from..start]
-        .iter()
-        .rposition(|&c| c == b'\n')
-        .map_or(from, |at| from + at + 1);
-    let window = lower(b, line, start);
+    let window = line_before(b, start, 64);
     let last = |stems: &[&str]| stems.iter().filter_map(|s| starts(&window, s)).max();
     match (last(VERSION_STEMS), last(ADDRESS_STEMS)) {
         (Some(version), Some(address)) => version > address,
         (Some(_), None) => true,
         (None, _) => false,
     }
+}
+
+/// National phone formats of DE, FR, ES, IT, NL, PL and PT without a `+`:
+/// a trunk `0` (or `00` international prefix) and 9 to 13 digits, or the
+/// 9-digit plans of ES, PL and PT and Italian mobiles (`3xx`) when written
+/// in groups or named.
+pub(super) fn national_phone(b: &[u8], start: usize, d: &[u8], groups: &[usize]) -> bool {
+    let n = d.len();
+    // A lone `0` ("request 0") is no phone, and has no second digit; an
+    // order, part or company number is none either, nor an identifier
+    // named nearer than any phone word, nor the tail of a code.
+    if n < 2 || labelled_reference(b, start) || id_named(b, start) || continues_code(b, start) {
+        return false;
+    }
+    if d[0] == b'0' {
+        if d[1] == b'0' {
+            return (11..=17).contains(&n);
+        }
+        return (9..=13).contains(&n);
+    }
+    let plan = match n {
+        9 => matches!(d[0], b'2' | b'4'..=b'9') || groups == [2, 3, 2, 2],
+        10 => d[0] == b'3',
+        _ => false,
+    };
+    // Grouped as phones are written (`612 345 678`, `22 123 45 67`,
+    // `347 1234567`), not as references (`2024-00017`).
+    let grouped = groups.len() > 1
+        && (2..=3).contains(&groups[0])
+        && groups[1..].iter().all(|g| (2..=7).contains(g));
+    plan && (grouped || (groups.len() == 1 && named_before(b, start, PHONE_WORDS)))
+}
+
+/// Names of the national identifiers: a number they name is no phone,
+/// even with a wrong check digit (`the PESEL typed, 04250904675, ...`).
+const ID_NAMES: &[&str] = &[
+    "pesel",
+    "burgerservice",
+    "contribuinte",
+    "steuer",
+    "identifikationsnummer",
+    "sécurité sociale",
+    "securite sociale",
+    "codice fiscale",
+    "social security",
+];
+
+/// Short names of the identifiers a phone-shaped number can be, as whole
+/// words ("bsn", not a word that starts with it). Not "nie", "dni" or
+/// "nir": a NIE starts with a letter, a DNI has one, a NIR has 15 digits,
+/// and "nie" (Polish: not) and "dni" (Polish: days) are common words.
+const ID_WORDS: &[&str] = &["bsn", "nif", "idnr"];
+
+/// Whether an identifier's name is nearer before `start`, in its line,
+/// than any phone word.
+fn id_named(b: &[u8], start: usize) -> bool {
+    let window = line_before(b, start, 96);
+    let last = |words: &[&str]| words.iter().filter_map(|w| starts(&window, w)).max();
+    let whole = ID_WORDS
+        .iter()
+        .filter_map(|w| {
+            memchr::memmem::rfind_iter(&window, w.as_bytes()).find(|&at| {
+                (at == 0 || !window[at - 1].is_ascii_alphabetic())
+                    && window
+                        .get(at + w.len())
+                        .is_none_or(|c| !c.is_ascii_alphabetic())
+            })
+        })
+        .max();
+    match (last(ID_NAMES).max(whole), last(PHONE_WORDS)) {
+        (Some(id), Some(phone)) => id > phone,
+        (Some(_), None) => true,
+        (None, _) => false,
+    }
+}
+
+/// Whether the number at `start` continues a code: glued to a letter by a
+/// hyphen (`M-000173992-01`), or after a token of letters and digits
+/// (`1Z 999 AA1 01 2345 6784`).
+fn continues_code(b: &[u8], start: usize) -> bool {
+    if start >= 2 && b[start - 1] == b'-' && b[start - 2].is_ascii_alphabetic() {
+        return true;
+    }
+    let mut end = start;
+    while end > 0 && b[end - 1] == b' ' {
+        end -= 1;
+    }
+    let mut from = end;
+    while from > 0 && b[from - 1].is_ascii_alphanumeric() {
+        from -= 1;
+    }
+    let token = &b[from..end];
+    end < start && token.iter().any(u8::is_ascii_alphabetic) && token.iter().any(u8::is_ascii_digit)
 }
 
 #[cfg(test)]
@@ -276,6 +447,16 @@ mod tests {
             let at = text.rfind(' ').unwrap() + 1;
             assert!(!labelled_reference(text.as_bytes(), at), "{text}");
         }
+    }
+
+    #[test]
+    fn short_identifier_names_are_whole_words() {
+        // "bsnr" is no BSN; Polish "nie" (not) names nothing.
+        assert!(!id_named(b"bsnr 0612", 5));
+        assert!(id_named(b"BSN: 0612", 5));
+        assert!(!id_named(b"nie mog\xc4\x99, kontakt 0612", 19));
+        assert!(id_named(b"The PESEL typed in the form, 0425", 29));
+        assert!(!id_named(b"NIF 123, tel. 0612", 14));
     }
 
     #[test]

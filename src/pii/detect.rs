@@ -8,8 +8,7 @@
 
 use super::checks;
 use super::context::{
-    BSN_WORDS, NIF_WORDS, PESEL_WORDS, PHONE_WORDS, STEUER_WORDS, labelled_reference, named_before,
-    version_before,
+    BSN_WORDS, NIF_WORDS, PESEL_WORDS, STEUER_WORDS, named, national_phone, version_before,
 };
 
 /// What a span is. The label is the placeholder's type.
@@ -111,7 +110,7 @@ fn boundary_before(b: &[u8], i: usize) -> bool {
     if is_word(prev) {
         return false;
     }
-    if matches!(prev, b'.' | b',') && i >= 2 && b[i - 2].is_ascii_digit() {
+    if matches!(prev, b'.' | b',') && i >= 2 && b[i - 2].is_ascii_digit() && b[i].is_ascii_digit() {
         return false;
     }
     true
@@ -209,7 +208,9 @@ fn at(b: &[u8], i: usize) -> Result<Span, usize> {
     }
     // A bracket or plus before a word starts no number: skipping the
     // number's run from there would skip the word and a number after it.
-    if !b[i].is_ascii_digit() && !b.get(i + 1).is_some_and(u8::is_ascii_digit) {
+    let next = |k: usize| b.get(i + k).copied().unwrap_or(0);
+    let bracketed_plus = b[i] == b'(' && next(1) == b'+' && next(2).is_ascii_digit();
+    if !b[i].is_ascii_digit() && !next(1).is_ascii_digit() && !bracketed_plus {
         return Err(i + 1);
     }
     // `(030) 123 456` is a phone with its area code in brackets; any other
@@ -306,8 +307,14 @@ fn number(b: &[u8], i: usize) -> Result<Span, usize> {
 }
 
 fn number_span(b: &[u8], i: usize) -> Result<Span, ()> {
-    let plus = b[i] == b'+';
-    let run = scan_number(b, i + usize::from(plus))?;
+    // `+34 ...`, or `(+34) ...` with the country code in brackets.
+    let lead = match (b[i], b.get(i + 1)) {
+        (b'+', _) => 1,
+        (b'(', Some(b'+')) => 2,
+        _ => 0,
+    };
+    let plus = lead > 0;
+    let run = scan_number(b, i + lead)?;
     let Run {
         digits,
         groups,
@@ -396,6 +403,9 @@ fn scan_number(b: &[u8], mut p: usize) -> Result<Run, ()> {
             let mut q = p + 1;
             if q < b.len() && matches!(b[q], b' ' | b'(' | b')') && b[q] != c {
                 q += 1;
+            } else if c == b' ' && b.get(q) == Some(&b'/') && b.get(q + 1) == Some(&b' ') {
+                // `040 / 3861 2297`
+                q += 2;
             }
             if q < b.len() && b[q].is_ascii_digit() {
                 if group > 0 {
@@ -477,18 +487,18 @@ fn national_number(b: &[u8], i: usize, run: &Run) -> Option<Kind> {
         return Some(Kind::Card);
     }
     if n == 11 && only(b" ") {
-        if checks::pesel(digits) && named_before(b, i, PESEL_WORDS) {
+        if checks::pesel(digits) && named(b, i, PESEL_WORDS) {
             return Some(Kind::PlPesel);
         }
-        if checks::steuer_id(digits) && named_before(b, i, STEUER_WORDS) {
+        if checks::steuer_id(digits) && named(b, i, STEUER_WORDS) {
             return Some(Kind::DeTaxId);
         }
     }
     if n == 9 && only(b" .") {
-        if checks::bsn(digits) && named_before(b, i, BSN_WORDS) {
+        if checks::bsn(digits) && named(b, i, BSN_WORDS) {
             return Some(Kind::NlBsn);
         }
-        if checks::nif(digits) && named_before(b, i, NIF_WORDS) {
+        if checks::nif(digits) && named(b, i, NIF_WORDS) {
             return Some(Kind::PtNif);
         }
     }
@@ -530,36 +540,6 @@ fn card_shape(d: &[u8], groups: &[usize], seps_ok: bool) -> bool {
         || groups == [4, 6, 5]
         || groups == [4, 6, 4];
     issuer && grouped
-}
-
-/// National phone formats of DE, FR, ES, IT, NL, PL and PT without a `+`:
-/// a trunk `0` (or `00` international prefix) and 9 to 13 digits, or the
-/// 9-digit plans of ES, PL and PT and Italian mobiles (`3xx`) when written
-/// in groups or named.
-fn national_phone(b: &[u8], start: usize, d: &[u8], groups: &[usize]) -> bool {
-    let n = d.len();
-    // A lone `0` ("request 0") is no phone, and has no second digit; an
-    // order, part or company number is none either.
-    if n < 2 || labelled_reference(b, start) {
-        return false;
-    }
-    if d[0] == b'0' {
-        if d[1] == b'0' {
-            return (11..=17).contains(&n);
-        }
-        return (9..=13).contains(&n);
-    }
-    let plan = match n {
-        9 => matches!(d[0], b'2' | b'4'..=b'9') || groups == [2, 3, 2, 2],
-        10 => d[0] == b'3',
-        _ => false,
-    };
-    // Grouped as phones are written (`612 345 678`, `22 123 45 67`,
-    // `347 1234567`), not as references (`2024-00017`).
-    let grouped = groups.len() > 1
-        && (2..=3).contains(&groups[0])
-        && groups[1..].iter().all(|g| (2..=7).contains(g));
-    plan && (grouped || (groups.len() == 1 && named_before(b, start, PHONE_WORDS)))
 }
 
 #[cfg(test)]
