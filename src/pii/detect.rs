@@ -8,7 +8,8 @@
 
 use super::checks;
 use super::context::{
-    BSN_WORDS, NIF_WORDS, PESEL_WORDS, STEUER_WORDS, named, national_phone, version_before,
+    BSN_WORDS, NIF_WORDS, PESEL_WORDS, PHONE_WORDS, STEUER_WORDS, named, named_before,
+    national_phone, version_before,
 };
 
 /// What a span is. The label is the placeholder's type.
@@ -198,6 +199,19 @@ fn at(b: &[u8], i: usize) -> Result<Span, usize> {
         if bounded && token.len() == 9 && checks::dni_nie(&upper(token)) {
             return span(token_end, Kind::EsDni);
         }
+        // A NIE with its letter set apart: `Z0164875-Q`.
+        if token.len() == 8
+            && b.get(token_end) == Some(&b'-')
+            && let Some(&letter) = b.get(token_end + 1)
+            && letter.is_ascii_alphabetic()
+            && b.get(token_end + 2).is_none_or(|&c| !is_word(c))
+        {
+            let mut compact = upper(token);
+            compact.push(letter.to_ascii_uppercase());
+            if matches!(compact[0], b'X' | b'Y' | b'Z') && checks::dni_nie(&compact) {
+                return span(token_end + 2, Kind::EsDni);
+            }
+        }
         return Err(token_end);
     }
     if bounded && token.len() == 9 && checks::dni_nie(&upper(token)) {
@@ -336,13 +350,16 @@ fn number_span(b: &[u8], i: usize) -> Result<Span, ()> {
     let n = digits.len();
     let only = |allowed: &[u8]| seps.iter().all(|c| allowed.contains(c));
 
-    // IPv4: four dotted groups of at most three digits, each up to 255.
-    if !plus && groups.len() == 4 && only(b".") && groups.iter().all(|&g| g <= 3) {
-        return if ipv4_octets_valid(digits, groups) && !version_before(b, i) {
-            span(Kind::Ip)
-        } else {
-            Err(())
-        };
+    // IPv4: four dotted groups of at most three digits, each up to 255
+    // (a version, or `611.20.48.37`, is read on as a number).
+    if !plus
+        && groups.len() == 4
+        && only(b".")
+        && groups.iter().all(|&g| g <= 3)
+        && ipv4_octets_valid(digits, groups)
+        && !version_before(b, i)
+    {
+        return span(Kind::Ip);
     }
     if plus {
         return if (8..=15).contains(&n) {
@@ -502,9 +519,14 @@ fn national_number(b: &[u8], i: usize, run: &Run) -> Option<Kind> {
             return Some(Kind::PtNif);
         }
     }
-    if only(b".") && separated && !(digits[0] == b'0' && groups.len() > 2 && n >= 9) {
+    if only(b".")
+        && separated
+        && !(digits[0] == b'0' && groups.len() > 2 && n >= 9)
+        && !named_before(b, i, PHONE_WORDS)
+    {
         // Dotted numbers are amounts, versions and dates, except the
-        // `06.12.34.56.78` style of French and Dutch phones.
+        // `06.12.34.56.78` style of French and Dutch phones and a number
+        // a phone word names (`cell. 348.112.6630`).
         return None;
     }
     if national_phone(b, i, digits, groups) {
