@@ -435,61 +435,84 @@ fn continues_code(b: &[u8], start: usize) -> bool {
 mod tests {
     use super::*;
 
+    /// Asserts `test` answers `expected` for the number that ends each
+    /// text (it starts after the last space).
+    fn answers(test: fn(&[u8], usize) -> bool, expected: bool, texts: &[&str]) {
+        for text in texts {
+            let at = text.rfind(' ').unwrap() + 1;
+            assert_eq!(test(text.as_bytes(), at), expected, "{text}");
+        }
+    }
+
     #[test]
     fn a_reference_label_is_one_of_the_two_words_before_and_a_phone_word_wins() {
-        for text in [
-            "Tracking BRT: 0847",
-            "P.IVA 0123",
-            "Polizza RCA n. 0123",
-            "Ersatzteil Typ 0301",
-            "Rechnungsnummer: 0301",
-            "REGON 0123",
-        ] {
-            let at = text.rfind(' ').unwrap() + 1;
-            assert!(labelled_reference(text.as_bytes(), at), "{text}");
-        }
-        for text in [
-            "Tel. 0301",
-            "Bestellung 4711, Tel. 0301",
-            "Rechnung offen, bitte rufen Sie an: 0301",
-            "ordine n. 1\nchiamami 0301",
-            "Call 0301",
-        ] {
-            let at = text.rfind(' ').unwrap() + 1;
-            assert!(!labelled_reference(text.as_bytes(), at), "{text}");
-        }
+        answers(
+            labelled_reference,
+            true,
+            &[
+                "Tracking BRT: 0847",
+                "P.IVA 0123",
+                "Polizza RCA n. 0123",
+                "Ersatzteil Typ 0301",
+                "Rechnungsnummer: 0301",
+                "REGON 0123",
+            ],
+        );
+        answers(
+            labelled_reference,
+            false,
+            &[
+                "Tel. 0301",
+                "Bestellung 4711, Tel. 0301",
+                "Rechnung offen, bitte rufen Sie an: 0301",
+                "ordine n. 1\nchiamami 0301",
+                "Call 0301",
+            ],
+        );
     }
 
     #[test]
     fn short_identifier_names_are_whole_words() {
-        // "bsnr" is no BSN; Polish "nie" (not) names nothing.
-        assert!(!id_named(b"bsnr 0612", 5));
-        assert!(id_named(b"BSN: 0612", 5));
-        assert!(!id_named(b"nie mog\xc4\x99, kontakt 0612", 19));
-        assert!(id_named(b"The PESEL typed in the form, 0425", 29));
-        assert!(!id_named(b"NIF 123, tel. 0612", 14));
-        assert!(!id_named(b"PESEL 6710, kontakt 0612", 20));
+        // "bsnr" is no BSN; Polish "nie" (not) names nothing; a name names
+        // the first number after it only.
+        answers(
+            id_named,
+            true,
+            &["BSN: 0612", "The PESEL typed in the form, 0425"],
+        );
+        answers(
+            id_named,
+            false,
+            &[
+                "bsnr 0612",
+                "nie mog\u{119}, kontakt 0612",
+                "NIF 123, tel. 0612",
+                "PESEL 6710, kontakt 0612",
+            ],
+        );
     }
 
     #[test]
     fn a_version_word_makes_a_dotted_quad_a_version_unless_an_address_word_is_nearer() {
-        for text in [
-            "upgrade the agent to 10.4.2.1",
-            "Firmware 4.10.2.8",
-            "versión 3.12.0.4; la 3.11.8.2",
-            "wersja 7.3.10.8",
-        ] {
-            let at = text.rfind(' ').unwrap() + 1;
-            assert!(version_before(text.as_bytes(), at), "{text}");
-        }
-        for text in [
-            "from 192.168.1.20",
-            "Update the DNS server to 10.0.0.53",
-            "version 2 is installed\nlogin from 10.0.0.5",
-            "Servidor 10.1.1.1",
-        ] {
-            let at = text.rfind(' ').unwrap() + 1;
-            assert!(!version_before(text.as_bytes(), at), "{text}");
-        }
+        answers(
+            version_before,
+            true,
+            &[
+                "upgrade the agent to 10.4.2.1",
+                "Firmware 4.10.2.8",
+                "versión 3.12.0.4; la 3.11.8.2",
+                "wersja 7.3.10.8",
+            ],
+        );
+        answers(
+            version_before,
+            false,
+            &[
+                "from 192.168.1.20",
+                "Update the DNS server to 10.0.0.53",
+                "version 2 is installed\nlogin from 10.0.0.5",
+                "Servidor 10.1.1.1",
+            ],
+        );
     }
 }
