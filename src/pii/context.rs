@@ -341,29 +341,33 @@ pub(super) fn version_before(b: &[u8], start: usize) -> bool {
 /// in groups or named.
 pub(super) fn national_phone(b: &[u8], start: usize, d: &[u8], groups: &[usize]) -> bool {
     let n = d.len();
-    // A lone `0` ("request 0") is no phone, and has no second digit; an
-    // order, part or company number is none either, nor an identifier
-    // named nearer than any phone word, nor the tail of a code.
-    if n < 2 || labelled_reference(b, start) || id_named(b, start) || continues_code(b, start) {
+    // A lone `0` ("request 0") is no phone, and has no second digit.
+    if n < 2 {
         return false;
     }
-    if d[0] == b'0' {
+    let shaped = if d[0] == b'0' {
         if d[1] == b'0' {
-            return (11..=17).contains(&n);
+            (11..=17).contains(&n)
+        } else {
+            (9..=13).contains(&n)
         }
-        return (9..=13).contains(&n);
-    }
-    let plan = match n {
-        9 => matches!(d[0], b'2' | b'4'..=b'9') || groups == [2, 3, 2, 2],
-        10 => d[0] == b'3',
-        _ => false,
+    } else {
+        let plan = match n {
+            9 => matches!(d[0], b'2' | b'4'..=b'9') || groups == [2, 3, 2, 2],
+            10 => d[0] == b'3',
+            _ => false,
+        };
+        // Grouped as phones are written (`612 345 678`, `22 123 45 67`,
+        // `347 1234567`), not as references (`2024-00017`).
+        let grouped = groups.len() > 1
+            && (2..=3).contains(&groups[0])
+            && groups[1..].iter().all(|g| (2..=7).contains(g));
+        plan && (grouped || (groups.len() == 1 && named_before(b, start, PHONE_WORDS)))
     };
-    // Grouped as phones are written (`612 345 678`, `22 123 45 67`,
-    // `347 1234567`), not as references (`2024-00017`).
-    let grouped = groups.len() > 1
-        && (2..=3).contains(&groups[0])
-        && groups[1..].iter().all(|g| (2..=7).contains(g));
-    plan && (grouped || (groups.len() == 1 && named_before(b, start, PHONE_WORDS)))
+    // The context last, so only a phone-shaped number pays for reading
+    // it: an order, part or company number is no phone, nor an
+    // identifier named nearer than any phone word, nor the tail of a code.
+    shaped && !labelled_reference(b, start) && !id_named(b, start) && !continues_code(b, start)
 }
 
 /// Names of the national identifiers: a number they name is no phone,

@@ -522,7 +522,7 @@ fn national_number(b: &[u8], i: usize, run: &Run) -> Option<Kind> {
     if only(b".")
         && separated
         && !(digits[0] == b'0' && groups.len() > 2 && n >= 9)
-        && !named_before(b, i, PHONE_WORDS)
+        && !((9..=13).contains(&n) && named_before(b, i, PHONE_WORDS))
     {
         // Dotted numbers are amounts, versions and dates, except the
         // `06.12.34.56.78` style of French and Dutch phones and a number
