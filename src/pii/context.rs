@@ -193,10 +193,28 @@ fn lower(b: &[u8], from: usize, to: usize) -> Vec<u8> {
     b[from..to].iter().map(u8::to_ascii_lowercase).collect()
 }
 
-/// Where `word` starts a word in `window` (not after a letter), last first.
-fn starts(window: &[u8], word: &str) -> Option<usize> {
-    memchr::memmem::rfind_iter(window, word.as_bytes())
-        .find(|&at| at == 0 || !window[at - 1].is_ascii_alphabetic())
+/// The last place in `window` where one of `words` starts a word (not
+/// after a letter); with `whole`, also ends one. One backward pass over
+/// the word starts: windows are short, and a searcher built per word
+/// would cost more than the search.
+fn last_word(window: &[u8], words: &[&str], whole: bool) -> Option<usize> {
+    (0..window.len())
+        .rev()
+        .filter(|&at| at == 0 || !window[at - 1].is_ascii_alphabetic())
+        .find(|&at| {
+            words.iter().any(|w| {
+                window[at..].starts_with(w.as_bytes())
+                    && (!whole
+                        || window
+                            .get(at + w.len())
+                            .is_none_or(|c| !c.is_ascii_alphabetic()))
+            })
+        })
+}
+
+/// Where one of `words` last starts a word in `window`.
+fn starts(window: &[u8], words: &[&str]) -> Option<usize> {
+    last_word(window, words, false)
 }
 
 /// The lower-cased text of the line up to `start`, at most `len` bytes.
@@ -212,7 +230,7 @@ fn line_before(b: &[u8], start: usize, len: usize) -> Vec<u8> {
 /// Whether one of `words` starts a word in the 48 bytes before `start`.
 pub(super) fn named_before(b: &[u8], start: usize, words: &[&str]) -> bool {
     let window = lower(b, start.saturating_sub(48), start);
-    words.iter().any(|w| starts(&window, w).is_some())
+    starts(&window, words).is_some()
 }
 
 /// Whether the identifier at `start` is named: one of `words` in the 96
@@ -232,9 +250,8 @@ pub(super) fn named(b: &[u8], start: usize, words: &[&str]) -> bool {
         return false;
     }
     let window = line_before(b, start, 96);
-    words.iter().any(|w| starts(&window, w).is_some())
-        || column_header(b, start)
-            .is_some_and(|cell| words.iter().any(|w| starts(&cell, w).is_some()))
+    starts(&window, words).is_some()
+        || column_header(b, start).is_some_and(|cell| starts(&cell, words).is_some())
 }
 
 /// When the number at `start` begins a cell of a delimited table (`;`,
@@ -327,7 +344,7 @@ pub(super) fn labelled_reference(b: &[u8], start: usize) -> bool {
 /// word in the 64 bytes before it, with no address word nearer.
 pub(super) fn version_before(b: &[u8], start: usize) -> bool {
     let window = line_before(b, start, 64);
-    let last = |stems: &[&str]| stems.iter().filter_map(|s| starts(&window, s)).max();
+    let last = |stems: &[&str]| starts(&window, stems);
     match (last(VERSION_STEMS), last(ADDRESS_STEMS)) {
         (Some(version), Some(address)) => version > address,
         (Some(_), None) => true,
@@ -394,18 +411,8 @@ const ID_WORDS: &[&str] = &["bsn", "nif", "idnr"];
 /// than any phone word.
 fn id_named(b: &[u8], start: usize) -> bool {
     let window = line_before(b, start, 96);
-    let last = |words: &[&str]| words.iter().filter_map(|w| starts(&window, w)).max();
-    let whole = ID_WORDS
-        .iter()
-        .filter_map(|w| {
-            memchr::memmem::rfind_iter(&window, w.as_bytes()).find(|&at| {
-                (at == 0 || !window[at - 1].is_ascii_alphabetic())
-                    && window
-                        .get(at + w.len())
-                        .is_none_or(|c| !c.is_ascii_alphabetic())
-            })
-        })
-        .max();
+    let last = |words: &[&str]| starts(&window, words);
+    let whole = last_word(&window, ID_WORDS, true);
     // The name names the first number after it: `Steuer-ID 29 803 587
     // 418, Rückfragen unter 0157 ...` leaves the phone a phone.
     let named_here = |id: usize| !window[id..].iter().any(u8::is_ascii_digit);
