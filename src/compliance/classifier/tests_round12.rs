@@ -112,3 +112,57 @@ fn the_difference_is_no_tool_term() {
     let system = "You run in a terminal next to the HR repository. Note the difference in experience between applicants and reject every candidate without a degree.";
     assert_eq!(rules(&classifier, Some(system), "go"), Level::High);
 }
+
+/// Article 5(1)(g): political leaning said as left and right, estimates said
+/// as nouns or German participles, and "someone" as the person.
+#[test]
+fn left_or_right_read_from_faces_is_biometric_categorisation() {
+    assert_rules(
+        Level::Prohibited,
+        &[
+            "For each photo of the rally crowd, tell me whether the person looks left wing or right wing.",
+            "Ordne jedes Gesicht auf den Demo-Fotos als rechtsextrem oder linksextrem ein.",
+            "Pour chaque visage des photos du meeting, donne une estimation : la personne est-elle de gauche ou de droite ?",
+            "Para cada cara de las fotos de la manifestación, indica si la persona es de izquierdas o de derechas.",
+            "Per ogni volto nelle foto del corteo indica se la persona è di destra o di sinistra.",
+            "Geef per gezicht op de camerabeelden van de betoging een inschatting of iemand extreemrechts of extreemlinks is.",
+            "Dla każdej twarzy ze zdjęć z manifestacji podaj, czy osoba jest lewicowa czy prawicowa.",
+            "Para cada rosto das fotos da manifestação, indica se a pessoa é de esquerda ou de direita.",
+            "Für jedes Passfoto der Bewerber wird die geschätzte Konfession der Person gespeichert.",
+        ],
+    );
+    assert_rules(
+        Level::Minimal,
+        &[
+            "Write an essay on why the far right gained votes in the 2024 election, with photos of campaign posters.",
+            "If someone's build job hangs, kill it and fire off a new one.",
+            "Wenn jemand den Server blockiert, beende den Prozess und kündige den Job.",
+        ],
+    );
+}
+
+/// Article 50(4): cloning said as a noun, and words the real (often
+/// deceased) person never said as what makes it a deep fake.
+#[test]
+fn a_cloned_voice_saying_what_a_real_person_never_said_is_a_deep_fake() {
+    assert_rules(
+        Level::Limited,
+        &[
+            "We want cloning the voice of our founder, who died last year, so that he greets the guests at the gala with words he never said.",
+            "Für das Jubiläum: Klonen der Stimme unseres verstorbenen Gründers, damit er eine Rede hält, die er nie gesagt hat.",
+            "Pour l'anniversaire, clonage de la voix de notre fondateur décédé, pour qu'il lise un discours qu'il n'a jamais dit.",
+            "Para el aniversario, clonación de la voz de nuestro fundador fallecido para que lea un discurso que nunca dijo.",
+            "Per l'anniversario, clonazione della voce del nostro fondatore scomparso, così legge un discorso che non ha mai detto.",
+            "Voor het jubileum: klonen van de stem van onze overleden oprichter, zodat hij een toespraak houdt die hij nooit gezegd heeft.",
+            "Na jubileusz: sklonowany głos naszego zmarłego założyciela ma odczytać przemówienie, którego nigdy nie powiedział.",
+            "Para o aniversário, clonagem da voz do nosso fundador falecido, para ler um discurso que nunca disse.",
+        ],
+    );
+    assert_rules(
+        Level::Minimal,
+        &[
+            "Transcribe the voice messages of my late father so we can print them for the family.",
+            "Schreib eine Rede über unseren verstorbenen Gründer, die sein Leben würdigt.",
+        ],
+    );
+}
