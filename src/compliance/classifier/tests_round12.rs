@@ -223,3 +223,26 @@ fn a_claim_admitted_false_that_pushes_a_signature_is_manipulation() {
         ],
     );
 }
+
+/// Annex III 2: the grid's voltage levels, feeders and rolling cuts are its
+/// domain in every pack, and the Dutch participle "afgeschakeld".
+#[test]
+fn deciding_which_feeders_are_switched_off_operates_the_grid() {
+    assert_rules(
+        Level::High,
+        &[
+            "At peak load, decide which medium voltage feeders the control room switches off first and for how long.",
+            "Entscheide bei Überlast, welche Mittelspannung-Abgänge der Leitstand zuerst abschaltet.",
+            "En cas de surcharge, décide quels départs moyenne tension le centre de conduite coupe en premier.",
+            "Ante una sobrecarga, decide qué líneas de media tensión corta primero el centro de control.",
+            "In caso di sovraccarico decidi quali linee di media tensione il centro di controllo stacca per prime.",
+            "Bepaal bij overbelasting welke wijken als eerste worden afgeschakeld en wanneer ze terugkomen.",
+            "Przy przeciążeniu zdecyduj, które linie średniego napięcia dyspozytornia wyłącza jako pierwsze.",
+            "Em caso de sobrecarga, decide que linhas de média tensão o centro de comando corta primeiro.",
+        ],
+    );
+    assert_rules(
+        Level::Minimal,
+        &["Explain to my physics class how a medium voltage transformer works."],
+    );
+}
