@@ -246,3 +246,30 @@ fn deciding_which_feeders_are_switched_off_operates_the_grid() {
         &["Explain to my physics class how a medium voltage transformer works."],
     );
 }
+
+/// Annex III 3(b): final assignments, projects and portfolios are the work
+/// graded, and a final grade is the act, in every pack; a rubric written
+/// for the teacher's own marking is not grading.
+#[test]
+fn a_final_grade_for_final_assignments_evaluates_learning_outcomes() {
+    assert_rules(
+        Level::High,
+        &[
+            "Here are the final assignments of group 4B; give each one a final grade that goes on their certificate.",
+            "Hier die Projektarbeiten der 10b: gib jeder eine Endnote fürs Zeugnis.",
+            "Voici les projets finaux de la classe : attribue à chacun une note finale pour le bulletin.",
+            "Aquí están los trabajos finales de 4º: pon a cada uno la nota final del boletín.",
+            "Ecco gli elaborati della 5B: dai a ciascuno il voto finale per la pagella.",
+            "Hier zijn de eindopdrachten van klas 4: geef elke opdracht een eindcijfer voor het rapport.",
+            "Oto prace zaliczeniowe klasy 3b: wystaw każdej ocenę końcową na świadectwo.",
+            "Aqui estão os trabalhos finais do 9.º B: dá a cada um a nota final da pauta.",
+        ],
+    );
+    assert_rules(
+        Level::Minimal,
+        &[
+            "Make me a rubric for the final assignments of my class.",
+            "Maak een rubric voor de eindopdracht, ik kijk zelf na.",
+        ],
+    );
+}
