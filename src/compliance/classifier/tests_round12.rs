@@ -100,7 +100,9 @@ fn stems_of_one_language_or_sense_do_not_read_another() {
     );
     assert_rules(
         Level::Minimal,
-        &["Écris une nouvelle sur une banque qui refuse les crédits de ses clients selon leur score."],
+        &[
+            "Écris une nouvelle sur une banque qui refuse les crédits de ses clients selon leur score.",
+        ],
     );
 }
 
