@@ -29,6 +29,8 @@ mod tests;
 mod tests_exceptions;
 #[cfg(test)]
 mod tests_round11;
+#[cfg(test)]
+mod tests_round12;
 mod text;
 
 use std::fmt;

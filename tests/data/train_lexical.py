@@ -49,7 +49,7 @@ MAX_SHARE = float(os.environ.get("LEX_MAX_SHARE", "0.05"))
 NORM_FLOOR = int(os.environ.get("LEX_NORM_FLOOR", "8"))
 # The model raises a result only when a level's areas together have at
 # least this probability (`decide`).
-THRESHOLD = float(os.environ.get("LEX_THRESHOLD", "0.94"))
+THRESHOLD = float(os.environ.get("LEX_THRESHOLD", "0.97"))
 
 LEVELS = {"minimal": 0, "limited": 1, "high": 2, "prohibited": 3}
 
