@@ -246,7 +246,7 @@ pub(super) fn named(b: &[u8], start: usize, words: &[&str]) -> bool {
     {
         return true;
     }
-    if labelled_reference(b, start) {
+    if labels_reference(&nearest) {
         return false;
     }
     let window = line_before(b, start, 96);
@@ -330,7 +330,11 @@ fn last_two_words(b: &[u8], start: usize) -> Vec<Vec<u8>> {
 /// invoice, part, policy or company number...) by one of the two words
 /// before it, and not as a phone by the other.
 pub(super) fn labelled_reference(b: &[u8], start: usize) -> bool {
-    let words = last_two_words(b, start);
+    labels_reference(&last_two_words(b, start))
+}
+
+/// [`labelled_reference`] on the two words before the number.
+fn labels_reference(words: &[Vec<u8>]) -> bool {
     let is_phone = |w: &Vec<u8>| PHONE_WORDS.iter().any(|p| w.starts_with(p.as_bytes()));
     let is_label = |w: &Vec<u8>| {
         LABEL_WORDS.iter().any(|l| w.as_slice() == l.as_bytes())
