@@ -46,6 +46,7 @@ fn config(upstream: &str) -> String {
         ("huge", "up", "huge"),
         ("cut", "up", "cut"),
         ("stall", "up", "stall"),
+        ("redirect", "up", "redirect"),
     ] {
         out.push_str(&format!(
             "[[models]]\nid = \"{id}\"\nprovider = \"{provider}\"\nupstream = \"{up}\"\ninput = [\"TEXT\"]\noutput = [\"TEXT\"]\n\
@@ -129,6 +130,8 @@ async fn every_fault_before_the_first_byte_falls_back_then_exhausts_with_502_and
         ("wrongtype", true, "stream_cut"),
         ("huge", false, "invalid_response"),
         ("huge", true, "invalid_response"),
+        ("redirect", false, "307"),
+        ("redirect", true, "307"),
     ];
     let mut failures = Vec::new();
     for (fault, stream, expected) in table {
@@ -170,6 +173,25 @@ async fn every_fault_before_the_first_byte_falls_back_then_exhausts_with_502_and
         table.len(),
         "one providers.exhausted event per 502"
     );
+    assert_no_panic(&server);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upstream_redirect_is_an_error_never_followed() {
+    let (upstream, _receiver, server, key) = setup().await;
+    let (status, text) = send(&server, &key, &["redirect"], false).await;
+    assert_eq!(status, 502, "{text}");
+    let body: Value = serde_json::from_str(&text).unwrap();
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("redirect (HTTP 307)") && message.contains("base_url"),
+        "{message}"
+    );
+    // The target stays out of the message (it is a URL).
+    assert!(!message.contains("followed=1"), "{message}");
+    // One POST: the client did not post again where the 307 pointed.
+    let posts = upstream.recorded.models();
+    assert_eq!(posts, vec!["redirect".to_owned()], "{posts:?}");
     assert_no_panic(&server);
 }
 

@@ -99,10 +99,17 @@ pub async fn send(
         let text = read_limited(response, MAX_ERROR_BODY, deadline)
             .await
             .unwrap_or_default();
-        let mut error = UpstreamError::new(
-            Failure::Status(status.as_u16()),
-            error_message(&text, status.as_u16()),
-        );
+        let message = if status.is_redirection() {
+            // The provider client follows no redirect; its target (a URL)
+            // stays out of the message.
+            format!(
+                "the upstream answered a redirect (HTTP {}), which is not followed: check the provider's base_url",
+                status.as_u16()
+            )
+        } else {
+            error_message(&text, status.as_u16())
+        };
+        let mut error = UpstreamError::new(Failure::Status(status.as_u16()), message);
         error.retry_after = retry_after;
         error.content_filter = is_content_filter(&text);
         return Err(error);

@@ -172,9 +172,14 @@ impl Providers {
     pub fn new(connect_timeout: Duration, allow_private_images: bool) -> Providers {
         // One process-wide crypto provider: ring (no aws-lc, no OpenSSL).
         let _ = rustls::crypto::ring::default_provider().install_default();
+        // No redirects: a provider's API answers where it is configured,
+        // and a 3xx that sent the prompt (and, on the same host, the key)
+        // to another address would be followed silently. It is an error
+        // naming the status instead (`http::send`).
         let http = reqwest::Client::builder()
             .connect_timeout(connect_timeout)
             .pool_idle_timeout(Duration::from_secs(90))
+            .redirect(reqwest::redirect::Policy::none())
             .build()
             .expect("building the HTTP client");
         let images = fetch::ImageFetcher::new(

@@ -25,6 +25,7 @@
 //! | `wrongtype` | 200 `text/html` with an HTML page |
 //! | `huge` | 200, a JSON answer of 65 MB (streamed: one 9 MB `data:` line) |
 //! | `stall` | 200, part of the body (streamed: one chunk), then nothing, forever |
+//! | `redirect` | 307 to this same endpoint with `?followed=1` (a client that follows it posts again) |
 #![allow(dead_code)]
 
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -330,6 +331,15 @@ pub fn fault(model: &str, stream: bool) -> Option<Response> {
         ("reset", true) => vec![Ok(first_chunk), Err(std::io::Error::other("reset"))],
         ("truncated", false) => vec![Ok(r#"{"id": "chatcmpl-up-1", "object": "chat.completion", "choices": [{"index": 0, "mess"#.into())],
         ("truncated", true) => vec![Ok(r#"data: {"id": "chatcmpl-up-1", "object": "chat.compl"#.into())],
+        ("redirect", _) => {
+            return Some(
+                Response::builder()
+                    .status(StatusCode::TEMPORARY_REDIRECT)
+                    .header("location", "/v1/chat/completions?followed=1")
+                    .body(Body::empty())
+                    .unwrap(),
+            );
+        }
         ("wrongtype", _) => {
             return Some(
                 Response::builder()
