@@ -45,7 +45,10 @@ pub(super) fn whole_text(
         return None;
     }
     if let Some(f) = first(Role::Regulation) {
-        return Some(format!("the user asks about the AI Act itself (\"{}\")", quote(f)));
+        return Some(format!(
+            "the user asks about the AI Act itself (\"{}\")",
+            quote(f)
+        ));
     }
     if let Some(f) = first(Role::Research)
         && !concrete_people(found)
