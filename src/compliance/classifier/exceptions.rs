@@ -81,7 +81,8 @@ fn concrete_people(found: &[Found]) -> bool {
 }
 
 /// The spans that frame their sentence for rule `r` of `level`: talk about
-/// the topic, aggregate figures, the user's own matter, a company, building
+/// the topic, aggregate figures, the user's own matter, a company (unless
+/// people were named just before it), building
 /// software (not for an Article 5 rule) and the rule's carve-outs, except a
 /// framing word inside a longer anchor or act of the same rule: "no
 /// criminal record" is the absence that Article 5(1)(d) turns on, not the
@@ -93,10 +94,19 @@ pub(super) fn framing(found: &[Found], r: u16, level: Level) -> Vec<(u32, u32)> 
         role == Role::Act(r) || role == Role::Anchor(r)
     });
     let inside_a_term = |span: (u32, u32)| terms.iter().any(|&t| t != span && holds(t, span));
+    // A company named right after people says where the people are ("60
+    // people linked to the suspect companies", "the staff of these
+    // SMEs"): the natural persons are still the target (thirteenth round).
+    let people_of = |f: &Found| {
+        found
+            .iter()
+            .any(|p| p.role == Role::Person && p.last < f.token && p.last + 4 >= f.token)
+    };
     found
         .iter()
         .filter(|f| match f.role {
-            Role::Meta | Role::Aggregate | Role::SelfUse | Role::LegalPerson => true,
+            Role::Meta | Role::Aggregate | Role::SelfUse => true,
+            Role::LegalPerson => !people_of(f),
             Role::Building => level < Level::Prohibited,
             Role::Suppressor(s) => s == r,
             _ => false,
