@@ -5,7 +5,8 @@
 //! asked for too, and, in the user's turns, a question about the AI Act
 //! itself (whether a use falls under Annex III or Article 5, what to
 //! document), research or teaching that names no concrete people, and
-//! administration after a decision already taken (thirteenth round). Aggregate statistics are a sentence framing, beside `meta`
+//! administration after a decision already taken (thirteenth round).
+//! Aggregate statistics are a sentence framing, beside `meta`
 //! ([`framing`]); a framing word inside a longer anchor or act of the same
 //! rule ("no criminal record" of Article 5(1)(d)) frames nothing.
 
@@ -18,8 +19,8 @@ use super::{Level, Source};
 /// that decides nothing about a person. Fiction without an artefact; and,
 /// in the user's turns, a question about the regulation, research or
 /// teaching that points at no concrete people ("what it actually covers"
-/// is no artefact there), and (not for an Article 5
-/// practice) administration after a decision already taken. Used for
+/// is no artefact there), and (not for an Article 5 practice)
+/// administration after a decision already taken. Used for
 /// matches within the text and across texts alike, and by the lexical
 /// layer, which does not read a text set aside for any rule.
 pub(super) fn whole_text(
@@ -82,8 +83,8 @@ fn concrete_people(found: &[Found]) -> bool {
 
 /// The spans that frame their sentence for rule `r` of `level`: talk about
 /// the topic, aggregate figures, the user's own matter, a company (unless
-/// people were named just before it), building
-/// software (not for an Article 5 rule) and the rule's carve-outs, except a
+/// people were named just before it), building software (not for an
+/// Article 5 rule) and the rule's carve-outs, except a
 /// framing word inside a longer anchor or act of the same rule: "no
 /// criminal record" is the absence that Article 5(1)(d) turns on, not the
 /// record that excuses it (tenth round), and the Spanish meta "que es un"
@@ -94,9 +95,9 @@ pub(super) fn framing(found: &[Found], r: u16, level: Level) -> Vec<(u32, u32)> 
         role == Role::Act(r) || role == Role::Anchor(r)
     });
     let inside_a_term = |span: (u32, u32)| terms.iter().any(|&t| t != span && holds(t, span));
-    // A company named right after people says where the people are ("60
-    // people linked to the suspect companies", "the staff of these
-    // SMEs"): the natural persons are still the target (thirteenth round).
+    // A company named right after people says where the people are ("the
+    // 12 suspects behind these companies", "the staff of these SMEs"): the
+    // natural persons are still the target (thirteenth round).
     let people_of = |f: &Found| {
         found
             .iter()
