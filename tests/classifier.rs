@@ -319,9 +319,10 @@ fn cross_validation_by_phrasing_family_is_reported() {
 /// 668 / 973 (68.7 %) in the eighth, whose practice groups (deceit,
 /// consumer decisions, exploitative offers) are shared by many cases, and
 /// 750 / 1068 (70.2 %) in the ninth, 832 / 1173 (70.9 %) in the tenth,
-/// 919 / 1278 (71.9 %) in the eleventh and 1008 / 1383 (72.9 %) in the
-/// twelfth (docs/compliance.md); the floor, raised to 71 % in the eleventh
-/// round and to 72 % in the twelfth, keeps it from falling. The runs
+/// 919 / 1278 (71.9 %) in the eleventh, 1008 / 1383 (72.9 %) in the
+/// twelfth and 1093 / 1488 (73.5 %) in the thirteenth (docs/compliance.md);
+/// the floor, raised to 71 % in the eleventh round, to 72 % in the twelfth
+/// and to 73 % in the thirteenth, keeps it from falling. The runs
 /// without terms are of the rules alone: the lexical layer is off in them.
 #[test]
 fn cross_validation_leaves_out_each_family_and_each_case_own_terms() {
@@ -386,7 +387,7 @@ fn cross_validation_leaves_out_each_family_and_each_case_own_terms() {
     );
     let rate = caught as f64 / risky as f64;
     println!("  each case: {caught} / {risky} caught without its own terms ({rate:.3})");
-    assert!(rate >= 0.72, "leave-one-case-out catch {caught} / {risky}");
+    assert!(rate >= 0.73, "leave-one-case-out catch {caught} / {risky}");
 }
 
 /// The lexical layer's weights (`assets/risk/lexical.tsv`, built into the

@@ -31,6 +31,8 @@ mod tests_exceptions;
 mod tests_round11;
 #[cfg(test)]
 mod tests_round12;
+#[cfg(test)]
+mod tests_round13;
 mod text;
 
 use std::fmt;

@@ -1,9 +1,12 @@
 //! Framings that set aside every conversation match of a whole text: the
-//! exceptions of issue 26 that are not about one sentence. Fiction (a
-//! story about a practice is not the practice) unless a working artefact
-//! is asked for too, and, in the user's turns, a question about the AI Act
+//! exceptions of issue 26 that are not about one sentence, uses of a
+//! practice's words that decide nothing about a person. Fiction (a story
+//! about a practice is not the practice) unless a working artefact is
+//! asked for too, and, in the user's turns, a question about the AI Act
 //! itself (whether a use falls under Annex III or Article 5, what to
-//! document). Aggregate statistics are a sentence framing, beside `meta`
+//! document), research or teaching that names no concrete people, and
+//! administration after a decision already taken (thirteenth round).
+//! Aggregate statistics are a sentence framing, beside `meta`
 //! ([`framing`]); a framing word inside a longer anchor or act of the same
 //! rule ("no criminal record" of Article 5(1)(d)) frames nothing.
 
@@ -12,36 +15,76 @@ use super::spans::{Found, spans};
 use super::text::Normalised;
 use super::{Level, Source};
 
-/// Why the whole text is set aside for every rule, if it is: fiction
-/// without an artefact, or the user asking about the regulation. Used for
-/// matches within the text and across texts alike.
-pub(super) fn whole_text(text: &Normalised, found: &[Found], source: Source) -> Option<String> {
+/// Why the whole text is set aside for a rule of `level`, if it is: a use
+/// that decides nothing about a person. Fiction without an artefact; and,
+/// in the user's turns, a question about the regulation, research or
+/// teaching that points at no concrete people ("what it actually covers"
+/// is no artefact there), and (not for an Article 5 practice)
+/// administration after a decision already taken. Used for
+/// matches within the text and across texts alike, and by the lexical
+/// layer, which does not read a text set aside for any rule.
+pub(super) fn whole_text(
+    text: &Normalised,
+    found: &[Found],
+    source: Source,
+    level: Level,
+) -> Option<String> {
     let first = |role: Role| found.iter().find(|f| f.role == role);
+    let quote = |f: &Found| text.words(f.token, f.last);
     if let Some(f) = first(Role::Fiction)
         && first(Role::Artefact).is_none()
     {
         return Some(format!(
             "the request is fiction (\"{}\") without a working artefact",
-            text.words(f.token, f.last)
+            quote(f)
         ));
     }
     // A deployer's instructions that cite the Act ("this system is
-    // high-risk under Annex III") still operate the use; only the user's
-    // own question about the Act is talk about it.
-    if source == Source::Content
-        && let Some(f) = first(Role::Regulation)
-    {
+    // high-risk under Annex III") or a study still operate the use; only
+    // the user's own framing is talk about it.
+    if source != Source::Content {
+        return None;
+    }
+    if let Some(f) = first(Role::Regulation) {
         return Some(format!(
             "the user asks about the AI Act itself (\"{}\")",
-            text.words(f.token, f.last)
+            quote(f)
+        ));
+    }
+    if let Some(f) = first(Role::Research)
+        && !concrete_people(found)
+    {
+        return Some(format!(
+            "the user studies the practice (\"{}\") and names no concrete people",
+            quote(f)
+        ));
+    }
+    if level < Level::Prohibited
+        && let Some(f) = first(Role::Decided)
+    {
+        return Some(format!(
+            "the decision is already taken (\"{}\"): what follows decides nothing",
+            quote(f)
         ));
     }
     None
 }
 
+/// Whether the text points at concrete people: a `reference` word
+/// ("these", "the attached", "our") with a person at most four words on
+/// ("these 50 named applicants", "estos 50 currículums de candidatos").
+fn concrete_people(found: &[Found]) -> bool {
+    found.iter().filter(|f| f.role == Role::Reference).any(|r| {
+        found
+            .iter()
+            .any(|p| p.role == Role::Person && p.token > r.last && p.token <= r.last + 4)
+    })
+}
+
 /// The spans that frame their sentence for rule `r` of `level`: talk about
-/// the topic, aggregate figures, the user's own matter, a company, building
-/// software (not for an Article 5 rule) and the rule's carve-outs, except a
+/// the topic, aggregate figures, the user's own matter, a company (unless
+/// people were named just before it), building software (not for an
+/// Article 5 rule) and the rule's carve-outs, except a
 /// framing word inside a longer anchor or act of the same rule: "no
 /// criminal record" is the absence that Article 5(1)(d) turns on, not the
 /// record that excuses it (tenth round), and the Spanish meta "que es un"
@@ -52,10 +95,19 @@ pub(super) fn framing(found: &[Found], r: u16, level: Level) -> Vec<(u32, u32)> 
         role == Role::Act(r) || role == Role::Anchor(r)
     });
     let inside_a_term = |span: (u32, u32)| terms.iter().any(|&t| t != span && holds(t, span));
+    // A company named right after people says where the people are ("the
+    // 12 suspects behind these companies", "the staff of these SMEs"): the
+    // natural persons are still the target (thirteenth round).
+    let people_of = |f: &Found| {
+        found
+            .iter()
+            .any(|p| p.role == Role::Person && p.last < f.token && p.last + 4 >= f.token)
+    };
     found
         .iter()
         .filter(|f| match f.role {
-            Role::Meta | Role::Aggregate | Role::SelfUse | Role::LegalPerson => true,
+            Role::Meta | Role::Aggregate | Role::SelfUse => true,
+            Role::LegalPerson => !people_of(f),
             Role::Building => level < Level::Prohibited,
             Role::Suppressor(s) => s == r,
             _ => false,

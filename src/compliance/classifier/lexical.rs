@@ -226,16 +226,18 @@ impl Lexical {
     }
 
     /// The features of a request's three texts (purpose, instructions,
-    /// user turns), each once, where first found; `tool_prompt` leaves the
-    /// instructions out. Each word is hashed once; no key is built.
-    fn found(&self, texts: &[(Source, Normalised); 3], tool_prompt: bool) -> Vec<Found> {
+    /// user turns), each once, where first found; `skip` leaves texts out:
+    /// a tool's own prompt, and a text framed as a use that decides nothing
+    /// (fiction, research, talk about the Act, a decision already taken),
+    /// of which the model has no sense. Each word is hashed once; no key is
+    /// built.
+    fn found(&self, texts: &[(Source, Normalised); 3], skip: [bool; 3]) -> Vec<Found> {
         let mut found: Vec<Found> = Vec::new();
-        for (source, text) in texts {
-            let instructions = match source {
-                Source::Instructions if tool_prompt => continue,
-                Source::Instructions => true,
-                Source::Purpose | Source::Content => false,
-            };
+        for ((source, text), skip) in texts.iter().zip(skip) {
+            if skip {
+                continue;
+            }
+            let instructions = *source == Source::Instructions;
             let mut previous: Option<(&str, u64)> = None;
             for word in text.text.split(' ') {
                 if word.chars().nth(2).is_none() || !word.chars().any(char::is_alphabetic) {
@@ -307,12 +309,12 @@ impl Lexical {
         &self,
         c: &mut Classification,
         texts: &[(Source, Normalised); 3],
-        tool_prompt: bool,
+        skip: [bool; 3],
     ) {
         if c.level >= Level::High {
             return;
         }
-        let Some((area, hit)) = self.read(texts, tool_prompt) else {
+        let Some((area, hit)) = self.read(texts, skip) else {
             return;
         };
         let only_object = format!("but no {NO_OBJECT} near it");
@@ -336,9 +338,9 @@ impl Lexical {
     pub(super) fn read(
         &self,
         texts: &[(Source, Normalised); 3],
-        tool_prompt: bool,
+        skip: [bool; 3],
     ) -> Option<(&str, Hit)> {
-        let found = self.found(texts, tool_prompt);
+        let found = self.found(texts, skip);
         if found.is_empty() {
             return None;
         }
@@ -466,7 +468,7 @@ mod tests {
     fn it_raises_above_its_threshold_with_its_strongest_features_and_stems_words() {
         let model = Lexical::parse(TINY).unwrap();
         let (area, hit) = model
-            .read(&texts("", "", "Screening candidates, please"), false)
+            .read(&texts("", "", "Screening candidates, please"), [false; 3])
             .expect("a hit");
         assert_eq!(area, "annex3_4a_recruitment");
         assert_eq!(hit.rule, "lexical:annex3_4a_recruitment");
@@ -478,17 +480,17 @@ mod tests {
             hit.evidence
         );
         // One word alone points the other way: no hit.
-        assert!(model.read(&texts("", "", "screen"), false).is_none());
+        assert!(model.read(&texts("", "", "screen"), [false; 3]).is_none());
     }
 
     #[test]
     fn a_tool_prompt_gives_no_features_and_instructions_have_their_own() {
         let model = Lexical::parse(TINY).unwrap();
         let deployer = texts("", "Reject the weak ones.", "next");
-        assert!(model.read(&deployer, false).is_some());
-        assert!(model.read(&deployer, true).is_none());
+        assert!(model.read(&deployer, [false; 3]).is_some());
+        assert!(model.read(&deployer, [false, true, false]).is_none());
         // "reject" in the user's turn is not the instructions' feature.
-        assert!(model.read(&texts("", "", "reject"), false).is_none());
+        assert!(model.read(&texts("", "", "reject"), [false; 3]).is_none());
     }
 
     #[test]
@@ -538,11 +540,14 @@ mod tests {
         assert_eq!(high.level, Level::High);
         assert!(high.hits.iter().all(|h| !h.rule.starts_with("lexical:")));
         // Nothing for the rules: the model raises it.
-        let raised = classify("A poem about emotions.");
+        let raised = classify("Sort the list of emotions alphabetically.");
         assert_eq!(raised.level, Level::Prohibited);
         assert_eq!(
             raised.hits[0].rule,
             "lexical:art5_1_f_emotion_workplace_education"
         );
+        // Fiction decides nothing about a person: the model does not read it
+        // (thirteenth round).
+        assert_eq!(classify("A poem about emotions.").level, Level::Minimal);
     }
 }

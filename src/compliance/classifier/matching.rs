@@ -181,8 +181,15 @@ impl Classifier {
         let mut c = self.conclude(&scanned, tally);
         if disabled.is_none() {
             // Cross-validation of the rules' terms measures the rules alone.
-            self.lexical
-                .raise(&mut c, &scanned.texts, scanned.tool_prompt);
+            // The layer reads neither a tool's own prompt nor a text framed
+            // as a use that decides nothing (fiction, research, the Act).
+            let skip: [bool; 3] = std::array::from_fn(|i| {
+                let (source, text) = &scanned.texts[i];
+                (scanned.tool_prompt && *source == Source::Instructions)
+                    || exceptions::whole_text(text, &scanned.found[i], *source, Level::High)
+                        .is_some()
+            });
+            self.lexical.raise(&mut c, &scanned.texts, skip);
         }
         (scanned, c)
     }
@@ -461,7 +468,8 @@ impl Classifier {
             // The deployer states the use: no suppressor applies.
             return Match::Hit(with_objects[0].0.clone());
         }
-        if let Some(why) = exceptions::whole_text(text, found, source) {
+        let level = self.compiled.rules[rule].level;
+        if let Some(why) = exceptions::whole_text(text, found, source, level) {
             return Match::Suppressed(format!("{}, but {why}", with_objects[0].0));
         }
         self.unframed(rule, text, found, &with_objects)
@@ -616,7 +624,7 @@ impl Classifier {
         // What each text offers: its unframed anchors and unnegated,
         // unframed acts; None when the text is fiction.
         let offer = |(text, found, source): (&Normalised, &[Found], Source)| {
-            if exceptions::whole_text(text, found, source).is_some() {
+            if exceptions::whole_text(text, found, source, meta.level).is_some() {
                 return None;
             }
             let framed: Vec<u32> = exceptions::framing(found, r, meta.level)

@@ -114,6 +114,23 @@ struct RawFraming {
     /// A functional artefact that makes fiction count: code, real people.
     #[serde(default)]
     artefact: Vec<String>,
+    /// Research, a literature review or teaching ("literature review",
+    /// "my thesis", "for a seminar"): in the user's turns, the whole text
+    /// studies a practice rather than applies it, unless it also points at
+    /// concrete people (`reference` before a person).
+    #[serde(default)]
+    research: Vec<String>,
+    /// Administration after a decision already taken ("already been
+    /// selected", "the decision has been made"): in the user's turns, no
+    /// Annex III or Article 50 rule applies (the act decides nothing);
+    /// never for an Article 5 practice.
+    #[serde(default)]
+    decided: Vec<String>,
+    /// Words that point at concrete people when a person follows within
+    /// four words ("these", "the attached", "our"): "for my research,
+    /// score these 50 named applicants" applies the practice.
+    #[serde(default)]
+    reference: Vec<String>,
     /// The user's own matter: my own CV, my score.
     #[serde(default)]
     self_use: Vec<String>,
@@ -190,6 +207,9 @@ pub(super) enum Role {
     Regulation,
     Fiction,
     Artefact,
+    Research,
+    Decided,
+    Reference,
     SelfUse,
     LegalPerson,
     Stopword(u8),
@@ -363,6 +383,9 @@ fn add_pack(
     add(builder, &f.regulation, Role::Regulation, None)?;
     add(builder, &f.fiction, Role::Fiction, None)?;
     add(builder, &f.artefact, Role::Artefact, None)?;
+    add(builder, &f.research, Role::Research, None)?;
+    add(builder, &f.decided, Role::Decided, None)?;
+    add(builder, &f.reference, Role::Reference, Some(Edge::Word))?;
     add(builder, &f.self_use, Role::SelfUse, None)?;
     add(builder, &f.legal_person, Role::LegalPerson, None)?;
     add(builder, &f.persons, Role::Person, None)?;
