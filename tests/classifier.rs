@@ -422,3 +422,32 @@ fn the_lexical_weights_are_what_the_script_writes_from_the_train_file() {
         "assets/risk/lexical.tsv is not what tests/data/train_lexical.py --write gives: run it"
     );
 }
+
+/// The n-gram layer's weights (`assets/risk/ngram.tsv`, built into the
+/// binary) are what `tests/data/train_ngram.py --write` makes from the
+/// checked-in train file (deterministic: a fixed shuffle, no randomness).
+#[test]
+fn the_ngram_weights_are_what_the_script_writes_from_the_train_file() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("ngram.tsv");
+    let run = Command::new("python3")
+        .arg(root.join("tests/data/train_ngram.py"))
+        .arg("--write")
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .expect("python3 runs the training script");
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let written = std::fs::read_to_string(&out).unwrap();
+    let shipped = std::fs::read_to_string(root.join("assets/risk/ngram.tsv")).unwrap();
+    assert!(written.lines().count() > 10_000);
+    assert!(
+        written == shipped,
+        "assets/risk/ngram.tsv is not what tests/data/train_ngram.py --write gives: run it"
+    );
+}

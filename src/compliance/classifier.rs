@@ -12,7 +12,9 @@
 //! user's own matter, a company, or a carve-out. The level is the highest
 //! over every hit: a purpose raises it, content raises it further, and
 //! nothing lowers it. Then a small learned model ([`lexical`]) may raise a
-//! minimal or limited result, as a second signal named `lexical:<area>`.
+//! minimal or limited result, as a second signal named `lexical:<area>`,
+//! and two models over runs of characters ([`ngram`]) may raise a minimal or
+//! limited result to high and a high one to prohibited (`ngram:<area>`).
 //!
 //! What rules cannot settle is reported as [`Grey`], for an LLM judge.
 
@@ -20,6 +22,7 @@ pub mod eval;
 mod exceptions;
 mod lexical;
 mod matching;
+mod ngram;
 mod pack;
 mod scanner;
 mod spans;
@@ -276,6 +279,8 @@ pub struct Classifier {
     compiled: Compiled,
     /// The learned second signal ([`lexical`]): built in, not overridable.
     lexical: lexical::Lexical,
+    /// The character n-gram models ([`ngram`]): built in, not overridable.
+    ngram: ngram::Ngram,
 }
 
 impl fmt::Debug for Classifier {
@@ -301,6 +306,7 @@ impl Classifier {
         Ok(Classifier {
             compiled: pack::load(dir)?,
             lexical: lexical::Lexical::built_in(),
+            ngram: ngram::Ngram::built_in(),
         })
     }
 

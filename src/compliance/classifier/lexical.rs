@@ -372,6 +372,22 @@ impl Lexical {
         None
     }
 
+    /// The likeliest area of `level` as the model reads a request (from
+    /// its biases alone when no feature is known): the area the n-gram
+    /// layer names when it raises to that level.
+    pub(super) fn likeliest(
+        &self,
+        texts: &[(Source, Normalised); 3],
+        skip: [bool; 3],
+        level: Level,
+    ) -> Option<String> {
+        let p = self.probabilities(&self.found(texts, skip));
+        (0..p.len())
+            .filter(|&c| self.classes[c].1 == level)
+            .max_by(|&a, &b| p[a].total_cmp(&p[b]))
+            .map(|best| self.classes[best].0.clone())
+    }
+
     /// The hit for class `best`, with the features that weigh most towards
     /// it as evidence.
     fn hit(&self, best: usize, level: Level, probability: f64, found: &[Found]) -> Hit {

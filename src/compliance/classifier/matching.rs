@@ -38,8 +38,8 @@ pub(super) enum Match {
 
 /// A request's three texts, lowest rank first (purpose, instructions, user
 /// turns), with the terms found in each.
-struct Scanned {
-    texts: [(Source, Normalised); 3],
+pub(super) struct Scanned {
+    pub(super) texts: [(Source, Normalised); 3],
     found: [Vec<Found>; 3],
     /// Distinct software-tool terms in the instructions.
     tool_markers: usize,
@@ -190,12 +190,14 @@ impl Classifier {
                         .is_some()
             });
             self.lexical.raise(&mut c, &scanned.texts, skip);
+            self.ngram
+                .raise(&mut c, &scanned.texts, &self.lexical, skip);
         }
         (scanned, c)
     }
 
     /// Normalises and scans the three texts of a request.
-    fn scan_request(
+    pub(super) fn scan_request(
         &self,
         purpose: Option<&str>,
         deployer_context: Option<&Value>,

@@ -12,13 +12,13 @@ fn level(text: &str) -> Level {
     classify(None, text).level
 }
 
-/// The level of the rules' own hits, without the learned lexical layer
-/// (`lexical:` hits): for tests of a rule mechanism the model has no sense
-/// of (negation, grey zones, replaced packs).
+/// The level of the rules' own hits, without the learned layers
+/// (`lexical:` and `ngram:` hits): for tests of a rule mechanism the models
+/// have no sense of (negation, grey zones, replaced packs).
 pub(super) fn rules_level(c: &Classification) -> Level {
     c.hits
         .iter()
-        .filter(|h| !h.rule.starts_with("lexical:"))
+        .filter(|h| !h.rule.starts_with("lexical:") && !h.rule.starts_with("ngram:"))
         .map(|h| h.level)
         .max()
         .unwrap_or(Level::Minimal)

@@ -1,0 +1,472 @@
+//! The n-gram layer: two small learned models over runs of characters,
+//! which may raise a result and never lower one.
+//!
+//! Two binary logistic regressions share one feature space: `risky`
+//! (prohibited or high against the rest) and `prohibited`. They are trained
+//! by `tests/data/train_ngram.py` on the train part of the labelled set and
+//! shipped as `assets/risk/ngram.tsv` (parsed once, when the classifier
+//! loads). The features of each of a request's three texts (the declared
+//! purpose, the instructions, the user turns; in the classifier's normal
+//! form, [`super::text`]) are every run of 3, 4 and 5 characters of the
+//! text with a space before and after, every word and every pair of
+//! neighbouring words, each hashed (64-bit FNV-1a) into one of the model's
+//! rows; a request's vector holds sqrt(count) per row, scaled by the
+//! fourth root of the number of features.
+//!
+//! Why characters: a run of characters is shared by the inflections and
+//! compounds of a word and by related words across languages, so the
+//! model reads a practice in words no labelled case used. The rules and
+//! the stem-based lexical layer caught 67 to 76 % of two batches written
+//! independently; with this layer 91 and 97 % (docs/compliance.md, "The
+//! n-gram layer").
+//!
+//! A minimal or limited result is raised to high when p(risky) reaches
+//! its threshold, and a high one to prohibited when p(prohibited) reaches
+//! its own. The area named is the lexical layer's likeliest of that level
+//! (the n-gram models know levels, not areas), and the raise is a grey
+//! zone a judge may review, like the lexical layer's.
+
+use super::lexical::Lexical;
+use super::matching::NO_OBJECT;
+use super::text::Normalised;
+use super::{Classification, Grey, Hit, Level, Source};
+
+/// The weights, generated from the train part (never edited by hand).
+const ASSET: &str = include_str!("../../../assets/risk/ngram.tsv");
+
+/// The lengths of the character runs.
+const RUNS: [usize; 3] = [3, 4, 5];
+
+/// One model: its threshold and bias (the weights are in [`Ngram::rows`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Model {
+    threshold: f64,
+    bias: f64,
+}
+
+/// The parsed models.
+#[derive(Debug)]
+pub(super) struct Ngram {
+    risky: Model,
+    prohibited: Model,
+    /// Per row: the weight in `risky`, the weight in `prohibited`.
+    rows: Vec<[f32; 2]>,
+}
+
+/// What the two models make of a request.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Scores {
+    /// p(prohibited or high).
+    pub risky: f64,
+    /// p(prohibited).
+    pub prohibited: f64,
+}
+
+const FNV_OFFSET: u64 = 0xCBF2_9CE4_8422_2325;
+const FNV_PRIME: u64 = 0x0100_0000_01B3;
+
+/// FNV-1a of `kind` then `text`, as the training script hashes a feature.
+fn fnv(kind: u8, text: &[&str]) -> u64 {
+    let mut h = FNV_OFFSET;
+    let mut eat = |byte: u8| h = (h ^ u64::from(byte)).wrapping_mul(FNV_PRIME);
+    eat(kind);
+    for part in text {
+        part.bytes().for_each(&mut eat);
+    }
+    h
+}
+
+impl Ngram {
+    pub(super) fn built_in() -> Ngram {
+        Ngram::parse(ASSET).expect("the built-in n-gram weights are valid")
+    }
+
+    /// Parses the asset: `buckets N`, `risky THRESHOLD BIAS`,
+    /// `prohibited THRESHOLD BIAS`, then `ROW WEIGHT WEIGHT` lines.
+    pub(super) fn parse(text: &str) -> Result<Ngram, String> {
+        let mut buckets = None;
+        let mut models = [None, None];
+        let mut weights = Vec::new();
+        for (n, line) in text.lines().enumerate() {
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let bad = || format!("ngram.tsv line {}: {line:?}", n + 1);
+            let fields: Vec<&str> = line.split('\t').collect();
+            let number = |i: usize| -> Result<f64, String> {
+                fields.get(i).and_then(|f| f.parse().ok()).ok_or_else(bad)
+            };
+            match fields[0] {
+                "buckets" => buckets = Some(number(1)? as usize),
+                "risky" | "prohibited" => {
+                    let model = Model {
+                        threshold: number(1)?,
+                        bias: number(2)?,
+                    };
+                    models[usize::from(fields[0] == "prohibited")] = Some(model);
+                }
+                row => {
+                    let row: usize = row.parse().map_err(|_| bad())?;
+                    weights.push((row, [number(1)? as f32, number(2)? as f32]));
+                }
+            }
+        }
+        let buckets = buckets.ok_or("ngram.tsv: no `buckets` line")?;
+        let [Some(risky), Some(prohibited)] = models else {
+            return Err("ngram.tsv: a `risky` and a `prohibited` line are needed".into());
+        };
+        let mut rows = vec![[0.0; 2]; buckets];
+        for (row, w) in weights {
+            *rows
+                .get_mut(row)
+                .ok_or_else(|| format!("ngram.tsv: row {row} is not under {buckets}"))? = w;
+        }
+        Ok(Ngram {
+            risky,
+            prohibited,
+            rows,
+        })
+    }
+
+    /// The row of a hashed feature.
+    fn row(&self, hash: u64) -> u32 {
+        (hash % self.rows.len() as u64) as u32
+    }
+
+    /// A request's vector: each row once, in the order first met (the sums
+    /// then add in the script's order), with its scaled value.
+    fn vector(&self, texts: &[(Source, Normalised); 3], skip: [bool; 3]) -> Vec<(u32, f64)> {
+        let mut counts: Vec<(u32, u32)> = Vec::new();
+        let mut seen: std::collections::HashMap<u32, usize> = std::collections::HashMap::new();
+        let mut count = |row: u32| match seen.get(&row) {
+            Some(&i) => counts[i].1 += 1,
+            None => {
+                seen.insert(row, counts.len());
+                counts.push((row, 1));
+            }
+        };
+        for ((_, text), skip) in texts.iter().zip(skip) {
+            if skip {
+                continue;
+            }
+            let words: Vec<&str> = text.text.split(' ').filter(|w| !w.is_empty()).collect();
+            if words.is_empty() {
+                continue;
+            }
+            let padded = format!(" {} ", words.join(" "));
+            // Byte offsets of each character, and the end.
+            let bounds: Vec<usize> = padded
+                .char_indices()
+                .map(|(i, _)| i)
+                .chain([padded.len()])
+                .collect();
+            for n in RUNS {
+                for start in 0..bounds.len().saturating_sub(n) {
+                    let run = &padded[bounds[start]..bounds[start + n]];
+                    count(self.row(fnv(b'c', &[run])));
+                }
+            }
+            for word in &words {
+                count(self.row(fnv(b'w', &[word])));
+            }
+            for pair in words.windows(2) {
+                count(self.row(fnv(b'b', &[pair[0], " ", pair[1]])));
+            }
+        }
+        let total: u32 = counts.iter().map(|c| c.1).sum();
+        if total == 0 {
+            return Vec::new();
+        }
+        let scale = 1.0 / f64::from(total).sqrt().sqrt();
+        counts
+            .into_iter()
+            .map(|(row, n)| (row, f64::from(n).sqrt() * scale))
+            .collect()
+    }
+
+    /// What the two models make of a request's three texts, those
+    /// `skip` marks left out.
+    pub(super) fn scores(&self, texts: &[(Source, Normalised); 3], skip: [bool; 3]) -> Scores {
+        let mut z = [self.risky.bias, self.prohibited.bias];
+        for (row, v) in self.vector(texts, skip) {
+            let w = self.rows[row as usize];
+            if w != [0.0; 2] {
+                z[0] += f64::from(w[0]) * v;
+                z[1] += f64::from(w[1]) * v;
+            }
+        }
+        let sigmoid = |z: f64| 1.0 / (1.0 + (-z.clamp(-30.0, 30.0)).exp());
+        Scores {
+            risky: sigmoid(z[0]),
+            prohibited: sigmoid(z[1]),
+        }
+    }
+
+    /// Raises `c`: a minimal or limited result to high when p(risky)
+    /// reaches its threshold, then a high one to prohibited when
+    /// p(prohibited) reaches its own. Never lowers. A text the rules read
+    /// as a use that decides nothing (`skip`: a tool's own prompt, fiction,
+    /// research, the Act) gives no features, and a raise to an area the
+    /// rules set aside is stopped as in the lexical layer: on the first
+    /// independent batch that check cost five true raises, but without it
+    /// the near-misses the rules exist for (a company's credit risk, fraud
+    /// checks on loans, a GPU driver's performance) were raised.
+    pub(super) fn raise(
+        &self,
+        c: &mut Classification,
+        texts: &[(Source, Normalised); 3],
+        lexical: &Lexical,
+        skip: [bool; 3],
+    ) {
+        let scores = self.scores(texts, skip);
+        let level = if c.level < Level::High && scores.risky >= self.risky.threshold {
+            Level::High
+        } else {
+            c.level
+        };
+        let level = if level == Level::High && scores.prohibited >= self.prohibited.threshold {
+            Level::Prohibited
+        } else {
+            level
+        };
+        if level <= c.level {
+            return;
+        }
+        let area = match level {
+            Level::Prohibited => lexical.likeliest(texts, skip, Level::Prohibited),
+            _ => lexical.likeliest(texts, skip, Level::High),
+        };
+        let Some(area) = area else { return };
+        // The rules found a practice's terms and set them aside for a
+        // reason the models have no sense of: no person near them
+        // ("monitor the GPU driver"), a company, a carve-out (fraud
+        // checks), talk about the topic ("how is the score calculated"), a
+        // negation. Whatever area that was, the request is not raised. A
+        // missing object of the rule is a vocabulary gap the models may
+        // fill, as the lexical layer.
+        let only_object = format!("but no {NO_OBJECT} near it");
+        if c.set_aside.iter().any(|s| !s.why.ends_with(&only_object)) {
+            return;
+        }
+        let (p, model) = match level {
+            Level::Prohibited => (scores.prohibited, self.prohibited),
+            _ => (scores.risky, self.risky),
+        };
+        let hit = Hit {
+            rule: format!("ngram:{area}"),
+            level,
+            summary: format!(
+                "{area}, as the learned character n-gram model reads the request (a second signal beside the rules: it can raise a result, never lower one; the area is the lexical model's likeliest of that level)"
+            ),
+            source: Source::Content,
+            evidence: format!(
+                "p({level}{}) = {p:.3} (threshold {:.3})",
+                if level == Level::High {
+                    " or above"
+                } else {
+                    ""
+                },
+                model.threshold
+            ),
+        };
+        c.level = level;
+        c.grey.push(Grey::ContentOnly {
+            rule: hit.rule.clone(),
+        });
+        c.hits.insert(0, hit);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::text::normalise;
+    use super::*;
+
+    fn texts(purpose: &str, instructions: &str, user: &str) -> [(Source, Normalised); 3] {
+        [
+            (Source::Purpose, normalise(purpose)),
+            (Source::Instructions, normalise(instructions)),
+            (Source::Content, normalise(user)),
+        ]
+    }
+
+    #[test]
+    fn fnv_is_the_published_fnv1a_64() {
+        // Published FNV-1a 64 vectors: "" and "a" (kind byte = first byte).
+        assert_eq!(fnv(b'a', &[]), 0xAF63_DC4C_8601_EC8C);
+        assert_eq!(fnv(b'f', &["oobar"]), 0x8594_4171_F739_67E8);
+        assert_eq!(fnv(b'f', &["oo", "bar"]), fnv(b'f', &["oobar"]));
+    }
+
+    #[test]
+    fn the_built_in_weights_parse_with_their_thresholds() {
+        let ngram = Ngram::built_in();
+        assert_eq!(ngram.rows.len(), 1 << 18);
+        assert!(ngram.risky.threshold > 0.5 && ngram.prohibited.threshold > 0.5);
+        assert!(ngram.rows.iter().filter(|w| **w != [0.0; 2]).count() > 10_000);
+    }
+
+    #[test]
+    fn a_bad_line_is_an_error_naming_it() {
+        let head = "buckets\t4\nrisky\t0.9\t0\nprohibited\t0.9\t0\n";
+        assert!(Ngram::parse(&format!("{head}1\t0.5\t0.1\n")).is_ok());
+        let error = Ngram::parse(&format!("{head}1\tx\t0.1\n")).unwrap_err();
+        assert!(error.contains("line 4"), "{error}");
+        let error = Ngram::parse(&format!("{head}9\t0.5\t0.1\n")).unwrap_err();
+        assert!(error.contains("row 9"), "{error}");
+        assert!(Ngram::parse("buckets\t4\n").is_err());
+    }
+
+    #[test]
+    fn the_vector_counts_runs_words_and_pairs_once_per_row_and_is_scaled() {
+        // One bucket: every feature falls in row 0, so the count is the
+        // number of features. "ab cd" padded is " ab cd " (7 characters):
+        // 5 + 4 + 3 runs, 2 words, 1 pair = 15.
+        let ngram = Ngram::parse("buckets\t1\nrisky\t0.9\t0\nprohibited\t0.9\t0\n").unwrap();
+        let v = ngram.vector(&texts("", "", "ab cd"), [false; 3]);
+        assert_eq!(v.len(), 1);
+        let expected = 15f64.sqrt() / 15f64.sqrt().sqrt();
+        assert!((v[0].1 - expected).abs() < 1e-12, "{v:?}");
+        assert!(ngram.vector(&texts("", "", ""), [false; 3]).is_empty());
+        assert!(
+            ngram
+                .vector(&texts("", "", "ab cd"), [false, false, true])
+                .is_empty()
+        );
+    }
+
+    /// One bucket: every feature lands in row 0, so the scores are the
+    /// sigmoid of bias + weight x (the vector's one value).
+    fn one_row(risky: f32, prohibited: f32) -> Ngram {
+        Ngram::parse(&format!(
+            "buckets\t1\nrisky\t0.9\t0\nprohibited\t0.9\t0\n0\t{risky}\t{prohibited}\n"
+        ))
+        .unwrap()
+    }
+
+    fn minimal() -> Classification {
+        Classification {
+            level: Level::Minimal,
+            hits: Vec::new(),
+            grey: Vec::new(),
+            set_aside: Vec::new(),
+            judge: None,
+        }
+    }
+
+    #[test]
+    fn it_raises_to_high_then_prohibited_names_itself_and_never_lowers() {
+        let lexical = Lexical::built_in();
+        let request = texts("", "", "rank the people in these files");
+        // Sure of risky, not of prohibited: high, as a grey zone.
+        let mut c = minimal();
+        one_row(50.0, -50.0).raise(&mut c, &request, &lexical, [false; 3]);
+        assert_eq!(c.level, Level::High);
+        assert!(
+            c.hits[0].rule.starts_with("ngram:annex3_"),
+            "{:?}",
+            c.hits[0]
+        );
+        assert!(
+            c.hits[0].evidence.contains("threshold 0.900"),
+            "{:?}",
+            c.hits[0]
+        );
+        assert!(matches!(&c.grey[0], Grey::ContentOnly { rule } if rule == &c.hits[0].rule));
+        // Sure of both: prohibited, to an Article 5 area.
+        let mut c = minimal();
+        one_row(50.0, 50.0).raise(&mut c, &request, &lexical, [false; 3]);
+        assert_eq!(c.level, Level::Prohibited);
+        assert!(c.hits[0].rule.starts_with("ngram:art5_"), "{:?}", c.hits[0]);
+        // Sure of neither: nothing changes, and a prohibited result is
+        // never lowered.
+        let mut c = minimal();
+        one_row(-50.0, -50.0).raise(&mut c, &request, &lexical, [false; 3]);
+        assert_eq!((c.level, c.hits.len()), (Level::Minimal, 0));
+        let mut c = Classification {
+            level: Level::Prohibited,
+            ..minimal()
+        };
+        one_row(-50.0, -50.0).raise(&mut c, &request, &lexical, [false; 3]);
+        assert_eq!(c.level, Level::Prohibited);
+        // A text left out gives no features: only the biases speak.
+        let mut c = minimal();
+        one_row(50.0, -50.0).raise(&mut c, &request, &lexical, [false, false, true]);
+        assert_eq!(c.level, Level::Minimal);
+    }
+
+    #[test]
+    fn a_match_the_rules_set_aside_stops_it_unless_only_the_object_was_missing() {
+        let lexical = Lexical::built_in();
+        let request = texts("", "", "rank the suppliers by credit risk");
+        let set_aside = |why: &str| Classification {
+            set_aside: vec![super::super::SetAside {
+                rule: "annex3_5b_creditworthiness".into(),
+                source: Source::Content,
+                why: why.into(),
+            }],
+            ..minimal()
+        };
+        let mut c = set_aside(
+            "anchor \"credit\" with act \"rank\", but \"suppliers\" in the same sentence frames it as a company",
+        );
+        one_row(50.0, -50.0).raise(&mut c, &request, &lexical, [false; 3]);
+        assert_eq!(c.level, Level::Minimal);
+        let mut c = set_aside(&format!(
+            "anchor \"credit\" with act \"rank\", but no {NO_OBJECT} near it"
+        ));
+        one_row(50.0, -50.0).raise(&mut c, &request, &lexical, [false; 3]);
+        assert_eq!(c.level, Level::High);
+    }
+
+    /// The Rust side computes what the training script computes: the
+    /// script's scores of the shipped asset (`--scores`) for every case of
+    /// the dev and regression sets (eight languages, system prompts,
+    /// multi-turn chats) are the classifier's own.
+    #[test]
+    fn the_scores_are_the_training_scripts() {
+        let classifier = crate::compliance::Classifier::built_in();
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        for file in [
+            "tests/data/euai-dev.jsonl",
+            "tests/data/risk-regression.jsonl",
+        ] {
+            let run = std::process::Command::new("python3")
+                .arg(root.join("tests/data/train_ngram.py"))
+                .arg("--scores")
+                .arg(root.join(file))
+                .output()
+                .expect("python3 runs the training script");
+            assert!(
+                run.status.success(),
+                "{}",
+                String::from_utf8_lossy(&run.stderr)
+            );
+            let cases = std::fs::read_to_string(root.join(file)).unwrap();
+            let expected = String::from_utf8(run.stdout).unwrap();
+            let mut compared = 0;
+            for (case, want) in cases.lines().zip(expected.lines()) {
+                let case: serde_json::Value = serde_json::from_str(case).unwrap();
+                let want: serde_json::Value = serde_json::from_str(want).unwrap();
+                assert_eq!(case["id"], want["id"]);
+                let scanned = classifier.scan_request(
+                    case["purpose"].as_str(),
+                    case.get("deployer_context"),
+                    &case["messages"],
+                    None,
+                );
+                let got = classifier.ngram.scores(&scanned.texts, [false; 3]);
+                for (name, got) in [("risky", got.risky), ("prohibited", got.prohibited)] {
+                    let want = want[name].as_f64().unwrap();
+                    assert!(
+                        (got - want).abs() < 1e-5,
+                        "{} {name}: {got} != {want}",
+                        case["id"]
+                    );
+                }
+                compared += 1;
+            }
+            assert!(compared > 90, "{file}: {compared} cases");
+        }
+    }
+}
