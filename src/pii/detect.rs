@@ -82,6 +82,7 @@ pub fn scan(text: &str) -> Vec<Span> {
     let b = text.as_bytes();
     let mut found = Vec::new();
     emails(b, &mut found);
+    corsican_nirs(b, &mut found);
     let mut i = 0;
     while i < b.len() {
         let c = b[i];
@@ -127,6 +128,57 @@ fn resolve(mut spans: Vec<Span>) -> Vec<Span> {
         }
     }
     kept
+}
+
+/// NIRs of people born in Corsica: the department is `2A` or `2B`, which
+/// the key counts as 19 and 18 (`1 53 07 2B 154 129 87`); spaces between
+/// groups as in any NIR. The digit scan cannot read them (a letter breaks
+/// the number).
+fn corsican_nirs(b: &[u8], out: &mut Vec<Span>) {
+    for k in memchr::memchr_iter(b'2', b) {
+        let department: &[u8] = match b.get(k + 1) {
+            Some(b'A' | b'a') => b"19",
+            Some(b'B' | b'b') => b"18",
+            _ => continue,
+        };
+        // Five digits before (single spaces between groups allowed).
+        let mut before = Vec::with_capacity(5);
+        let mut start = k;
+        while before.len() < 5 && start > 0 {
+            match b[start - 1] {
+                d @ b'0'..=b'9' => before.push(d),
+                b' ' if start >= 2 && b[start - 2].is_ascii_digit() => {}
+                _ => break,
+            }
+            start -= 1;
+        }
+        if before.len() < 5 || b[start] == b' ' || (start > 0 && is_word(b[start - 1])) {
+            continue;
+        }
+        before.reverse();
+        // Eight digits after: six of the number, two of the key.
+        let mut after = Vec::with_capacity(8);
+        let mut end = k + 2;
+        while after.len() < 8 && end < b.len() {
+            match b[end] {
+                d @ b'0'..=b'9' => after.push(d),
+                b' ' if b.get(end + 1).is_some_and(u8::is_ascii_digit) => {}
+                _ => break,
+            }
+            end += 1;
+        }
+        if after.len() < 8 || b.get(end).is_some_and(|&c| is_word(c)) {
+            continue;
+        }
+        let digits = [&before[..], department, &after[..]].concat();
+        if checks::nir(&digits) {
+            out.push(Span {
+                start,
+                end,
+                kind: Kind::FrNir,
+            });
+        }
+    }
 }
 
 fn emails(b: &[u8], out: &mut Vec<Span>) {
@@ -673,6 +725,13 @@ mod tests {
                 Kind::FrNir,
                 "2 55 08 14 168 025 38",
             ),
+            // Born in Corsica: 2A and 2B count as 19 and 18 in the key.
+            (
+                "NIR 1 85 03 2A 004 123 24.",
+                Kind::FrNir,
+                "1 85 03 2A 004 123 24",
+            ),
+            ("nir=292072B11704596", Kind::FrNir, "292072B11704596"),
             ("DNI 12345678Z", Kind::EsDni, "12345678Z"),
             ("DNI 12345678-Z", Kind::EsDni, "12345678-Z"),
             ("NIE X1234567L", Kind::EsDni, "X1234567L"),
@@ -686,6 +745,9 @@ mod tests {
         for text in [
             "Steuer-ID 86095742718",
             "NIR 2 55 08 14 168 025 39",
+            "NIR 1 85 03 2A 004 123 25",
+            "NIR 292072B11704500",
+            "ref AB1850 32A00412324X",
             "DNI 12345678A",
             "CF RSSMRA85T10A562T",
             "BSN 123456789",
