@@ -100,7 +100,7 @@ fn main() {
     });
 
     let us = |ns: u64| ns as f64 / 1000.0;
-    println!("Tollgate risk classification (rules and lexical layer, {runs} runs each)");
+    println!("Tollgate risk classification (rules and the learned layers, {runs} runs each)");
     println!("  packs compiled in {load_ms:.1} ms; typical request: {words} words in 4 messages");
     println!();
     println!(

@@ -93,7 +93,7 @@ pub enum Command {
     /// Configuration tools.
     #[command(subcommand)]
     Config(ConfigCommand),
-    /// Try the EU AI Act risk classifier (the configured packs and the learned lexical layer; no LLM judge).
+    /// Try the EU AI Act risk classifier (the configured packs and the learned lexical and n-gram layers; no LLM judge).
     #[command(subcommand)]
     Risk(RiskCommand),
 }

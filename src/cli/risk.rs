@@ -145,7 +145,7 @@ fn pct(r: f64) -> String {
 
 fn print_report(report: &Report) {
     println!(
-        "{} cases, rules and the lexical layer, no judge",
+        "{} cases, rules and the learned layers, no judge",
         report.total()
     );
     print_levels(report);

@@ -76,6 +76,43 @@ fn fnv(kind: u8, text: &[&str]) -> u64 {
     h
 }
 
+/// Rows counted in the order first met: an open-addressing table over the
+/// rows (hashes already, so their low bits index it), sized once.
+struct Counts {
+    order: Vec<(u32, u32)>,
+    /// Index + 1 into `order` of each slot's row; 0 is empty.
+    slots: Vec<u32>,
+}
+
+impl Counts {
+    /// Room for `most` distinct rows at half load.
+    fn with_room(most: usize) -> Counts {
+        Counts {
+            order: Vec::with_capacity(most.min(4096)),
+            slots: vec![0; (2 * most).next_power_of_two().max(16)],
+        }
+    }
+
+    fn add(&mut self, row: u32) {
+        let mask = self.slots.len() - 1;
+        let mut slot = (row as usize).wrapping_mul(0x9E37_79B9) & mask;
+        loop {
+            match self.slots[slot] {
+                0 => {
+                    self.order.push((row, 1));
+                    self.slots[slot] = self.order.len() as u32;
+                    return;
+                }
+                i if self.order[i as usize - 1].0 == row => {
+                    self.order[i as usize - 1].1 += 1;
+                    return;
+                }
+                _ => slot = (slot + 1) & mask,
+            }
+        }
+    }
+}
+
 impl Ngram {
     pub(super) fn built_in() -> Ngram {
         Ngram::parse(ASSET).expect("the built-in n-gram weights are valid")
@@ -133,52 +170,62 @@ impl Ngram {
         (hash % self.rows.len() as u64) as u32
     }
 
-    /// A request's vector: each row once, in the order first met (the sums
-    /// then add in the script's order), with its scaled value.
+    /// A request's vector: each row once, in the order first met, with its
+    /// scaled value. The script sums in its own order; the sums differ in
+    /// the last bits at most (the parity test holds them to 1e-5).
     fn vector(&self, texts: &[(Source, Normalised); 3], skip: [bool; 3]) -> Vec<(u32, f64)> {
-        let mut counts: Vec<(u32, u32)> = Vec::new();
-        let mut seen: std::collections::HashMap<u32, usize> = std::collections::HashMap::new();
-        let mut count = |row: u32| match seen.get(&row) {
-            Some(&i) => counts[i].1 += 1,
-            None => {
-                seen.insert(row, counts.len());
-                counts.push((row, 1));
-            }
-        };
+        // At most three runs a character and two features a word.
+        let most: usize = texts
+            .iter()
+            .zip(skip)
+            .filter(|(_, skip)| !skip)
+            .map(|((_, t), _)| 3 * (t.text.len() + 2) + 2 * t.starts.len())
+            .sum();
+        let mut counts = Counts::with_room(most);
+        let mut padded = String::new();
+        let mut bounds: Vec<usize> = Vec::new();
         for ((_, text), skip) in texts.iter().zip(skip) {
-            if skip {
+            let text = text.text.trim_matches(' ');
+            if skip || text.is_empty() {
                 continue;
             }
-            let words: Vec<&str> = text.text.split(' ').filter(|w| !w.is_empty()).collect();
-            if words.is_empty() {
-                continue;
-            }
-            let padded = format!(" {} ", words.join(" "));
-            // Byte offsets of each character, and the end.
-            let bounds: Vec<usize> = padded
-                .char_indices()
-                .map(|(i, _)| i)
-                .chain([padded.len()])
-                .collect();
-            for n in RUNS {
-                for start in 0..bounds.len().saturating_sub(n) {
-                    let run = &padded[bounds[start]..bounds[start + n]];
-                    count(self.row(fnv(b'c', &[run])));
+            padded.clear();
+            padded.push(' ');
+            padded.push_str(text);
+            padded.push(' ');
+            bounds.clear();
+            bounds.extend(padded.char_indices().map(|(i, _)| i));
+            bounds.push(padded.len());
+            let chars = bounds.len() - 1;
+            // Each start's runs of 3, 4 and 5 characters share their
+            // hash's first bytes: one FNV pass per start.
+            for start in 0..chars {
+                let mut h = fnv(b'c', &[]);
+                for (k, end) in (start + 1..=chars.min(start + RUNS[2])).enumerate() {
+                    for &byte in &padded.as_bytes()[bounds[end - 1]..bounds[end]] {
+                        h = (h ^ u64::from(byte)).wrapping_mul(FNV_PRIME);
+                    }
+                    if k + 1 >= RUNS[0] {
+                        counts.add(self.row(h));
+                    }
                 }
             }
-            for word in &words {
-                count(self.row(fnv(b'w', &[word])));
-            }
-            for pair in words.windows(2) {
-                count(self.row(fnv(b'b', &[pair[0], " ", pair[1]])));
+            let mut previous: Option<&str> = None;
+            for word in text.split(' ').filter(|w| !w.is_empty()) {
+                counts.add(self.row(fnv(b'w', &[word])));
+                if let Some(previous) = previous {
+                    counts.add(self.row(fnv(b'b', &[previous, " ", word])));
+                }
+                previous = Some(word);
             }
         }
-        let total: u32 = counts.iter().map(|c| c.1).sum();
+        let total: u32 = counts.order.iter().map(|c| c.1).sum();
         if total == 0 {
             return Vec::new();
         }
         let scale = 1.0 / f64::from(total).sqrt().sqrt();
         counts
+            .order
             .into_iter()
             .map(|(row, n)| (row, f64::from(n).sqrt() * scale))
             .collect()
@@ -218,6 +265,9 @@ impl Ngram {
         lexical: &Lexical,
         skip: [bool; 3],
     ) {
+        if c.level == Level::Prohibited {
+            return;
+        }
         let scores = self.scores(texts, skip);
         let level = if c.level < Level::High && scores.risky >= self.risky.threshold {
             Level::High
