@@ -135,8 +135,9 @@ def deployer_text(value):
     return ""
 
 
-def features(case):
-    """The feature set of a request (lexical.rs `features`)."""
+def texts(case):
+    """A request's three texts: the declared use, the system/developer
+    instructions, the latest user turns (the Rust side's `Scanned::texts`)."""
     declared = case.get("purpose") or ""
     if case.get("deployer_context") is not None:
         declared += "\n" + deployer_text(case["deployer_context"])
@@ -146,6 +147,12 @@ def features(case):
     )
     users = [m for m in messages if m.get("role") == "user"][-RECENT_USER_TURNS:]
     user = "".join(content_text(m.get("content")) + "\n" for m in users)
+    return declared, instructions, user
+
+
+def features(case):
+    """The feature set of a request (lexical.rs `features`)."""
+    declared, instructions, user = texts(case)
     out = set()
     text_features(declared, "", out)
     text_features(user, "", out)

@@ -34,14 +34,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from train_lexical import (  # noqa: E402  (the shared normal form and texts)
-    RECENT_USER_TURNS,
-    Lcg,
-    content_text,
-    deployer_text,
-    load,
-    tokens,
-)
+from train_lexical import Lcg, load, texts, tokens  # noqa: E402  (the shared normal form and texts)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TRAIN = os.path.join(ROOT, "tests/data/euai-train.jsonl")
@@ -72,20 +65,6 @@ def fnv(kind, text):
     for byte in kind.encode() + text.encode("utf-8"):
         h = ((h ^ byte) * FNV_PRIME) & MASK
     return h % BUCKETS
-
-
-def texts(case):
-    """The three texts of a request, as train_lexical.py `features` reads them."""
-    declared = case.get("purpose") or ""
-    if case.get("deployer_context") is not None:
-        declared += "\n" + deployer_text(case["deployer_context"])
-    messages = case.get("messages") or []
-    instructions = "".join(
-        content_text(m.get("content")) + "\n" for m in messages if m.get("role") in ("system", "developer")
-    )
-    users = [m for m in messages if m.get("role") == "user"][-RECENT_USER_TURNS:]
-    user = "".join(content_text(m.get("content")) + "\n" for m in users)
-    return [declared, instructions, user]
 
 
 def vector(case):
