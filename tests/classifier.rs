@@ -451,3 +451,35 @@ fn the_ngram_weights_are_what_the_script_writes_from_the_train_file() {
         "assets/risk/ngram.tsv is not what tests/data/train_ngram.py --write gives: run it"
     );
 }
+
+/// Ordinary traffic (`tests/data/risk-ordinary.jsonl`: 240 requests in the
+/// eight languages by an author who never read the rules: coding help,
+/// writing, support replies, business figures, assistants' prompts, 45
+/// with words like kill, score, rank or monitor in a harmless use; all
+/// minimal). The n-gram layer raises none of them: it reads only requests
+/// in which the rules found a regulated domain (before that check it
+/// raised an article summary and a restaurant's takings to high). The
+/// rules' own raises to high or prohibited stay at most what they were
+/// when measured (6: an essay draft scored against a rubric in four
+/// languages, a build-agent monitoring script, an incident summary).
+#[test]
+fn ordinary_traffic_is_not_raised_by_the_learned_layers_and_the_rules_do_not_raise_more() {
+    let report = eval("tests/data/risk-ordinary.jsonl");
+    assert_eq!(report["cases"], 240);
+    let misses = report["misses"].as_array().unwrap();
+    let by_layers: Vec<&Value> = misses
+        .iter()
+        .filter(|m| {
+            m["rules"].as_array().unwrap().iter().any(|r| {
+                let rule = r.as_str().unwrap();
+                rule.starts_with("ngram:") || rule.starts_with("lexical:")
+            })
+        })
+        .collect();
+    assert!(by_layers.is_empty(), "{by_layers:#?}");
+    let refused = misses
+        .iter()
+        .filter(|m| m["got"] == "high" || m["got"] == "prohibited")
+        .count();
+    assert!(refused <= 6, "{misses:#?}");
+}

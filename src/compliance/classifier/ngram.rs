@@ -249,9 +249,9 @@ impl Ngram {
         }
     }
 
-    /// Raises `c`: a minimal or limited result to high when p(risky)
-    /// reaches its threshold, then a high one to prohibited when
-    /// p(prohibited) reaches its own. Never lowers. A text the rules read
+    /// Raises `c`: a minimal or limited result in a domain the rules found
+    /// to high when p(risky) reaches its threshold, and to prohibited when
+    /// p(prohibited) also reaches its own. Never lowers. A text the rules read
     /// as a use that decides nothing (`skip`: a tool's own prompt, fiction,
     /// research, the Act) gives no features, and a raise to an area the
     /// rules set aside is stopped as in the lexical layer: on the first
@@ -265,23 +265,35 @@ impl Ngram {
         lexical: &Lexical,
         skip: [bool; 3],
     ) {
-        if c.level == Level::Prohibited {
+        // A high result stays the rules' (or the lexical layer's): moving
+        // it to prohibited turns on conditions the rules spell out (the
+        // workplace, real time, law enforcement), as in the lexical layer.
+        if c.level >= Level::High {
+            return;
+        }
+        let only_object = format!("but no {NO_OBJECT} near it");
+        // Only a request in which the rules found a regulated domain (an
+        // anchor: applicants, tenants, pupils, the police...) or some hit
+        // of their own: the models never saw ordinary traffic, and read an
+        // article summary or a restaurant's takings as risky
+        // (docs/compliance.md, "The n-gram layer", ordinary traffic).
+        let domain = !c.hits.is_empty()
+            || c.set_aside.iter().any(|s| s.why.ends_with(&only_object))
+            || c.grey
+                .iter()
+                .any(|g| matches!(g, Grey::AnchorWithoutAct { .. }));
+        if !domain {
             return;
         }
         let scores = self.scores(texts, skip);
-        let level = if c.level < Level::High && scores.risky >= self.risky.threshold {
-            Level::High
-        } else {
-            c.level
-        };
-        let level = if level == Level::High && scores.prohibited >= self.prohibited.threshold {
-            Level::Prohibited
-        } else {
-            level
-        };
-        if level <= c.level {
+        if scores.risky < self.risky.threshold {
             return;
         }
+        let level = if scores.prohibited >= self.prohibited.threshold {
+            Level::Prohibited
+        } else {
+            Level::High
+        };
         let area = match level {
             Level::Prohibited => lexical.likeliest(texts, skip, Level::Prohibited),
             _ => lexical.likeliest(texts, skip, Level::High),
@@ -294,7 +306,6 @@ impl Ngram {
         // negation. Whatever area that was, the request is not raised. A
         // missing object of the rule is a vocabulary gap the models may
         // fill, as the lexical layer.
-        let only_object = format!("but no {NO_OBJECT} near it");
         if c.set_aside.iter().any(|s| !s.why.ends_with(&only_object)) {
             return;
         }
@@ -394,18 +405,21 @@ mod tests {
         .unwrap()
     }
 
+    /// A minimal result in which the rules found a domain's anchor.
     fn minimal() -> Classification {
         Classification {
             level: Level::Minimal,
             hits: Vec::new(),
-            grey: Vec::new(),
+            grey: vec![Grey::AnchorWithoutAct {
+                rule: "annex3_4a_recruitment".into(),
+            }],
             set_aside: Vec::new(),
             judge: None,
         }
     }
 
     #[test]
-    fn it_raises_to_high_then_prohibited_names_itself_and_never_lowers() {
+    fn it_raises_a_domain_to_high_then_prohibited_names_itself_and_never_lowers() {
         let lexical = Lexical::built_in();
         let request = texts("", "", "rank the people in these files");
         // Sure of risky, not of prohibited: high, as a grey zone.
@@ -422,7 +436,14 @@ mod tests {
             "{:?}",
             c.hits[0]
         );
-        assert!(matches!(&c.grey[0], Grey::ContentOnly { rule } if rule == &c.hits[0].rule));
+        assert!(matches!(&c.grey[1], Grey::ContentOnly { rule } if rule == &c.hits[0].rule));
+        // Without a domain the rules found, nothing is raised.
+        let mut c = Classification {
+            grey: Vec::new(),
+            ..minimal()
+        };
+        one_row(50.0, 50.0).raise(&mut c, &request, &lexical, [false; 3]);
+        assert_eq!((c.level, c.hits.len()), (Level::Minimal, 0));
         // Sure of both: prohibited, to an Article 5 area.
         let mut c = minimal();
         one_row(50.0, 50.0).raise(&mut c, &request, &lexical, [false; 3]);
@@ -439,6 +460,13 @@ mod tests {
         };
         one_row(-50.0, -50.0).raise(&mut c, &request, &lexical, [false; 3]);
         assert_eq!(c.level, Level::Prohibited);
+        // A high result is the rules' to move: never to prohibited.
+        let mut c = Classification {
+            level: Level::High,
+            ..minimal()
+        };
+        one_row(50.0, 50.0).raise(&mut c, &request, &lexical, [false; 3]);
+        assert_eq!((c.level, c.hits.len()), (Level::High, 0));
         // A text left out gives no features: only the biases speak.
         let mut c = minimal();
         one_row(50.0, -50.0).raise(&mut c, &request, &lexical, [false, false, true]);

@@ -1,0 +1,144 @@
+//! Unit tests of the detectors (`detect.rs`): each kind found with a
+//! valid check digit and refused with a wrong one, and the shapes of
+//! numbers that are none of ours.
+
+use super::*;
+
+fn kinds(text: &str) -> Vec<(Kind, &str)> {
+    scan(text)
+        .into_iter()
+        .map(|s| (s.kind, &text[s.start..s.end]))
+        .collect()
+}
+
+#[test]
+fn a_lone_digit_is_no_phone_and_no_panic() {
+    for text in ["request 0", "0", "call 0 now", "7"] {
+        assert!(kinds(text).is_empty(), "{text}");
+    }
+}
+
+#[test]
+fn emails_are_found_with_their_whole_address() {
+    assert_eq!(
+        kinds("Write to anna.schmidt+news@example.co.uk."),
+        [(Kind::Email, "anna.schmidt+news@example.co.uk")]
+    );
+    assert!(kinds("user@localhost and @handle and a@b").is_empty());
+}
+
+#[test]
+fn phones_of_each_country_are_found_and_order_numbers_are_not() {
+    for (text, phone) in [
+        ("Ruf an: +49 30 12345678", "+49 30 12345678"),
+        ("Tel. 030 12345678", "030 12345678"),
+        ("Handy 0171 1234567", "0171 1234567"),
+        ("Appelez le 06 12 34 56 78", "06 12 34 56 78"),
+        ("tél : 01.23.45.67.89", "01.23.45.67.89"),
+        ("Llámame al 612 345 678", "612 345 678"),
+        ("móvil 612345678", "612345678"),
+        ("chiamami al 347 123 4567", "347 123 4567"),
+        ("ufficio 06 6982 1234", "06 6982 1234"),
+        ("bel me op 06-12345678", "06-12345678"),
+        ("telefoon 020 123 4567", "020 123 4567"),
+        ("zadzwoń 501 234 567", "501 234 567"),
+        ("telemóvel 912 345 678", "912 345 678"),
+        ("call +33 (0)6 12 34 56 78", "+33 (0)6 12 34 56 78"),
+        ("dial 0049 30 1234567", "0049 30 1234567"),
+    ] {
+        assert_eq!(kinds(text), [(Kind::Phone, phone)], "{text}");
+    }
+    for text in [
+        "Order 612345678 shipped",
+        "Bestellnummer 792100479 vom 12.03.2024.",
+        "Bestellnummer 4711 vom 12.03.2024",
+        "Rechnung 2024-00017, Betrag 1.234,56 EUR",
+        "pi is 3.14159265358979",
+        "version 1.2.3",
+        "at 10:30:45",
+    ] {
+        assert!(kinds(text).is_empty(), "{text}: {:?}", kinds(text));
+    }
+}
+
+#[test]
+fn ibans_are_found_grouped_or_compact_and_a_wrong_check_is_not() {
+    assert_eq!(
+        kinds("IBAN DE89 3704 0044 0532 0130 00, danke"),
+        [(Kind::Iban, "DE89 3704 0044 0532 0130 00")]
+    );
+    assert_eq!(
+        kinds("NL91ABNA0417164300"),
+        [(Kind::Iban, "NL91ABNA0417164300")]
+    );
+    assert!(kinds("IBAN DE89 3704 0044 0532 0130 01").is_empty());
+}
+
+#[test]
+fn cards_need_luhn_and_an_issuer_shape() {
+    assert_eq!(
+        kinds("card 4111 1111 1111 1111 exp 12/27"),
+        [(Kind::Card, "4111 1111 1111 1111")]
+    );
+    assert_eq!(
+        kinds("amex 3782-822463-10005"),
+        [(Kind::Card, "3782-822463-10005")]
+    );
+    assert!(kinds("card 4111 1111 1111 1112").is_empty());
+    assert!(kinds("tracking 1234567812345670").is_empty());
+}
+
+#[test]
+fn ip_addresses_v4_and_v6_are_found() {
+    assert_eq!(
+        kinds("from 192.168.1.20 and 2001:db8::8a2e:370:7334."),
+        [
+            (Kind::Ip, "192.168.1.20"),
+            (Kind::Ip, "2001:db8::8a2e:370:7334")
+        ]
+    );
+    assert!(kinds("999.1.1.1 and 10:30:00").is_empty());
+}
+
+#[test]
+fn national_ids_with_valid_check_digits_are_found_and_wrong_ones_are_not() {
+    for (text, kind, value) in [
+        ("Steuer-ID 86095742719", Kind::DeTaxId, "86095742719"),
+        (
+            "NIR 2 55 08 14 168 025 38",
+            Kind::FrNir,
+            "2 55 08 14 168 025 38",
+        ),
+        // Born in Corsica: 2A and 2B count as 19 and 18 in the key.
+        (
+            "NIR 1 85 03 2A 004 123 24.",
+            Kind::FrNir,
+            "1 85 03 2A 004 123 24",
+        ),
+        ("nir=292072B11704596", Kind::FrNir, "292072B11704596"),
+        ("DNI 12345678Z", Kind::EsDni, "12345678Z"),
+        ("DNI 12345678-Z", Kind::EsDni, "12345678-Z"),
+        ("NIE X1234567L", Kind::EsDni, "X1234567L"),
+        ("CF RSSMRA85T10A562S", Kind::ItCf, "RSSMRA85T10A562S"),
+        ("BSN 123456782", Kind::NlBsn, "123456782"),
+        ("PESEL 44051401359", Kind::PlPesel, "44051401359"),
+        ("NIF 501964843", Kind::PtNif, "501964843"),
+    ] {
+        assert_eq!(kinds(text), [(kind, value)], "{text}");
+    }
+    for text in [
+        "Steuer-ID 86095742718",
+        "NIR 2 55 08 14 168 025 39",
+        "NIR 1 85 03 2A 004 123 25",
+        "NIR 292072B11704500",
+        "ref AB1850 32A00412324X",
+        "DNI 12345678A",
+        "CF RSSMRA85T10A562T",
+        "BSN 123456789",
+        "PESEL 44051401358",
+        "NIF 123456780",
+        "Bestellnummer 123456782",
+    ] {
+        assert!(kinds(text).is_empty(), "{text}: {:?}", kinds(text));
+    }
+}
