@@ -120,46 +120,49 @@ impl Ngram {
         Ngram::parse(ASSET).expect("the built-in n-gram weights are valid")
     }
 
-    /// Parses the asset: `buckets N`, `risky THRESHOLD BIAS`,
-    /// `prohibited THRESHOLD BIAS`, then `ROW WEIGHT WEIGHT` lines.
+    /// Parses the asset: `buckets N` first, `risky THRESHOLD BIAS`,
+    /// `prohibited THRESHOLD BIAS`, then `ROW WEIGHT WEIGHT` lines, each
+    /// written straight into the table (no copy of the asset's rows).
     pub(super) fn parse(text: &str) -> Result<Ngram, String> {
-        let mut buckets = None;
+        let mut rows: Vec<[f32; 2]> = Vec::new();
         let mut models = [None, None];
-        let mut weights = Vec::new();
         for (n, line) in text.lines().enumerate() {
             if line.is_empty() || line.starts_with('#') {
                 continue;
             }
             let bad = || format!("ngram.tsv line {}: {line:?}", n + 1);
-            let fields: Vec<&str> = line.split('\t').collect();
-            let number = |i: usize| -> Result<f64, String> {
-                fields.get(i).and_then(|f| f.parse().ok()).ok_or_else(bad)
+            let mut fields = line.split('\t');
+            let kind = fields.next().unwrap_or_default();
+            let mut number = || -> Result<f64, String> {
+                fields.next().and_then(|f| f.parse().ok()).ok_or_else(bad)
             };
-            match fields[0] {
-                "buckets" => buckets = Some(number(1)? as usize),
+            match kind {
+                "buckets" => rows = vec![[0.0; 2]; number()? as usize],
                 "risky" | "prohibited" => {
                     let model = Model {
-                        threshold: number(1)?,
-                        bias: number(2)?,
+                        threshold: number()?,
+                        bias: number()?,
                     };
-                    models[usize::from(fields[0] == "prohibited")] = Some(model);
+                    models[usize::from(kind == "prohibited")] = Some(model);
                 }
                 row => {
                     let row: usize = row.parse().map_err(|_| bad())?;
-                    weights.push((row, [number(1)? as f32, number(2)? as f32]));
+                    let weights = [number()? as f32, number()? as f32];
+                    let buckets = rows.len();
+                    *rows.get_mut(row).ok_or_else(|| {
+                        format!(
+                            "ngram.tsv: row {row} is not under {buckets} (`buckets` comes first)"
+                        )
+                    })? = weights;
                 }
             }
         }
-        let buckets = buckets.ok_or("ngram.tsv: no `buckets` line")?;
+        if rows.is_empty() {
+            return Err("ngram.tsv: no `buckets` line".into());
+        }
         let [Some(risky), Some(prohibited)] = models else {
             return Err("ngram.tsv: a `risky` and a `prohibited` line are needed".into());
         };
-        let mut rows = vec![[0.0; 2]; buckets];
-        for (row, w) in weights {
-            *rows
-                .get_mut(row)
-                .ok_or_else(|| format!("ngram.tsv: row {row} is not under {buckets}"))? = w;
-        }
         Ok(Ngram {
             risky,
             prohibited,
