@@ -150,6 +150,18 @@ pub struct SetAside {
     pub why: String,
 }
 
+impl SetAside {
+    /// The match lacked only the rule's object near it: a vocabulary gap
+    /// the learned layers may fill, unlike a missing person, a negation
+    /// or a framing, which stop them.
+    pub(crate) fn lacked_only_object(&self) -> bool {
+        self.why
+            .strip_suffix(" near it")
+            .and_then(|w| w.strip_suffix(matching::NO_OBJECT))
+            .is_some_and(|w| w.ends_with("but no "))
+    }
+}
+
 /// What the rules cannot decide and an LLM judge should: TAXONOMY 3.1
 /// step 4.
 #[derive(Debug, Clone, PartialEq, Eq)]

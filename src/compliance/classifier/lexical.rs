@@ -23,7 +23,6 @@
 //! computes the same features; a test checks that the checked-in asset is
 //! what the script writes.
 
-use super::matching::NO_OBJECT;
 use super::text::Normalised;
 use super::{Classification, Grey, Hit, Level, Source};
 
@@ -317,11 +316,10 @@ impl Lexical {
         let Some((area, hit)) = self.read(texts, skip) else {
             return;
         };
-        let only_object = format!("but no {NO_OBJECT} near it");
         let set_aside = c
             .set_aside
             .iter()
-            .any(|s| s.rule == area && !s.why.ends_with(&only_object));
+            .any(|s| s.rule == area && !s.lacked_only_object());
         if hit.level <= c.level || set_aside {
             return;
         }

@@ -29,9 +29,8 @@
 //! judge may review, like the lexical layer's.
 
 use super::lexical::Lexical;
-use super::matching::NO_OBJECT;
 use super::text::Normalised;
-use super::{Classification, Grey, Hit, Level, Source};
+use super::{Classification, Grey, Hit, Level, SetAside, Source};
 
 /// The weights, generated from the train part (never edited by hand).
 const ASSET: &str = include_str!("../../../assets/risk/ngram.tsv");
@@ -276,14 +275,13 @@ impl Ngram {
         if c.level >= Level::High {
             return;
         }
-        let only_object = format!("but no {NO_OBJECT} near it");
         // Only a request in which the rules found a regulated domain (an
         // anchor: applicants, tenants, pupils, the police...) or some hit
         // of their own: the models never saw ordinary traffic, and read an
         // article summary or a restaurant's takings as risky
         // (docs/compliance.md, "The n-gram layer", ordinary traffic).
         let domain = !c.hits.is_empty()
-            || c.set_aside.iter().any(|s| s.why.ends_with(&only_object))
+            || c.set_aside.iter().any(SetAside::lacked_only_object)
             || c.grey
                 .iter()
                 .any(|g| matches!(g, Grey::AnchorWithoutAct { .. }));
@@ -311,7 +309,7 @@ impl Ngram {
         // negation. Whatever area that was, the request is not raised. A
         // missing object of the rule is a vocabulary gap the models may
         // fill, as the lexical layer.
-        if c.set_aside.iter().any(|s| !s.why.ends_with(&only_object)) {
+        if c.set_aside.iter().any(|s| !s.lacked_only_object()) {
             return;
         }
         let (p, model) = match level {
@@ -345,6 +343,7 @@ impl Ngram {
 
 #[cfg(test)]
 mod tests {
+    use super::super::matching::NO_OBJECT;
     use super::super::text::normalise;
     use super::*;
 
