@@ -161,7 +161,9 @@ const TOP_FEATURES: usize = 5;
 impl Lexical {
     /// The built-in model (its validity is checked by a unit test).
     pub(super) fn built_in() -> Lexical {
-        Lexical::parse(ASSET).expect("the built-in lexical model is valid")
+        let lexical = Lexical::parse(ASSET).expect("the built-in lexical model is valid");
+        crate::base::memory::forget_embedded(ASSET);
+        lexical
     }
 
     /// Parses the asset format: `stem`, `norm_floor`, `threshold`, one

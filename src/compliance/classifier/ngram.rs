@@ -116,7 +116,9 @@ impl Counts {
 
 impl Ngram {
     pub(super) fn built_in() -> Ngram {
-        Ngram::parse(ASSET).expect("the built-in n-gram weights are valid")
+        let ngram = Ngram::parse(ASSET).expect("the built-in n-gram weights are valid");
+        crate::base::memory::forget_embedded(ASSET);
+        ngram
     }
 
     /// Parses the asset: `buckets N` first, `risky THRESHOLD BIAS`,

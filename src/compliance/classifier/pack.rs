@@ -253,6 +253,9 @@ pub(super) fn load(dir: Option<&Path>) -> Result<Compiled, PackError> {
         .iter()
         .map(|(name, text)| (name.to_string(), text.to_string()))
         .collect();
+    for (_, text) in BUILT_IN {
+        crate::base::memory::forget_embedded(text);
+    }
     if let Some(dir) = dir {
         let shown = dir.display().to_string();
         let entries = std::fs::read_dir(dir).map_err(|e| PackError {
