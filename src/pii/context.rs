@@ -238,20 +238,55 @@ pub(super) fn named_before(b: &[u8], start: usize, words: &[&str]) -> bool {
 /// lautet ..."), or in the header of its column when it is a cell of a
 /// delimited table; and it is not labelled as a reference.
 pub(super) fn named(b: &[u8], start: usize, words: &[&str]) -> bool {
-    // `pers_nr=0412 idnr=19639850247`: the nearest word names it.
+    // `pers_nr=0412 idnr=19639850247`: the nearest word names it; so does
+    // the word before a bare number sign (`contribuinte n.º 368 608 000`).
     let nearest = last_two_words(b, start);
-    if nearest
-        .first()
-        .is_some_and(|w| words.iter().any(|n| w.starts_with(n.as_bytes())))
+    let names = |w: &Vec<u8>| words.iter().any(|n| w.starts_with(n.as_bytes()));
+    if nearest.first().is_some_and(names)
+        || last_words(b, start, 4)
+            .iter()
+            .find(|w| !is_number_sign(w))
+            .is_some_and(names)
     {
         return true;
     }
     if labels_reference(&nearest) {
         return false;
     }
-    let window = line_before(b, start, 96);
+    let mut window = line_before(b, start, 96);
+    if is_bare_answer(&window) {
+        // `> ja: 283215367` under the quoted question that names it.
+        let line_start = start - window.len();
+        if line_start > 0 {
+            let mut question = line_before(b, line_start - 1, 96);
+            question.push(b'\n');
+            question.append(&mut window);
+            window = question;
+        }
+    }
     starts(&window, words).is_some()
         || column_header(b, start).is_some_and(|cell| starts(&cell, words).is_some())
+}
+
+/// `n`, `nr`, `no`, `num`, `nº`, `n°`, `º`: a number sign, which labels
+/// the number with the word before it.
+fn is_number_sign(word: &[u8]) -> bool {
+    ["n", "nr", "no", "num", "nº", "n°", "º", "°"]
+        .iter()
+        .any(|sign| word == sign.as_bytes())
+}
+
+/// A line that holds nothing before the number but a quote mark and a
+/// word or two of assent (`> ja: `, `claro: `, `- yes, `): an answer, whose
+/// question is the line above.
+fn is_bare_answer(line: &[u8]) -> bool {
+    line.len() <= 16
+        && !line.iter().any(u8::is_ascii_digit)
+        && line
+            .split(|c| !is_letter(*c))
+            .filter(|w| !w.is_empty())
+            .count()
+            <= 2
 }
 
 /// When the number at `start` begins a cell of a delimited table (`;`,
@@ -305,9 +340,15 @@ fn is_letter(c: u8) -> bool {
 /// The two words just before `start` (skipping digits and punctuation
 /// between them, on the same line), lower-cased.
 fn last_two_words(b: &[u8], start: usize) -> Vec<Vec<u8>> {
-    let mut words = Vec::with_capacity(2);
+    last_words(b, start, 2)
+}
+
+/// The `count` words just before `start`, nearest first, as
+/// [`last_two_words`].
+fn last_words(b: &[u8], start: usize, count: usize) -> Vec<Vec<u8>> {
+    let mut words = Vec::with_capacity(count);
     let mut p = start;
-    while words.len() < 2 {
+    while words.len() < count {
         while p > 0 && !is_letter(b[p - 1]) {
             if b[p - 1] == b'\n' {
                 return words;
@@ -330,7 +371,24 @@ fn last_two_words(b: &[u8], start: usize) -> Vec<Vec<u8>> {
 /// invoice, part, policy or company number...) by one of the two words
 /// before it, and not as a phone by the other.
 pub(super) fn labelled_reference(b: &[u8], start: usize) -> bool {
-    labels_reference(&last_two_words(b, start))
+    let mut words = last_two_words(b, start);
+    // `no` is a word in Portuguese, Spanish and Italian (`disponível no
+    // 00351 ...`): a number sign only as `no.`, `no:` or `nº`.
+    if words.first().is_some_and(|w| w == b"no") && !signed_no(b, start) {
+        words.remove(0);
+    }
+    labels_reference(&words)
+}
+
+/// Whether the `no` just before `start` is followed by `.`, `:` or `#`.
+fn signed_no(b: &[u8], start: usize) -> bool {
+    let gap_start = b[..start]
+        .iter()
+        .rposition(|&c| is_letter(c))
+        .map_or(0, |at| at + 1);
+    b[gap_start..start]
+        .iter()
+        .any(|c| matches!(c, b'.' | b':' | b'#'))
 }
 
 /// [`labelled_reference`] on the two words before the number.
@@ -368,7 +426,9 @@ pub(super) fn national_phone(b: &[u8], start: usize, d: &[u8], groups: &[usize])
     }
     let shaped = if d[0] == b'0' {
         if d[1] == b'0' {
-            (11..=17).contains(&n)
+            // The international prefix: written in groups (`00351 963 287
+            // 115`) or named; a bare run of digits is a code or an id.
+            (11..=17).contains(&n) && (groups.len() > 1 || named_before(b, start, PHONE_WORDS))
         } else {
             (9..=13).contains(&n)
         }

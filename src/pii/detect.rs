@@ -413,6 +413,22 @@ fn number_span(b: &[u8], i: usize) -> Result<Span, ()> {
     {
         return span(Kind::Ip);
     }
+    // An address the run read on past (`91.64.12.207 (3/5)`): its four
+    // dotted groups, then a separator that is not a dot.
+    if !plus
+        && groups.len() > 4
+        && seps.starts_with(b"...")
+        && seps.get(3) != Some(&b'.')
+        && groups[..4].iter().all(|&g| g <= 3)
+        && ipv4_octets_valid(&digits[..groups[..4].iter().sum::<usize>()], &groups[..4])
+        && !version_before(b, i)
+    {
+        return Ok(Span {
+            start: i,
+            end: i + groups[..4].iter().sum::<usize>() + 3,
+            kind: Kind::Ip,
+        });
+    }
     if plus {
         return if (8..=15).contains(&n) {
             span(Kind::Phone)
@@ -472,8 +488,11 @@ fn scan_number(b: &[u8], mut p: usize) -> Result<Run, ()> {
             let mut q = p + 1;
             if q < b.len() && matches!(b[q], b' ' | b'(' | b')') && b[q] != c {
                 q += 1;
-            } else if c == b' ' && b.get(q) == Some(&b'/') && b.get(q + 1) == Some(&b' ') {
-                // `040 / 3861 2297`
+            } else if c == b' '
+                && matches!(b.get(q), Some(b'/' | b'-'))
+                && b.get(q + 1) == Some(&b' ')
+            {
+                // `040 / 3861 2297`, `010 - 412 66 38`
                 q += 2;
             }
             if q < b.len() && b[q].is_ascii_digit() {

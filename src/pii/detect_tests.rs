@@ -142,3 +142,71 @@ fn national_ids_with_valid_check_digits_are_found_and_wrong_ones_are_not() {
         assert!(kinds(text).is_empty(), "{text}: {:?}", kinds(text));
     }
 }
+
+#[test]
+fn an_address_is_found_when_a_bracket_follows_it_and_a_version_is_not() {
+    assert_eq!(
+        kinds("09:12:44 auth failed for admin from 203.0.113.77 (attempt 2/3)"),
+        [(Kind::Ip, "203.0.113.77")]
+    );
+    assert!(kinds("upgraded to version 4.12.0.3 (beta 2)").is_empty());
+}
+
+#[test]
+fn a_phone_with_a_spaced_hyphen_is_one_phone_and_a_range_is_none() {
+    assert_eq!(
+        kinds("Bel ons op 020 - 555 12 34 tijdens kantooruren."),
+        [(Kind::Phone, "020 - 555 12 34")]
+    );
+    for text in [
+        "Seizoen 2019 - 2021 was beter.",
+        "Zaal 12 - 14 is gereserveerd.",
+    ] {
+        assert!(kinds(text).is_empty(), "{text}");
+    }
+}
+
+#[test]
+fn an_identifier_given_as_the_answer_to_a_quoted_question_is_named_by_it() {
+    assert_eq!(
+        kinds("> Wat is uw BSN voor het dossier?\n> natuurlijk: 725763863"),
+        [(Kind::NlBsn, "725763863")]
+    );
+    assert_eq!(
+        kinds("Qual é o teu número de contribuinte?\nsim, 204544696"),
+        [(Kind::PtNif, "204544696")]
+    );
+    // A question about something else names nothing; a short line that
+    // names its number itself keeps its name.
+    assert!(kinds("> Hoeveel stuks wil je bestellen?\n> ja: 725763863").is_empty());
+    assert_eq!(
+        kinds("Personalnr. 00412\nSteuer-ID: 86095742719"),
+        [(Kind::DeTaxId, "86095742719")]
+    );
+}
+
+#[test]
+fn an_identifier_after_its_name_and_a_number_sign_is_named() {
+    assert_eq!(
+        kinds("Recibo para o contribuinte nº 238 569 489, obrigado."),
+        [(Kind::PtNif, "238 569 489")]
+    );
+    // An order's number sign labels an order, whatever its check digit.
+    assert!(kinds("Encomenda n.º 238 569 489 enviada hoje.").is_empty());
+}
+
+#[test]
+fn the_international_prefix_is_a_phone_in_groups_or_named_and_no_is_a_word() {
+    assert_eq!(
+        kinds("Pode ligar-me no 0033 6 12 34 56 78 amanhã."),
+        [(Kind::Phone, "0033 6 12 34 56 78")]
+    );
+    assert_eq!(
+        kinds("Tel. 00491701234567"),
+        [(Kind::Phone, "00491701234567")]
+    );
+    // A bare run after `00` is a code or a mistyped identifier.
+    assert!(kinds("Im Formular steht 00491701234567 als Kennung.").is_empty());
+    // `no.` is still a number sign.
+    assert!(kinds("Invoice no. 0033 6123 4567 is paid.").is_empty());
+}
