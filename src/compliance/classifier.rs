@@ -36,6 +36,8 @@ mod tests_round11;
 mod tests_round12;
 #[cfg(test)]
 mod tests_round13;
+#[cfg(test)]
+mod tests_round14;
 mod text;
 
 use std::fmt;
