@@ -26,7 +26,17 @@ batches written independently (docs/compliance.md, "The n-gram layer").
   train_ngram.py --eval FILE        train on the train file, scores of FILE (JSON lines)
   train_ngram.py --write [--out F]  write assets/risk/ngram.tsv (or F); deterministic
   train_ngram.py --scores FILE      the shipped asset's scores of FILE (JSON lines), no training
-  --train FILE                      train on FILE instead of tests/data/euai-train.jsonl
+  train_ngram.py --cv FACTS         leave one batch out (the ordinary requests in four folds) with
+                                    the rules' view of each case (FACTS: `NGRAM_FACTS=F cargo test
+                                    --lib ngram_cv_facts -- --ignored`): catches and raises of the
+                                    rules and the layer together, at several thresholds, gated or not
+  --train FILE                      train on FILE instead of tests/data/euai-train.jsonl and the
+                                    ordinary requests
+
+The ordinary requests of tests/data/risk-ordinary-train.jsonl are extra
+negatives, each weighing ORDINARY (1: one case, as a labelled minimal
+case); tests/data/risk-ordinary.jsonl is the ordinary test set and is
+never read here.
 """
 import json
 import math
@@ -51,11 +61,13 @@ L2 = 1e-5
 # of the model measured here, so the figures are the asset's).
 PRUNE = 0.002
 # The model raises a minimal or limited result to high from this
-# probability of `risky`, and a high one to prohibited from this
-# probability of `prohibited`: chosen on an independent batch (fresh13,
-# trained without it) and on the near-misses of the unit tests, before
-# the next batch was measured (docs/compliance.md, "The n-gram layer").
-RISKY = 0.995
+# probability of `risky`, and to prohibited when `prohibited` reaches its
+# own too. 0.995 was chosen on an independent batch (fresh13, trained
+# without it) and on the near-misses of the unit tests; 0.998 in the
+# fourteenth round, by --cv with the ordinary negatives: the fewest
+# minimal and ordinary requests raised by the layer (docs/compliance.md,
+# "Fourteenth round").
+RISKY = 0.998
 PROHIBITED = 0.7
 # The weight of an ordinary request as a negative, against 1 for a labelled
 # case (chosen by --cv; NGRAM_ORDINARY overrides it for experiments).
@@ -166,7 +178,7 @@ def write(model, path):
     risky_bias, prohibited_bias, rows = model
     lines = [
         "# The n-gram layer's weights: tests/data/train_ngram.py --write, from",
-        "# tests/data/euai-train.jsonl. Generated, do not edit.",
+        "# tests/data/euai-train.jsonl and risk-ordinary-train.jsonl. Generated, do not edit.",
         f"buckets\t{BUCKETS}",
         f"risky\t{RISKY}\t{risky_bias:g}",
         f"prohibited\t{PROHIBITED}\t{prohibited_bias:g}",

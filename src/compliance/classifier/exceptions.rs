@@ -136,10 +136,11 @@ fn hidden(text: &Normalised, found: &[Found], d: &Found) -> bool {
     })
 }
 
-/// The terms found, without the persons, anchors and objects inside a
-/// machine's name: the "agent" of "build agent", the "worker" of "worker
-/// node", the "candidate" of "release candidate" name no one, so
-/// monitoring them is no worker management (fourteenth round). The same
+/// The terms found, without the persons, anchors, acts and objects inside
+/// a machine's name: the "agent" of "build agent", the "worker" of
+/// "worker node", the "candidate" of "release candidate" name no one, and
+/// the "monitor" of "a laptop and one monitor" watches no one, so they are
+/// no worker management (fourteenth round). The same
 /// term elsewhere in the text is the same machine ("our Celery workers...
 /// restart any worker that hangs").
 pub(super) fn without_machines(mut found: Vec<Found>) -> Vec<Found> {
@@ -147,7 +148,12 @@ pub(super) fn without_machines(mut found: Vec<Found>) -> Vec<Found> {
     if machines.is_empty() {
         return found;
     }
-    let named = |f: &Found| matches!(f.role, Role::Person | Role::Anchor(_) | Role::Object(_));
+    let named = |f: &Found| {
+        matches!(
+            f.role,
+            Role::Person | Role::Anchor(_) | Role::Act(_) | Role::Object(_)
+        )
+    };
     let inside: Vec<u32> = found
         .iter()
         .filter(|f| named(f) && machines.iter().any(|&m| holds(m, (f.token, f.last))))

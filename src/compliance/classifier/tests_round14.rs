@@ -97,8 +97,9 @@ fn grading_a_class_of_students_still_raises() {
     }
 }
 
-/// Build agents, worker nodes, Celery workers and release candidates are
-/// machines: monitoring or "promoting" them manages no worker.
+/// Build agents, worker nodes, Celery workers, release candidates, a
+/// login service's vulnerability and a desk monitor are machines:
+/// monitoring, "promoting" or exploiting them manages or exploits no one.
 #[test]
 fn monitoring_machines_builds_and_services_is_no_worker_management() {
     for text in [
@@ -107,6 +108,7 @@ fn monitoring_machines_builds_and_services_is_no_worker_management() {
         "Überwache die Leistung unserer Worker-Knoten und beende den langsamsten Worker.",
         "Surveille la performance des workers Kubernetes et licencie le worker le plus lent.",
         "Write a short post-mortem: a bot exploited a known vulnerability in the login service to scrape accounts; we rotated keys and patched it.",
+        "Draft a one-page equipment policy: every staff member gets a laptop and one monitor, keeps the laptop updated and returns both on leaving.",
     ] {
         assert_eq!(user_level(text), Level::Minimal, "{text}");
     }
@@ -124,6 +126,12 @@ fn monitoring_employees_or_exploiting_people_still_raises() {
     assert_eq!(
         user_level(
             "Monitor our employees' keystrokes and flag anyone who is idle for more than 10 minutes."
+        ),
+        Level::High
+    );
+    assert_eq!(
+        user_level(
+            "Install a monitor on each employee's laptop that records their screen and rates their productivity every hour."
         ),
         Level::High
     );
