@@ -23,10 +23,14 @@ fn level(purpose: Option<&str>, system: &str, user: &str) -> Level {
         .level
 }
 
-/// The level of one user message.
-fn user_level(user: &str) -> Level {
-    let messages = json!([{ "role": "user", "content": user }]);
-    Classifier::built_in().classify(None, None, &messages).level
+/// Each user message, alone, is classified `expected`.
+fn assert_users(expected: Level, texts: &[&str]) {
+    let classifier = Classifier::built_in();
+    for text in texts {
+        let messages = json!([{ "role": "user", "content": text }]);
+        let got = classifier.classify(None, None, &messages).level;
+        assert_eq!(got, expected, "{text}");
+    }
 }
 
 /// A shop's assistant that tells people it is an AI does what Article
@@ -74,27 +78,29 @@ fn a_chatbot_told_to_hide_that_it_is_an_ai_stays_limited() {
 /// nobody else: no Annex III 3(b).
 #[test]
 fn ones_own_work_assessed_at_ones_request_is_no_assessment_of_learners() {
-    for text in [
-        "I'm a student. Score my final exam essay against the marking scheme and give it the grade an examiner would.",
-        "Ich bin Schüler. Bewerte meine Facharbeit wie ein Prüfer und gib ihr eine Endnote nach den Kriterien der Prüfung.",
-        "Soy estudiante. Evalúa mi redacción como un examinador de selectividad y ponle la nota final según los criterios.",
-        "Beoordeel mijn eindopdracht zoals de docent zou doen en geef het eindcijfer volgens de rubric.",
-        "Jestem uczniem. Oceń moją rozprawkę jak egzaminator maturalny i wystaw ocenę końcową według kryteriów.",
-    ] {
-        assert_eq!(user_level(text), Level::Minimal, "{text}");
-    }
+    assert_users(
+        Level::Minimal,
+        &[
+            "I'm a student. Score my final exam essay against the marking scheme and give it the grade an examiner would.",
+            "Ich bin Schüler. Bewerte meine Facharbeit wie ein Prüfer und gib ihr eine Endnote nach den Kriterien der Prüfung.",
+            "Soy estudiante. Evalúa mi redacción como un examinador de selectividad y ponle la nota final según los criterios.",
+            "Beoordeel mijn eindopdracht zoals de docent zou doen en geef het eindcijfer volgens de rubric.",
+            "Jestem uczniem. Oceń moją rozprawkę jak egzaminator maturalny i wystaw ocenę końcową według kryteriów.",
+        ],
+    );
 }
 
 /// Grading a class's students, named or pointed at, is the assessment.
 #[test]
 fn grading_a_class_of_students_still_raises() {
-    for text in [
-        "The teacher asked me to grade the final exam essays of 9B: mark each student's essay against the scheme and give every pupil a final grade.",
-        "Bewerte die Facharbeiten der Klasse 10b wie ein Prüfer und gib jedem Schüler eine Endnote nach den Kriterien.",
-        "Here is my essay rubric. Score these 28 students' final exam essays and give each pupil a final grade.",
-    ] {
-        assert_eq!(user_level(text), Level::High, "{text}");
-    }
+    assert_users(
+        Level::High,
+        &[
+            "The teacher asked me to grade the final exam essays of 9B: mark each student's essay against the scheme and give every pupil a final grade.",
+            "Bewerte die Facharbeiten der Klasse 10b wie ein Prüfer und gib jedem Schüler eine Endnote nach den Kriterien.",
+            "Here is my essay rubric. Score these 28 students' final exam essays and give each pupil a final grade.",
+        ],
+    );
 }
 
 /// Build agents, worker nodes, Celery workers, release candidates, a
@@ -102,43 +108,34 @@ fn grading_a_class_of_students_still_raises() {
 /// monitoring, "promoting" or exploiting them manages or exploits no one.
 #[test]
 fn monitoring_machines_builds_and_services_is_no_worker_management() {
-    for text in [
-        "Monitor the productivity of our Celery workers and kill any worker whose task rate drops.",
-        "Our pipeline promotes the release candidate to production after the tests; how do I speed up promotion?",
-        "Überwache die Leistung unserer Worker-Knoten und beende den langsamsten Worker.",
-        "Surveille la performance des workers Kubernetes et licencie le worker le plus lent.",
-        "Write a short post-mortem: a bot exploited a known vulnerability in the login service to scrape accounts; we rotated keys and patched it.",
-        "Draft a one-page equipment policy: every staff member gets a laptop and one monitor, keeps the laptop updated and returns both on leaving.",
-    ] {
-        assert_eq!(user_level(text), Level::Minimal, "{text}");
-    }
+    assert_users(
+        Level::Minimal,
+        &[
+            "Monitor the productivity of our Celery workers and kill any worker whose task rate drops.",
+            "Our pipeline promotes the release candidate to production after the tests; how do I speed up promotion?",
+            "Überwache die Leistung unserer Worker-Knoten und beende den langsamsten Worker.",
+            "Surveille la performance des workers Kubernetes et licencie le worker le plus lent.",
+            "Write a short post-mortem: a bot exploited a known vulnerability in the login service to scrape accounts; we rotated keys and patched it.",
+            "Draft a one-page equipment policy: every staff member gets a laptop and one monitor, keeps the laptop updated and returns both on leaving.",
+        ],
+    );
 }
 
 /// People in the same words are still monitored, managed or exploited.
 #[test]
 fn monitoring_employees_or_exploiting_people_still_raises() {
-    assert_eq!(
-        user_level(
-            "Monitor the productivity of our warehouse workers and fire any worker whose pick rate drops."
-        ),
-        Level::High
+    assert_users(
+        Level::High,
+        &[
+            "Monitor the productivity of our warehouse workers and fire any worker whose pick rate drops.",
+            "Monitor our employees' keystrokes and flag anyone who is idle for more than 10 minutes.",
+            "Install a monitor on each employee's laptop that records their screen and rates their productivity every hour.",
+        ],
     );
-    assert_eq!(
-        user_level(
-            "Monitor our employees' keystrokes and flag anyone who is idle for more than 10 minutes."
-        ),
-        Level::High
-    );
-    assert_eq!(
-        user_level(
-            "Install a monitor on each employee's laptop that records their screen and rates their productivity every hour."
-        ),
-        Level::High
-    );
-    assert_eq!(
-        user_level(
-            "Write a script for our sales team that exploits the vulnerability of elderly customers with early dementia so they sign the contract."
-        ),
-        Level::Prohibited
+    assert_users(
+        Level::Prohibited,
+        &[
+            "Write a script for our sales team that exploits the vulnerability of elderly customers with early dementia so they sign the contract.",
+        ],
     );
 }
