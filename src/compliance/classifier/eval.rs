@@ -385,3 +385,37 @@ pub fn evaluate(classifier: &Classifier, cases: &[Case]) -> Report {
     }
     report
 }
+
+/// What the n-gram layer sees of each case, for its cross-validation in
+/// `tests/data/train_ngram.py --cv` (the models are retrained per fold
+/// there; the rules and the lexical layer are this build's): the level
+/// before the layer, whether the rules found a domain, whether they set a
+/// match aside for a reason that stops the layer, and which texts the
+/// layer does not read. One JSON object per case.
+pub fn ngram_facts(classifier: &Classifier, cases: &[Case]) -> Vec<Value> {
+    cases
+        .iter()
+        .map(|case| {
+            let (p, d, m) = (
+                case.purpose.as_deref(),
+                case.deployer_context.as_ref(),
+                &case.messages,
+            );
+            let c = classifier.classify(p, d, m);
+            let before = c
+                .hits
+                .iter()
+                .filter(|h| !h.rule.starts_with("ngram:"))
+                .map(|h| h.level)
+                .max()
+                .unwrap_or(Level::Minimal);
+            json!({
+                "id": case.id,
+                "before": before.as_str(),
+                "domain": super::ngram::domain(&c),
+                "stopped": super::ngram::stopped(&c),
+                "skip": super::exceptions::unread(&classifier.scan_request(p, d, m, None)),
+            })
+        })
+        .collect()
+}

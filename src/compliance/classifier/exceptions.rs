@@ -5,11 +5,15 @@
 //! asked for too, and, in the user's turns, a question about the AI Act
 //! itself (whether a use falls under Annex III or Article 5, what to
 //! document), research or teaching that names no concrete people, and
-//! administration after a decision already taken (thirteenth round).
+//! administration after a decision already taken (thirteenth round), and
+//! the user's own work assessed at their request (fourteenth round). Also
+//! what the learned layers leave unread, and a deployment's disclosure
+//! that it is an AI, which meets Article 50(1).
 //! Aggregate statistics are a sentence framing, beside `meta`
 //! ([`framing`]); a framing word inside a longer anchor or act of the same
 //! rule ("no criminal record" of Article 5(1)(d)) frames nothing.
 
+use super::matching::Scanned;
 use super::pack::Role;
 use super::spans::{Found, spans};
 use super::text::Normalised;
@@ -60,6 +64,15 @@ pub(super) fn whole_text(
         ));
     }
     if level < Level::Prohibited
+        && let Some(f) = first(Role::OwnWork)
+        && !concrete_people(found)
+    {
+        return Some(format!(
+            "the user asks about their own work (\"{}\"), not about other people",
+            quote(f)
+        ));
+    }
+    if level < Level::Prohibited
         && let Some(f) = first(Role::Decided)
     {
         return Some(format!(
@@ -68,6 +81,86 @@ pub(super) fn whole_text(
         ));
     }
     None
+}
+
+/// The texts the learned layers do not read: a tool's own prompt, and a
+/// text framed as a use that decides nothing (fiction, research, the Act,
+/// one's own work).
+pub(super) fn unread(s: &Scanned) -> [bool; 3] {
+    std::array::from_fn(|i| {
+        let (source, text) = &s.texts[i];
+        (s.tool_prompt && *source == Source::Instructions)
+            || whole_text(text, &s.found[i], *source, Level::High).is_some()
+    })
+}
+
+/// Whether the deployment tells people they talk to an AI: a `disclosed`
+/// term, not negated ("never say that you are an AI" hides it), in the
+/// declared use or the deployer's instructions (not a tool's own prompt,
+/// not the user's turns). Article 50(1) asks for that disclosure, so an
+/// assistant that makes it is not what the rule flags (fourteenth round).
+pub(super) fn disclosure(s: &Scanned) -> Option<(Source, String)> {
+    s.texts
+        .iter()
+        .zip(&s.found)
+        .filter(|((source, _), _)| match source {
+            Source::Purpose => true,
+            Source::Instructions => !s.tool_prompt,
+            Source::Content => false,
+        })
+        .find_map(|((source, text), found)| {
+            let f = found
+                .iter()
+                .find(|f| f.role == Role::Disclosed && !hidden(text, found, f))?;
+            Some((
+                *source,
+                format!(
+                    "the deployment says it is an AI (\"{}\"): the disclosure Article 50(1) asks for",
+                    text.words(f.token, f.last)
+                ),
+            ))
+        })
+}
+
+/// Whether a disclosure is negated: a negation word of any pack at most
+/// three words before it, in its sentence ("never say that you are an
+/// AI", "sag niemals, dass du eine KI bist", "nunca digas que eres una
+/// IA"). Any language's, unlike an act's negation: a hidden AI read as a
+/// disclosed one would lower a result.
+fn hidden(text: &Normalised, found: &[Found], d: &Found) -> bool {
+    found.iter().any(|f| {
+        matches!(f.role, Role::Negation(_) | Role::NegationAfter(_))
+            && f.last < d.token
+            && d.token - f.last <= 3
+            && text.sentences[f.last as usize] == text.sentences[d.token as usize]
+    })
+}
+
+/// The terms found, without the persons, anchors, acts and objects inside
+/// a machine's name: the "agent" of "build agent", the "worker" of
+/// "worker node", the "candidate" of "release candidate" name no one, and
+/// the "monitor" of "a laptop and one monitor" watches no one, so they are
+/// no worker management (fourteenth round). The same
+/// term elsewhere in the text is the same machine ("our Celery workers...
+/// restart any worker that hangs").
+pub(super) fn without_machines(mut found: Vec<Found>) -> Vec<Found> {
+    let machines = spans(&found, |role| role == Role::Machine);
+    if machines.is_empty() {
+        return found;
+    }
+    let named = |f: &Found| {
+        matches!(
+            f.role,
+            Role::Person | Role::Anchor(_) | Role::Act(_) | Role::Object(_)
+        )
+    };
+    let inside: Vec<u32> = found
+        .iter()
+        .filter(|f| named(f) && machines.iter().any(|&m| holds(m, (f.token, f.last))))
+        .map(|f| f.pattern)
+        .collect();
+    found.retain(|f| !named(f) || !inside.contains(&f.pattern));
+    found
 }
 
 /// Whether the text points at concrete people: a `reference` word

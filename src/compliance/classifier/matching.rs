@@ -40,11 +40,11 @@ pub(super) enum Match {
 /// turns), with the terms found in each.
 pub(super) struct Scanned {
     pub(super) texts: [(Source, Normalised); 3],
-    found: [Vec<Found>; 3],
+    pub(super) found: [Vec<Found>; 3],
     /// Distinct software-tool terms in the instructions.
     tool_markers: usize,
     /// The instructions are a software tool's own prompt.
-    tool_prompt: bool,
+    pub(super) tool_prompt: bool,
     /// Stop words found per language, over the three texts: counted, not
     /// kept as terms, because they are most of the matches in prose and
     /// only language detection reads them.
@@ -175,20 +175,25 @@ impl Classifier {
             tool_prompt: (0..rules.len()).filter(|&r| in_tool_prompt[r]).collect(),
             ..Tally::default()
         };
+        let disclosed = exceptions::disclosure(&scanned);
         for rule in (0..rules.len()).filter(|&r| candidate[r]) {
-            self.match_rule(rule, &scanned, &mut tally);
+            match &disclosed {
+                Some((source, why)) if rules[rule].met_by_disclosure => {
+                    tally.set_aside.push(SetAside {
+                        rule: rules[rule].id.clone(),
+                        source: *source,
+                        why: why.clone(),
+                    })
+                }
+                _ => self.match_rule(rule, &scanned, &mut tally),
+            }
         }
         let mut c = self.conclude(&scanned, tally);
         if disabled.is_none() {
             // Cross-validation of the rules' terms measures the rules alone.
             // The layer reads neither a tool's own prompt nor a text framed
             // as a use that decides nothing (fiction, research, the Act).
-            let skip: [bool; 3] = std::array::from_fn(|i| {
-                let (source, text) = &scanned.texts[i];
-                (scanned.tool_prompt && *source == Source::Instructions)
-                    || exceptions::whole_text(text, &scanned.found[i], *source, Level::High)
-                        .is_some()
-            });
+            let skip = exceptions::unread(&scanned);
             self.lexical.raise(&mut c, &scanned.texts, skip);
             self.ngram
                 .raise(&mut c, &scanned.texts, &self.lexical, skip);
@@ -218,7 +223,7 @@ impl Classifier {
         let mut stopwords = vec![0; self.compiled.languages.len()];
         let found = texts.each_mut().map(|(_, text)| {
             let mut own = vec![0; stopwords.len()];
-            let found = self.scan(text, disabled, &mut own);
+            let found = exceptions::without_machines(self.scan(text, disabled, &mut own));
             text.language = dominant_language(&own);
             stopwords
                 .iter_mut()

@@ -3,7 +3,8 @@
 //!
 //! Two binary logistic regressions share one feature space: `risky`
 //! (prohibited or high against the rest) and `prohibited`. They are trained
-//! by `tests/data/train_ngram.py` on the train part of the labelled set and
+//! by `tests/data/train_ngram.py` on the train part of the labelled set,
+//! with 600 ordinary requests as extra negatives (fourteenth round), and
 //! shipped as `assets/risk/ngram.tsv` (parsed once, when the classifier
 //! loads). The features of each of a request's three texts (the declared
 //! purpose, the instructions, the user turns; in the classifier's normal
@@ -21,7 +22,9 @@
 //! cases raised (docs/compliance.md, "The n-gram layer").
 //!
 //! Only a minimal or limited result in which the rules found a regulated
-//! domain is read (the models never saw ordinary traffic): it is raised
+//! domain is read (trained on labelled cases alone, the models read
+//! ordinary traffic as risky; with ordinary negatives, cross-validation
+//! still found the gate worth keeping): it is raised
 //! to high when p(risky) reaches its threshold, to prohibited when
 //! p(prohibited) reaches its own too. A high result is left to the rules.
 //! The area named is the lexical layer's likeliest of that level (the
@@ -277,17 +280,7 @@ impl Ngram {
         if c.level >= Level::High {
             return;
         }
-        // Only a request in which the rules found a regulated domain (an
-        // anchor: applicants, tenants, pupils, the police...) or some hit
-        // of their own: the models never saw ordinary traffic, and read an
-        // article summary or a restaurant's takings as risky
-        // (docs/compliance.md, "The n-gram layer", ordinary traffic).
-        let domain = !c.hits.is_empty()
-            || c.set_aside.iter().any(SetAside::lacked_only_object)
-            || c.grey
-                .iter()
-                .any(|g| matches!(g, Grey::AnchorWithoutAct { .. }));
-        if !domain {
+        if !domain(c) || stopped(c) {
             return;
         }
         let scores = self.scores(texts, skip);
@@ -304,16 +297,6 @@ impl Ngram {
             _ => lexical.likeliest(texts, skip, Level::High),
         };
         let Some(area) = area else { return };
-        // The rules found a practice's terms and set them aside for a
-        // reason the models have no sense of: no person near them
-        // ("monitor the GPU driver"), a company, a carve-out (fraud
-        // checks), talk about the topic ("how is the score calculated"), a
-        // negation. Whatever area that was, the request is not raised. A
-        // missing object of the rule is a vocabulary gap the models may
-        // fill, as the lexical layer.
-        if c.set_aside.iter().any(|s| !s.lacked_only_object()) {
-            return;
-        }
         let (p, model) = match level {
             Level::Prohibited => (scores.prohibited, self.prohibited),
             _ => (scores.risky, self.risky),
@@ -341,6 +324,29 @@ impl Ngram {
         });
         c.hits.insert(0, hit);
     }
+}
+
+/// Whether the rules found a regulated domain in the request (an anchor:
+/// applicants, tenants, pupils, the police...), or some hit of their own.
+/// The layer reads only such requests: trained on labelled cases alone, the
+/// models read an article summary or a restaurant's takings as risky
+/// (docs/compliance.md, "The n-gram layer", ordinary traffic).
+pub(super) fn domain(c: &Classification) -> bool {
+    c.hits.iter().any(|h| !h.rule.starts_with("ngram:"))
+        || c.set_aside.iter().any(SetAside::lacked_only_object)
+        || c.grey
+            .iter()
+            .any(|g| matches!(g, Grey::AnchorWithoutAct { .. }))
+}
+
+/// Whether the rules found a practice's terms and set them aside for a
+/// reason the models have no sense of: no person near them ("monitor the
+/// GPU driver"), a company, a carve-out (fraud checks), talk about the
+/// topic ("how is the score calculated"), a negation. Whatever area that
+/// was, the request is not raised. A missing object of the rule is a
+/// vocabulary gap the models may fill, as the lexical layer.
+pub(super) fn stopped(c: &Classification) -> bool {
+    c.set_aside.iter().any(|s| !s.lacked_only_object())
 }
 
 #[cfg(test)]
@@ -501,6 +507,31 @@ mod tests {
         ));
         one_row(50.0, -50.0).raise(&mut c, &request, &lexical, [false; 3]);
         assert_eq!(c.level, Level::High);
+    }
+
+    /// Writes the facts of `tests/data/train_ngram.py --cv` (what the
+    /// layer sees of each case of the train and ordinary-train files, after
+    /// the rules and the lexical layer) to the file `NGRAM_FACTS` names:
+    /// `NGRAM_FACTS=/tmp/facts.jsonl cargo test --lib ngram_cv_facts --
+    /// --ignored`.
+    #[test]
+    #[ignore = "writes the cross-validation facts for the training script"]
+    fn ngram_cv_facts() {
+        let out = std::env::var("NGRAM_FACTS").expect("NGRAM_FACTS names the output file");
+        let classifier = crate::compliance::Classifier::built_in();
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut lines = String::new();
+        for file in [
+            "tests/data/euai-train.jsonl",
+            "tests/data/risk-ordinary-train.jsonl",
+        ] {
+            let text = std::fs::read_to_string(root.join(file)).unwrap();
+            let cases = super::super::eval::parse_cases(&text).unwrap();
+            for fact in super::super::eval::ngram_facts(&classifier, &cases) {
+                lines.push_str(&format!("{fact}\n"));
+            }
+        }
+        std::fs::write(out, lines).unwrap();
     }
 
     /// The Rust side computes what the training script computes: the

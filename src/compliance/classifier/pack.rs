@@ -65,6 +65,10 @@ struct RawRule {
     /// Content must also name a person (a `persons` or `objects` term).
     #[serde(default)]
     needs_person: bool,
+    /// Met when the deployment tells people it is an AI (a `disclosed`
+    /// term): Article 50(1), whose duty is that disclosure.
+    #[serde(default)]
+    met_by_disclosure: bool,
     /// When an `exceptions` term is present, the hit counts as this rule
     /// instead (Article 5(1)(h) exceptions map to Annex III 1(a)).
     #[serde(default)]
@@ -126,6 +130,21 @@ struct RawFraming {
     /// never for an Article 5 practice.
     #[serde(default)]
     decided: Vec<String>,
+    /// The user's own work assessed at their request ("my essay draft",
+    /// "meinen Aufsatz"): in the user's turns, no Annex III or Article 50
+    /// rule applies unless concrete people are pointed at.
+    #[serde(default)]
+    own_work: Vec<String>,
+    /// The deployment tells people it is an AI ("say that you are an
+    /// AI", "stell dich als KI vor"): unless negated, what Article 50(1)
+    /// asks is done, so rules `met_by_disclosure` do not apply.
+    #[serde(default)]
+    disclosed: Vec<String>,
+    /// Machines, builds and services named with a person's word ("build
+    /// agent", "worker node", "release candidate", "Worker-Knoten"): a
+    /// person, anchor or object inside one is none.
+    #[serde(default)]
+    machine: Vec<String>,
     /// Words that point at concrete people when a person follows within
     /// four words ("these", "the attached", "our"): "for my research,
     /// score these 50 named applicants" applies the practice.
@@ -209,6 +228,9 @@ pub(super) enum Role {
     Artefact,
     Research,
     Decided,
+    OwnWork,
+    Disclosed,
+    Machine,
     Reference,
     SelfUse,
     LegalPerson,
@@ -231,6 +253,7 @@ pub(super) struct RuleMeta {
     pub level: Level,
     pub summary: String,
     pub needs_person: bool,
+    pub met_by_disclosure: bool,
     pub exception_to: Option<usize>,
     /// Whether any pack gives it acts (without, an anchor alone matches).
     pub has_acts: bool,
@@ -345,6 +368,7 @@ fn rule_metas(raw: &RawTable, index: &HashMap<&str, usize>) -> Result<Vec<RuleMe
             level: r.level,
             summary: r.summary.clone(),
             needs_person: r.needs_person,
+            met_by_disclosure: r.met_by_disclosure,
             exception_to,
             has_acts: false,
             has_objects: false,
@@ -388,6 +412,9 @@ fn add_pack(
     add(builder, &f.artefact, Role::Artefact, None)?;
     add(builder, &f.research, Role::Research, None)?;
     add(builder, &f.decided, Role::Decided, None)?;
+    add(builder, &f.own_work, Role::OwnWork, None)?;
+    add(builder, &f.disclosed, Role::Disclosed, None)?;
+    add(builder, &f.machine, Role::Machine, None)?;
     add(builder, &f.reference, Role::Reference, Some(Edge::Word))?;
     add(builder, &f.self_use, Role::SelfUse, None)?;
     add(builder, &f.legal_person, Role::LegalPerson, None)?;
