@@ -63,11 +63,12 @@ PRUNE = 0.002
 # The model raises a minimal or limited result to high from this
 # probability of `risky`, and to prohibited when `prohibited` reaches its
 # own too. 0.995 was chosen on an independent batch (fresh13, trained
-# without it) and on the near-misses of the unit tests; 0.998 in the
-# fourteenth round, by --cv with the ordinary negatives: the fewest
-# minimal and ordinary requests raised by the layer (docs/compliance.md,
-# "Fourteenth round").
-RISKY = 0.998
+# without it) and on the near-misses of the unit tests. The fourteenth
+# round's --cv preferred 0.998 by one minimal case of 842, but it cannot
+# see what the layer catches: its facts come from the shipped lexical
+# layer, trained on every batch, which already catches the left-out
+# batch's cases. So 0.995 stays (docs/compliance.md, "Fourteenth round").
+RISKY = 0.995
 PROHIBITED = 0.7
 # The weight of an ordinary request as a negative, against 1 for a labelled
 # case (chosen by --cv; NGRAM_ORDINARY overrides it for experiments).
