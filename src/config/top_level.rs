@@ -167,7 +167,7 @@ pub const INCIDENT_SAMPLE_SHARE: Setting = Setting::new(
     "incident_sample_share",
     Ty::Number { min: 0.0, max: 1.0 },
     Number(0.05),
-    "Share of served responses the monitoring sampler classifies; an answer rated `prohibited` files an incident ([compliance-operations.md](compliance-operations.md#incidents)). `0` turns the output sampling off.",
+    "Share of served responses the monitoring sampler classifies; an answer rated `prohibited` files an incident ([compliance-operations.md](compliance-operations.md#incidents-article-73)). `0` turns the output sampling off.",
 );
 
 pub const INCIDENT_WINDOW_SECONDS: Setting = Setting::new(
