@@ -19,6 +19,7 @@
 //!
 //! What rules cannot settle is reported as [`Grey`], for an LLM judge.
 
+mod documents;
 pub mod eval;
 mod exceptions;
 mod lexical;
