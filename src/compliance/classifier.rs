@@ -40,6 +40,8 @@ mod tests_round12;
 mod tests_round13;
 #[cfg(test)]
 mod tests_round14;
+#[cfg(test)]
+mod tests_round15;
 mod text;
 
 use std::fmt;

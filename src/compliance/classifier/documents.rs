@@ -23,6 +23,9 @@ const MIN_WORDS: usize = 12;
 /// judge: the whole text is the request, labelled or not.
 const MIN_OUTSIDE_WORDS: usize = 3;
 
+/// The most words of a task after a labelled document with no task label.
+const TASK_WORDS: usize = 40;
+
 /// Tag names of a document block, in the eight languages:
 /// `<context>`, `<documents>`, `<Auszug>`, `<extrait>`, `<documento>`.
 const TAGS: &[&str] = &[
@@ -289,7 +292,10 @@ fn labelled(raw: &str) -> Vec<(usize, usize)> {
             i += 1;
             continue;
         };
-        let open = line_start + colon + 1;
+        // The label names the document ("Auszüge aus dem Mitarbeiterhandbuch"):
+        // it is part of it.
+        let open = line_start;
+        let body_start = line_start + colon + 1;
         let rest = &lines[i + 1..];
         let end = rest
             .iter()
@@ -297,19 +303,27 @@ fn labelled(raw: &str) -> Vec<(usize, usize)> {
             .map(|n| n + i + 1);
         let close = match end {
             Some(n) => lines[n].0,
-            None => {
-                let after = &raw[open..];
-                after
-                    .trim_end()
-                    .rfind("\n\n")
-                    .or_else(|| after.trim_end().rfind('\n'))
-                    .map_or(raw.len(), |b| open + b)
-            }
+            None => body_start + body(&raw[body_start..]),
         };
         out.push((open, close));
         i = end.unwrap_or(lines.len());
     }
     out
+}
+
+/// The length of a labelled document running to the end of its text: up
+/// to the last blank line, else the last line break, when what follows
+/// is a short task (at most [`TASK_WORDS`] words); else all of it.
+fn body(after: &str) -> usize {
+    let lead = after.len() - after.trim_start().len();
+    let text = after.trim_end();
+    let short = |b: usize| text[b..].split_whitespace().count() <= TASK_WORDS;
+    text[lead..]
+        .rfind("\n\n")
+        .or_else(|| text[lead..].rfind('\n'))
+        .map(|b| lead + b)
+        .filter(|&b| short(b))
+        .unwrap_or(after.len())
 }
 
 /// The offset of the colon of a label line: a first word of `words`, at
@@ -372,10 +386,17 @@ pub(super) fn set_aside(
     }
     let inside = |i: usize, f: &Found| blocks[i].iter().any(|&(a, b)| a <= f.token && f.last <= b);
     let kept: Vec<u16> = (0..3)
-        .flat_map(|i| found[i].iter().filter(move |f| !inside(i, f)))
-        .filter_map(|f| match f.role {
-            Role::Act(r) | Role::Purpose(r) => Some(r),
-            _ => None,
+        .flat_map(|i| {
+            let outside: Vec<&Found> = found[i].iter().filter(|f| !inside(i, f)).collect();
+            let rules: Vec<u16> = outside
+                .iter()
+                .filter_map(|f| match f.role {
+                    Role::Purpose(r) => Some(r),
+                    Role::Act(r) if on_people(texts[i], &outside, f, r) => Some(r),
+                    _ => None,
+                })
+                .collect();
+            rules
         })
         .collect();
     let mut i = 0;
@@ -387,6 +408,23 @@ pub(super) fn set_aside(
         .with(&mut found[i], &kept);
         i += 1;
         pasted
+    })
+}
+
+/// Whether an act outside the blocks is asked of people: a person or an
+/// object of rule `r` in its sentence, or concrete people pointed at
+/// outside the blocks ("these applicants", "unsere Mitarbeiter"). A
+/// question about the document ("how often are reviews held?", "at what
+/// score is a loan declined?") names an act but nobody it is done to.
+fn on_people(text: &Normalised, outside: &[&Found], act: &Found, r: u16) -> bool {
+    let sentence = text.sentences[act.token as usize];
+    outside.iter().any(|f| match f.role {
+        Role::Person => text.sentences[f.token as usize] == sentence,
+        Role::Object(o) => o == r && text.sentences[f.token as usize] == sentence,
+        Role::Reference => outside
+            .iter()
+            .any(|p| p.role == Role::Person && p.token > f.last && p.token <= f.last + 4),
+        _ => false,
     })
 }
 
