@@ -489,13 +489,15 @@ pub(super) fn notes(
             ),
         });
     }
+    // One note per rule: the lexical layer does not raise to a rule set
+    // aside (`Lexical::raise`), and it compares one rule's id.
     for (p, source) in pasted.iter().zip(sources) {
-        if !p.rules.is_empty() {
+        for &r in &p.rules {
             notes.push(SetAside {
-                rule: ids(&mut p.rules.iter().map(|&r| r as usize)),
+                rule: rules[r as usize].id.clone(),
                 source,
                 why: format!(
-                    "a pasted document ({} block(s) fenced or labelled as reference material), not a use on people: the terms of these rules there were not evaluated, and the task outside it asks for none of their acts",
+                    "a pasted document ({} block(s) fenced or labelled as reference material), not a use on people: the terms of this rule there were not evaluated, and the task outside it asks its act of no one",
                     p.blocks.len()
                 ),
             });
