@@ -235,40 +235,41 @@ fn fenced(raw: &str) -> Vec<(usize, usize)> {
             at = close + fence.len();
         }
     }
-    if !raw.contains('<') {
-        return out;
-    }
-    let lower = raw.to_lowercase();
-    if lower.len() != raw.len() {
-        // Lowercasing changed byte offsets (rare letters): tags by exact case.
-        return tags(raw, raw, out);
-    }
-    tags(raw, &lower, out)
+    tags(raw, &mut out);
+    out
 }
 
-/// Adds the blocks between a document tag of [`TAGS`] and its closing tag.
-fn tags(raw: &str, lower: &str, mut out: Vec<(usize, usize)>) -> Vec<(usize, usize)> {
+/// Adds the blocks between a document tag of [`TAGS`] and its closing
+/// tag, in any case (`<Documents id="1">...</documents>`).
+fn tags(raw: &str, out: &mut Vec<(usize, usize)>) {
+    let named = |at: usize, name: &str| {
+        raw.get(at..at + name.len())
+            .is_some_and(|n| n.eq_ignore_ascii_case(name))
+    };
     let mut at = 0;
-    while let Some(lt) = lower[at..].find('<').map(|o| at + o) {
+    while let Some(lt) = raw[at..].find('<').map(|o| at + o) {
         at = lt + 1;
-        let name_end = lower[at..]
+        let name_end = raw[at..]
             .find(|c: char| !(c.is_alphanumeric() || c == '_'))
-            .map_or(lower.len(), |e| at + e);
-        let name = &lower[at..name_end];
-        if !TAGS.contains(&name) {
+            .map_or(raw.len(), |e| at + e);
+        let Some(name) = TAGS
+            .iter()
+            .find(|t| t.eq_ignore_ascii_case(&raw[at..name_end]))
+        else {
             continue;
-        }
-        let Some(open) = lower[name_end..].find('>').map(|o| name_end + o + 1) else {
-            break;
         };
-        let closing = format!("</{name}");
-        if let Some(close) = lower[open..].find(&closing).map(|c| open + c) {
+        let Some(open) = raw[name_end..].find('>').map(|o| name_end + o + 1) else {
+            return;
+        };
+        let close = raw[open..]
+            .match_indices("</")
+            .map(|(c, _)| open + c)
+            .find(|&c| named(c + 2, name));
+        if let Some(close) = close {
             out.push((open, close));
-            at = close + closing.len();
+            at = close + 2 + name.len();
         }
     }
-    debug_assert!(raw.len() == lower.len());
-    out
 }
 
 /// Blocks after a label line ("Context:", "Auszüge aus ...:"): up to the
