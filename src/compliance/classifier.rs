@@ -19,6 +19,7 @@
 //!
 //! What rules cannot settle is reported as [`Grey`], for an LLM judge.
 
+mod documents;
 pub mod eval;
 mod exceptions;
 mod lexical;
@@ -39,6 +40,8 @@ mod tests_round12;
 mod tests_round13;
 #[cfg(test)]
 mod tests_round14;
+#[cfg(test)]
+mod tests_round15;
 mod text;
 
 use std::fmt;

@@ -6,7 +6,6 @@
 
 use serde_json::Value;
 
-use super::exceptions;
 use super::pack::{Edge, Role};
 use super::spans::{
     Found, Pair, adjacent, describe, distinct_tokens, dominant_language, inside_other_anchor,
@@ -14,6 +13,7 @@ use super::spans::{
 };
 use super::text::{self, Normalised};
 use super::{Classification, Classifier, Grey, Hit, Level, SHORT_TEXT_WORDS, SetAside, Source};
+use super::{documents, exceptions};
 
 /// What a match lacked when only the rule's object was missing near it (a
 /// vocabulary gap the lexical layer may fill, unlike a missing person, a
@@ -49,6 +49,8 @@ pub(super) struct Scanned {
     /// kept as terms, because they are most of the matches in prose and
     /// only language detection reads them.
     stopwords: Vec<usize>,
+    /// The documents pasted into each text ([`documents`]).
+    pub(super) pasted: [documents::Pasted; 3],
 }
 
 impl Scanned {
@@ -209,19 +211,15 @@ impl Classifier {
         messages: &Value,
         disabled: Option<&[bool]>,
     ) -> Scanned {
-        let mut texts = [
-            (
-                Source::Purpose,
-                text::normalise(&text::declared_text(purpose, deployer_context)),
-            ),
-            (
-                Source::Instructions,
-                text::normalise(&text::instructions_text(messages)),
-            ),
-            (Source::Content, text::normalise(&text::user_text(messages))),
+        let raw = [
+            text::declared_text(purpose, deployer_context),
+            text::instructions_text(messages),
+            text::user_text(messages),
         ];
+        let sources = [Source::Purpose, Source::Instructions, Source::Content];
+        let mut texts = std::array::from_fn(|i| (sources[i], text::normalise(&raw[i])));
         let mut stopwords = vec![0; self.compiled.languages.len()];
-        let found = texts.each_mut().map(|(_, text)| {
+        let mut found = texts.each_mut().map(|(_, text)| {
             let mut own = vec![0; stopwords.len()];
             let found = exceptions::without_machines(self.scan(text, disabled, &mut own));
             text.language = dominant_language(&own);
@@ -231,6 +229,9 @@ impl Classifier {
                 .for_each(|(all, n)| *all += n);
             found
         });
+        let normalised = texts.each_ref().map(|(_, t)| t);
+        let pasted =
+            documents::set_aside(raw.each_ref().map(String::as_str), normalised, &mut found);
         // A software tool's own prompt (a coding agent, an IDE assistant, an
         // SDK template) is written by its vendor about the model's work on
         // code, not about a use on people: what its words match is set
@@ -243,6 +244,7 @@ impl Classifier {
             tool_markers,
             tool_prompt: tool_markers >= TOOL_PROMPT_MARKERS,
             stopwords,
+            pasted,
         }
     }
 
@@ -331,17 +333,9 @@ impl Classifier {
             mut anchored,
             tool_prompt,
         } = tally;
-        if !tool_prompt.is_empty() {
-            let ids: Vec<&str> = tool_prompt.iter().map(|&r| rules[r].id.as_str()).collect();
-            set_aside.push(SetAside {
-                rule: ids.join(", "),
-                source: Source::Instructions,
-                why: format!(
-                    "a software tool's own prompt ({} tool terms), not a use on people: the terms of these rules there were not evaluated",
-                    s.tool_markers
-                ),
-            });
-        }
+        let sources = s.texts.each_ref().map(|(source, _)| *source);
+        let notes = documents::notes(rules, &tool_prompt, s.tool_markers, &s.pasted, sources);
+        set_aside.extend(notes);
         hits.sort_by_key(|&(rule, source, _)| {
             (std::cmp::Reverse(rules[rule].level), source.rank(), rule)
         });
