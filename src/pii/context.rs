@@ -240,17 +240,18 @@ pub(super) fn named_before(b: &[u8], start: usize, words: &[&str]) -> bool {
 pub(super) fn named(b: &[u8], start: usize, words: &[&str]) -> bool {
     // `pers_nr=0412 idnr=19639850247`: the nearest word names it; so does
     // the word before a bare number sign (`contribuinte n.º 368 608 000`).
-    let nearest = last_two_words(b, start);
+    let before = last_words(b, start, 4);
+    let nearest = &before[..before.len().min(2)];
     let names = |w: &Vec<u8>| words.iter().any(|n| w.starts_with(n.as_bytes()));
     if nearest.first().is_some_and(names)
-        || last_words(b, start, 4)
+        || before
             .iter()
             .find(|w| !is_number_sign(w))
             .is_some_and(names)
     {
         return true;
     }
-    if labels_reference(&nearest) {
+    if labels_reference(nearest) {
         return false;
     }
     let mut window = line_before(b, start, 96);
