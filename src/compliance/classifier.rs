@@ -42,6 +42,8 @@ mod tests_round13;
 mod tests_round14;
 #[cfg(test)]
 mod tests_round15;
+#[cfg(test)]
+mod tests_round16;
 mod text;
 
 use std::fmt;

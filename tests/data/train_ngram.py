@@ -221,8 +221,9 @@ def level(rule_level, risky, prohibited):
 
 def batch(case):
     """The fold of a case: its batch (the id's prefix); the ordinary
-    requests (ids OT-A-en-001...) in four folds of 150, by part and the
-    parity of their number."""
+    requests written for training (ids OT-A-en-001...) in four folds of
+    150, by part and the parity of their number; the second ordinary set
+    (ids O2-en-001..., sixteenth round) is a fifth fold of its own."""
     parts = case["id"].split("-")
     if parts[0] == "OT":
         return f"OT{parts[1]}{int(parts[-1]) % 2}"

@@ -456,6 +456,9 @@ impl Pasted {
                 | Role::Research
                 | Role::Decided
                 | Role::OwnWork
+                | Role::Moderation
+                | Role::Drafting
+                | Role::SoftwareText
                 | Role::Artefact => false,
                 _ => true,
             }

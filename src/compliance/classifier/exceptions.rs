@@ -43,6 +43,9 @@ pub(super) fn whole_text(
             quote(f)
         ));
     }
+    if let Some(why) = ordinary_task(text, found, level) {
+        return Some(why);
+    }
     // A deployer's instructions that cite the Act ("this system is
     // high-risk under Annex III") or a study still operate the use; only
     // the user's own framing is talk about it.
@@ -77,6 +80,59 @@ pub(super) fn whole_text(
     {
         return Some(format!(
             "the decision is already taken (\"{}\"): what follows decides nothing",
+            quote(f)
+        ));
+    }
+    None
+}
+
+/// An ordinary task on texts in any of the three texts, for an Annex III
+/// or Article 50 rule (sixteenth round): moderating reviews or comments
+/// (the text is judged, not its author), software text about a library
+/// (release notes, a changelog: code, not a use), and writing an ordinary
+/// text for people (a job advert, a notice to families, a meeting
+/// summary, a reply to a customer), unless the text also targets people
+/// ("show the advert only to under-30s"), points at concrete people
+/// ("reply to these applicants") or names a person outside the writing
+/// task's sentences (a later turn that scores the candidates). An Article 5 practice is never set
+/// aside this way. In the declared use too: "Changelog of a face
+/// recognition library" declares software text, not a use.
+pub(super) fn ordinary_task(text: &Normalised, found: &[Found], level: Level) -> Option<String> {
+    if level >= Level::Prohibited {
+        return None;
+    }
+    let first = |role: Role| found.iter().find(|f| f.role == role);
+    let quote = |f: &Found| text.words(f.token, f.last);
+    if let Some(f) = first(Role::Moderation) {
+        return Some(format!(
+            "the texts are moderated (\"{}\"): the text is judged, not a person",
+            quote(f)
+        ));
+    }
+    if let Some(f) = first(Role::SoftwareText) {
+        return Some(format!(
+            "the text is about software (\"{}\"), not a use on people",
+            quote(f)
+        ));
+    }
+    // The text is the writing task only when no person is named outside
+    // its sentences: "write a job ad... now score each candidate" asks
+    // for more in the next turn.
+    let sentence = |f: &Found| text.sentences[f.token as usize];
+    let drafted: Vec<_> = found
+        .iter()
+        .filter(|f| f.role == Role::Drafting)
+        .map(sentence)
+        .collect();
+    if let Some(f) = first(Role::Drafting)
+        && first(Role::Targeting).is_none()
+        && !concrete_people(found)
+        && !found
+            .iter()
+            .any(|p| p.role == Role::Person && !drafted.contains(&sentence(p)))
+    {
+        return Some(format!(
+            "the user has an ordinary text written (\"{}\"), which decides nothing about a person",
             quote(f)
         ));
     }

@@ -445,14 +445,38 @@ impl Classifier {
     ) -> Match {
         let r = rule as u16;
         if source == Source::Purpose
+            && let Some(why) =
+                exceptions::ordinary_task(text, found, self.compiled.rules[rule].level)
+        {
+            return match found
+                .iter()
+                .any(|f| f.role == Role::Purpose(r) || f.role == Role::Anchor(r))
+            {
+                true => Match::Suppressed(format!("the declared use: {why}")),
+                false => Match::Nothing,
+            };
+        }
+        if source == Source::Purpose
             && (object_anywhere || !self.compiled.rules[rule].has_objects)
             && let Some(f) = found.iter().find(|f| f.role == Role::Purpose(r))
         {
             return Match::Hit(format!("purpose term \"{}\"", text.words(f.token, f.last)));
         }
-        let anchors = spans(found, |role| role == Role::Anchor(r));
+        let mut anchors = spans(found, |role| role == Role::Anchor(r));
         if anchors.is_empty() {
             return Match::Nothing;
+        }
+        // The deployer forbids the practice ("Never invent figures", "do
+        // not mislead customers"): a negated domain term of the
+        // instructions is no domain, for a rule whose domain terms are
+        // the practice's own verbs (sixteenth round).
+        if source == Source::Instructions && self.compiled.rules[rule].forbidden_when_negated {
+            anchors.retain(|a| !is_negated(text, found, *a));
+            if anchors.is_empty() {
+                return Match::Suppressed(
+                    "every domain term is negated in the instructions".into(),
+                );
+            }
         }
         let (pairs, all_negated) = self.pairs(rule, text, found, &anchors, source);
         if pairs.is_empty() {
@@ -636,6 +660,11 @@ impl Classifier {
             let anchors: Vec<(u32, u32)> = spans(found, |role| role == Role::Anchor(r))
                 .into_iter()
                 .filter(free)
+                .filter(|a| {
+                    source != Source::Instructions
+                        || !meta.forbidden_when_negated
+                        || !is_negated(text, found, *a)
+                })
                 .collect();
             let acts: Vec<(u32, u32)> = spans(found, |role| role == Role::Act(r))
                 .into_iter()

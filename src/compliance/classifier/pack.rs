@@ -69,6 +69,11 @@ struct RawRule {
     /// term): Article 50(1), whose duty is that disclosure.
     #[serde(default)]
     met_by_disclosure: bool,
+    /// Its anchors are the practice's own verbs ("invent", "mislead",
+    /// "deceive"): negated in the deployer's instructions ("Never invent
+    /// figures"), they forbid the practice (sixteenth round).
+    #[serde(default)]
+    forbidden_when_negated: bool,
     /// When an `exceptions` term is present, the hit counts as this rule
     /// instead (Article 5(1)(h) exceptions map to Annex III 1(a)).
     #[serde(default)]
@@ -140,6 +145,28 @@ struct RawFraming {
     /// asks is done, so rules `met_by_disclosure` do not apply.
     #[serde(default)]
     disclosed: Vec<String>,
+    /// Content moderation of texts ("check the reviews for spam",
+    /// "SPAM|OK", "judge only the text"): the reviews or comments are
+    /// judged, not their authors, so no Annex III or Article 50 rule
+    /// applies to the text (sixteenth round).
+    #[serde(default)]
+    moderation: Vec<String>,
+    /// Writing an ordinary text for people (a job advert, a notice to
+    /// families, a meeting summary, a reply to a customer): no Annex III
+    /// or Article 50 rule applies to the text unless it also targets
+    /// (`targeting`) or points at concrete people (sixteenth round).
+    #[serde(default)]
+    drafting: Vec<String>,
+    /// Targeting words that keep a drafted text a use ("show the advert
+    /// only to", "target", "Zielgruppe"): a targeted job advert is Annex
+    /// III 4(a).
+    #[serde(default)]
+    targeting: Vec<String>,
+    /// Software text about a library or product (release notes, a
+    /// changelog, documentation): it describes code, not a use on people
+    /// (sixteenth round).
+    #[serde(default)]
+    software_text: Vec<String>,
     /// Machines, builds and services named with a person's word ("build
     /// agent", "worker node", "release candidate", "Worker-Knoten"): a
     /// person, anchor or object inside one is none.
@@ -229,6 +256,10 @@ pub(super) enum Role {
     Research,
     Decided,
     OwnWork,
+    Moderation,
+    Drafting,
+    Targeting,
+    SoftwareText,
     Disclosed,
     Machine,
     Reference,
@@ -254,6 +285,7 @@ pub(super) struct RuleMeta {
     pub summary: String,
     pub needs_person: bool,
     pub met_by_disclosure: bool,
+    pub forbidden_when_negated: bool,
     pub exception_to: Option<usize>,
     /// Whether any pack gives it acts (without, an anchor alone matches).
     pub has_acts: bool,
@@ -369,6 +401,7 @@ fn rule_metas(raw: &RawTable, index: &HashMap<&str, usize>) -> Result<Vec<RuleMe
             summary: r.summary.clone(),
             needs_person: r.needs_person,
             met_by_disclosure: r.met_by_disclosure,
+            forbidden_when_negated: r.forbidden_when_negated,
             exception_to,
             has_acts: false,
             has_objects: false,
@@ -413,6 +446,10 @@ fn add_pack(
     add(builder, &f.research, Role::Research, None)?;
     add(builder, &f.decided, Role::Decided, None)?;
     add(builder, &f.own_work, Role::OwnWork, None)?;
+    add(builder, &f.moderation, Role::Moderation, None)?;
+    add(builder, &f.drafting, Role::Drafting, None)?;
+    add(builder, &f.targeting, Role::Targeting, None)?;
+    add(builder, &f.software_text, Role::SoftwareText, None)?;
     add(builder, &f.disclosed, Role::Disclosed, None)?;
     add(builder, &f.machine, Role::Machine, None)?;
     add(builder, &f.reference, Role::Reference, Some(Edge::Word))?;
