@@ -35,7 +35,7 @@ pub fn build(config: Config, store: Store) -> AppState {
     let events =
         crate::events::Events::start(&config.webhooks(), store.clone(), metrics.clone(), &tasks);
     let traces = crate::traces::Traces::start(&config.traces(), metrics.clone(), &tasks);
-    let classifier = config.risk_rules.clone();
+    let classifier = config.risk_rules.classifier();
     let sampler = start_compliance(&config, &store, &classifier, &events, &tasks);
     let catalogue = Arc::new(load_catalogue(&config, &store));
     let ledger = Arc::new(load_ledger(&store));

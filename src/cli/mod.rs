@@ -69,7 +69,7 @@ pub async fn run(cli: Cli) -> Result<(), Failure> {
     };
     match &cli.command {
         Command::Config(ConfigCommand::Check { file }) => check_config(file),
-        Command::Risk(command) => risk::run(&load(None)?.risk_rules, command),
+        Command::Risk(command) => risk::run(&load(None)?.risk_rules.classifier(), command),
         Command::Serve(args) => serve(load(Some(args))?).await,
         Command::Init => init(&load(None)?).await,
         Command::Models(ModelsCommand::List { json }) => {

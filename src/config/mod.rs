@@ -156,9 +156,10 @@ pub struct Config {
     /// A directory of risk rule packs (`*.toml`) that replace the built-in
     /// packs of the same file name and add new ones.
     pub risk_rules_dir: Option<PathBuf>,
-    /// The risk classifier compiled from the built-in packs and those of
-    /// `risk_rules_dir`: a bad pack refuses the configuration.
-    pub risk_rules: Arc<Classifier>,
+    /// The risk classifier: the built-in packs, or those of
+    /// `risk_rules_dir` (compiled at load: a bad pack refuses the
+    /// configuration).
+    pub risk_rules: RiskRules,
     /// Single sign-on with an OpenID Connect provider (`[sso]`).
     pub sso: Option<crate::sso::config::SsoConfig>,
     pub providers: Vec<ProviderConfig>,
@@ -187,6 +188,29 @@ impl Config {
 }
 
 /// Values given as command-line flags: the top layer.
+/// A configuration's risk classifier. The built-in packs are compiled on
+/// first use, once per process: an admin command that never classifies
+/// (`tollgate usage`, `keys list`) does not pay the tenth of a second their
+/// compilation takes. A `risk_rules_dir` is compiled when the
+/// configuration loads, so that a bad pack refuses it.
+#[derive(Debug, Clone)]
+pub enum RiskRules {
+    BuiltIn,
+    Loaded(Arc<Classifier>),
+}
+
+impl RiskRules {
+    pub fn classifier(&self) -> Arc<Classifier> {
+        static BUILT_IN: std::sync::OnceLock<Arc<Classifier>> = std::sync::OnceLock::new();
+        match self {
+            RiskRules::BuiltIn => BUILT_IN
+                .get_or_init(|| Arc::new(Classifier::built_in()))
+                .clone(),
+            RiskRules::Loaded(classifier) => classifier.clone(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct Overrides {
     pub listen: Option<SocketAddr>,

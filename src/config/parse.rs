@@ -16,7 +16,7 @@ use url::Url;
 
 use super::setting::{At, env_error};
 use super::top_level as decl;
-use super::{Config, ConfigSource, LogFormat, Overrides, models, providers};
+use super::{Config, ConfigSource, LogFormat, Overrides, RiskRules, models, providers};
 use crate::base::config_error::ConfigError;
 use crate::base::secret::Secret;
 use crate::compliance::Classifier;
@@ -144,7 +144,7 @@ pub(super) fn assemble(
         audit_retention_days: decl::AUDIT_RETENTION_DAYS.whole(raw.audit_retention_days, at)?
             as u32,
         risk_rules_dir: None,
-        risk_rules: built_in_risk_rules(),
+        risk_rules: RiskRules::BuiltIn,
         sso: None,
         providers: Vec::new(),
         models: Vec::new(),
@@ -311,27 +311,19 @@ fn otlp_headers(
 fn risk_rules(
     file: Option<Spanned<PathBuf>>,
     at: &At,
-) -> Result<(Option<PathBuf>, Arc<Classifier>), ConfigError> {
+) -> Result<(Option<PathBuf>, RiskRules), ConfigError> {
     let (dir, span) = match (at.env("TOLLGATE_RISK_RULES_DIR"), file) {
         (Some(v), _) => (PathBuf::from(v), None),
         (None, Some(v)) => (v.get_ref().clone(), Some(v.span())),
-        // Compiling the packs takes milliseconds; configurations without
-        // an override share one compiled copy.
-        (None, None) => return Ok((None, built_in_risk_rules())),
+        // Compiled on first use; configurations without an override
+        // share one compiled copy.
+        (None, None) => return Ok((None, RiskRules::BuiltIn)),
     };
     let classifier = Classifier::load(Some(&dir)).map_err(|e| match span {
         Some(span) => at.bad(span, "risk_rules_dir", e.to_string()),
         None => env_error("TOLLGATE_RISK_RULES_DIR", e.to_string()),
     })?;
-    Ok((Some(dir), Arc::new(classifier)))
-}
-
-/// The built-in risk rules, compiled once per process.
-fn built_in_risk_rules() -> Arc<Classifier> {
-    static BUILT_IN: std::sync::OnceLock<Arc<Classifier>> = std::sync::OnceLock::new();
-    BUILT_IN
-        .get_or_init(|| Arc::new(Classifier::built_in()))
-        .clone()
+    Ok((Some(dir), RiskRules::Loaded(Arc::new(classifier))))
 }
 
 /// An http(s) URL with a host.

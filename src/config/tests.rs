@@ -28,12 +28,12 @@ fn risk_rules_dir_adds_packs_and_a_bad_pack_is_refused_naming_the_file() {
     let dir = packs.path().display().to_string();
     let config = load_text(&format!("risk_rules_dir = {dir:?}\n"), &[]).unwrap();
     assert_eq!(
-        config.risk_rules.languages(),
+        config.risk_rules.classifier().languages(),
         ["de", "en", "es", "fr", "it", "nl", "pl", "pt", "sv"]
     );
     let default = load_text("", &[]).unwrap();
     assert_eq!(
-        default.risk_rules.languages(),
+        default.risk_rules.classifier().languages(),
         ["de", "en", "es", "fr", "it", "nl", "pl", "pt"]
     );
 
