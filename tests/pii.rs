@@ -379,7 +379,7 @@ fn the_labelled_set_meets_precision_and_recall() {
     assert!(recall >= 0.97, "recall {recall:.4}: {misses:#?}");
 }
 
-/// The independent sets (`tests/data/pii/independent-{1,2,3,4}.jsonl`,
+/// The independent sets (`tests/data/pii/independent-{1,2,3,4,5}.jsonl`,
 /// about 530 snippets each in 8 languages, 46 to 48 % near-misses, each by
 /// an author who never read the detectors or the other sets): the same
 /// goals. Each was measured before the changes it led to
@@ -387,7 +387,12 @@ fn the_labelled_set_meets_precision_and_recall() {
 /// 98.7 %, set 2 at 96.2 % and 95.4 % (after set 1's changes), set 3 at
 /// 100 % and 98.0 % (after sets 1 and 2), set 4 at 99.8 % and 97.4 %
 /// (after sets 1 to 3; its Corsican NIRs led to `2A`/`2B` being read, its
-/// other misses to five context rules, after which it is found whole). Set 2's author left private and documentation addresses (10.x,
+/// other misses to five context rules, after which it is found whole), set 5
+/// at 93.6 % and 97.9 % (after sets 1 to 4: asset names like `logo@2x.png`
+/// read as addresses, numbered sections as IP addresses, register, lot
+/// and payment references as phones; NIEs written `Y-1234567-L`, a DNI in
+/// brackets and Maestro cards missed), found whole after its classes were
+/// added. Set 2's author left private and documentation addresses (10.x,
 /// 192.168.x, 2001:db8::) unlabelled where set 1's labelled them: its
 /// nine such addresses count as false positives here, so its precision
 /// floor is 97 %; every other value is held to the goals.
@@ -398,6 +403,7 @@ fn the_independent_sets_meet_precision_and_recall() {
         ("independent-2.jsonl", 0.97),
         ("independent-3.jsonl", 0.99),
         ("independent-4.jsonl", 0.99),
+        ("independent-5.jsonl", 0.99),
     ] {
         let (rows, precision, recall, misses) = measure(file);
         assert!(rows >= 500, "{file}");

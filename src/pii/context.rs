@@ -20,6 +20,9 @@ pub(super) const PESEL_WORDS: &[&str] = &["pesel"];
 pub(super) const PHONE_WORDS: &[&str] = &[
     "tel", "phone", "fon", "mobil", "móvil", "movil", "cell", "handy", "llam", "chiam", "bel ",
     "bellen", "zadzwo", "komórk", "contact", "kontakt", "whatsapp", "sms", "call", "ring", "appel",
+    // a message left on a number: `déjame un mensaje en el 648 ...`
+    // (not English "message": "System message: taxpayer number ...")
+    "mensaj", "mensag",
 ];
 
 /// Labels of numbers that are references, not a person's phone: word
@@ -70,7 +73,14 @@ const LABEL_STEMS: &[&str] = &[
     "szkod",
     "schade",
     "referen",
+    "referênc",
+    "entidade",
+    "kenmerk",
+    "betalingskenmerk",
     "riferiment",
+    "protocol",
+    "protokol",
+    "protokó",
     "aktenzeichen",
     "kundennummer",
     // products and parts
@@ -122,6 +132,8 @@ const LABEL_WORDS: &[&str] = &[
     "ref",
     "rea",
     "lot",
+    "lote",
+    "lotto",
     "polis",
     "polisnummer",
     "sku",
@@ -132,7 +144,28 @@ const LABEL_WORDS: &[&str] = &[
     "kvk",
 ];
 
-/// Words that make a dotted quad a version: word starts.
+/// Company and tax register labels, which label a number from up to
+/// four words before it (`RCS Paris B 552 120 226`, `Partita IVA della
+/// società: 0574...`): whole words.
+const REGISTER_WORDS: &[&str] = &[
+    "rcs",
+    "siren",
+    "siret",
+    "partita",
+    "iva",
+    "handelsregister",
+    "hrb",
+    "hra",
+    "kvk",
+    "krs",
+    "regon",
+    "nip",
+    "cif",
+    "vat",
+];
+
+/// Words that make a dotted quad a version, or the number of a section
+/// of a document (`section 4.2.1.3`, `OID 1.3.6.1`): word starts.
 const VERSION_STEMS: &[&str] = &[
     "version",
     "versión",
@@ -156,6 +189,33 @@ const VERSION_STEMS: &[&str] = &[
     "zaktualiz",
     "mise à jour",
     "mettez à jour",
+    // sections and numbered clauses of documents, and object identifiers
+    "section",
+    "chapter",
+    "paragraph",
+    "clause",
+    "abschnitt",
+    "kapitel",
+    "absatz",
+    "chapitre",
+    "paragraphe",
+    "apartado",
+    "capítulo",
+    "capitulo",
+    "sección",
+    "seccion",
+    "capitolo",
+    "paragrafo",
+    "sezione",
+    "hoofdstuk",
+    "paragraaf",
+    "rozdział",
+    "rozdzial",
+    "secção",
+    "seção",
+    "oid",
+    "snmp",
+    "§",
 ];
 /// Words that make a dotted quad an address, when nearer than a version
 /// word: word starts.
@@ -378,7 +438,24 @@ pub(super) fn labelled_reference(b: &[u8], start: usize) -> bool {
     if words.first().is_some_and(|w| w == b"no") && !signed_no(b, start) {
         words.remove(0);
     }
-    labels_reference(&words)
+    labels_reference(&words) || register_number(b, start)
+}
+
+/// Whether a company or tax register label is among the four words
+/// before `start`, with no phone word between it and the number.
+fn register_number(b: &[u8], start: usize) -> bool {
+    for word in last_words(b, start, 4) {
+        if PHONE_WORDS.iter().any(|p| word.starts_with(p.as_bytes())) {
+            return false;
+        }
+        if REGISTER_WORDS
+            .iter()
+            .any(|r| word.as_slice() == r.as_bytes())
+        {
+            return true;
+        }
+    }
+    false
 }
 
 /// Whether the `no` just before `start` is followed by `.`, `:` or `#`.

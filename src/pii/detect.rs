@@ -213,12 +213,39 @@ fn emails(b: &[u8], out: &mut Vec<Span>) {
         if dot == 0 || tld.len() < 2 || !tld.iter().all(u8::is_ascii_alphabetic) {
             continue;
         }
+        if is_file_name(host, tld) {
+            continue;
+        }
         out.push(Span {
             start,
             end,
             kind: Kind::Email,
         });
     }
+}
+
+/// File-name extensions that are no top-level domain: `logo@2x.png`,
+/// `icon@3x.webp` are image assets, not addresses (extensions that are
+/// also domains, `.zip`, `.mov`, `.md`, `.py`, `.sh`, `.rs`, are not here).
+const FILE_EXTENSIONS: &[&[u8]] = &[
+    b"png", b"jpg", b"jpeg", b"gif", b"svg", b"webp", b"bmp", b"tif", b"tiff", b"ico", b"heic",
+    b"avif", b"pdf", b"css", b"scss", b"js", b"mjs", b"cjs", b"ts", b"tsx", b"jsx", b"json",
+    b"html", b"htm", b"xml", b"yaml", b"yml", b"toml", b"txt", b"csv", b"xlsx", b"xls", b"docx",
+    b"doc", b"pptx", b"mp3", b"mp4", b"wav", b"ogg", b"webm", b"woff", b"woff2", b"ttf", b"otf",
+    b"eot", b"lock", b"log", b"wasm", b"apk", b"dmg", b"tgz",
+];
+
+/// Whether the host of an `@` is a file name: its last label a file
+/// extension, or its first an asset scale (`@2x`, `@3x`).
+fn is_file_name(host: &[u8], tld: &[u8]) -> bool {
+    let scale = host.len() > 3
+        && host[0].is_ascii_digit()
+        && host[1].eq_ignore_ascii_case(&b'x')
+        && host[2] == b'.';
+    scale
+        || FILE_EXTENSIONS
+            .iter()
+            .any(|ext| tld.eq_ignore_ascii_case(ext))
 }
 
 /// The span starting at the token boundary `i`, or where to look next.
@@ -251,6 +278,14 @@ fn at(b: &[u8], i: usize) -> Result<Span, usize> {
         if bounded && token.len() == 9 && checks::dni_nie(&upper(token)) {
             return span(token_end, Kind::EsDni);
         }
+        // A NIE written `Y-8990221-H` (or with spaces): letter, seven
+        // digits, letter.
+        if token.len() == 1
+            && matches!(b[i].to_ascii_uppercase(), b'X' | b'Y' | b'Z')
+            && let Some(end) = split_nie(b, i)
+        {
+            return span(end, Kind::EsDni);
+        }
         // A NIE with its letter set apart: `Z0164875-Q`.
         if token.len() == 8
             && b.get(token_end) == Some(&b'-')
@@ -282,9 +317,45 @@ fn at(b: &[u8], i: usize) -> Result<Span, usize> {
     // `(030) 123 456` is a phone with its area code in brackets; any other
     // number in brackets starts after the bracket.
     match number(b, i) {
-        Err(_) if b[i] == b'(' && b.get(i + 1).is_some_and(u8::is_ascii_digit) => number(b, i + 1),
+        Err(_) if b[i] == b'(' && b.get(i + 1).is_some_and(u8::is_ascii_digit) => {
+            // A DNI in brackets is a token after the bracket.
+            let from = i + 1;
+            let end = from
+                + b[from..]
+                    .iter()
+                    .take_while(|c| c.is_ascii_alphanumeric())
+                    .count();
+            if end - from == 9
+                && b.get(end).is_none_or(|&c| !is_word(c))
+                && checks::dni_nie(&upper(&b[from..end]))
+            {
+                return span(end, Kind::EsDni).map(|s| Span { start: from, ..s });
+            }
+            number(b, from)
+        }
         found => found,
     }
+}
+
+/// The end of a NIE whose parts are set apart by hyphens or spaces
+/// (`Y-8990221-H`, `X 5632061 M`) starting at `i`, when its letter checks.
+fn split_nie(b: &[u8], i: usize) -> Option<usize> {
+    let sep = *b.get(i + 1)?;
+    if !matches!(sep, b'-' | b' ') {
+        return None;
+    }
+    let digits = b.get(i + 2..i + 9)?;
+    if !digits.iter().all(u8::is_ascii_digit) || b.get(i + 9) != Some(&sep) {
+        return None;
+    }
+    let letter = *b.get(i + 10)?;
+    if !letter.is_ascii_alphabetic() || b.get(i + 11).is_some_and(|&c| is_word(c)) {
+        return None;
+    }
+    let mut compact = vec![b[i].to_ascii_uppercase()];
+    compact.extend_from_slice(digits);
+    compact.push(letter.to_ascii_uppercase());
+    checks::dni_nie(&compact).then_some(i + 11)
 }
 
 fn upper(token: &[u8]) -> Vec<u8> {
@@ -624,7 +695,10 @@ fn card_shape(d: &[u8], groups: &[usize], seps_ok: bool) -> bool {
                 || (two == 35 && n >= 16)
                 || (matches!(two, 30 | 36 | 38) && n == 14)
         }
-        b'6' => (four == 6011 || two == 65 || (644..=649).contains(&(four / 10))) && n >= 16,
+        b'6' => {
+            (four == 6011 || two == 65 || (644..=649).contains(&(four / 10)) || is_maestro(four))
+                && n >= 16
+        }
         _ => false,
     };
     let grouped = groups.len() == 1
@@ -633,6 +707,11 @@ fn card_shape(d: &[u8], groups: &[usize], seps_ok: bool) -> bool {
         || groups == [4, 6, 5]
         || groups == [4, 6, 4];
     issuer && grouped
+}
+
+/// Maestro's issuer numbers that start with 6 (UK and international).
+fn is_maestro(four: u32) -> bool {
+    matches!(four, 6304 | 6759 | 6761 | 6762 | 6763)
 }
 
 #[cfg(test)]

@@ -210,3 +210,81 @@ fn the_international_prefix_is_a_phone_in_groups_or_named_and_no_is_a_word() {
     // `no.` is still a number sign.
     assert!(kinds("Invoice no. 0033 6123 4567 is paid.").is_empty());
 }
+
+/// The fifth independent set's classes (docs/compliance-operations.md):
+/// asset file names are no addresses, numbered sections and object
+/// identifiers are no IP addresses, register, lot, protocol and payment
+/// references are no phones; a NIE with its parts set apart, a DNI in
+/// brackets, Maestro cards and a number left for a message are found.
+#[test]
+fn file_names_sections_and_register_numbers_are_none_of_ours() {
+    for text in [
+        "Upload icon@2x.png and icon@3x.png to the CDN.",
+        "Fehlende Datei: header@2x.webp",
+        "build output: bundle@1.2.0.js and styles@main.css",
+        "See section 3.2.1.4 of the contract.",
+        "Siehe Abschnitt 2.1.4.3 der Spezifikation.",
+        "Voir le paragraphe 5.1.2.1 du règlement.",
+        "Consulte el capítulo 1.4.2.2 del manual.",
+        "Zie paragraaf 6.2.1.1 van de handleiding.",
+        "Patrz rozdział 3.3.1.2 umowy.",
+        "trap OID 1.3.6.1 from the switch",
+        "RCS Lyon B 413 217 855 - capital 50 000 EUR",
+        "Partita IVA della ditta: 01234567890",
+        "Lote 0034-5512-7781, caducidad 05/2027",
+        "Numero di protocollo 0007781/2025",
+        "Vermeld betalingskenmerk 0612 7788 99 bij uw overschrijving.",
+        "entidade 11249, referência 961 224 508, valor 20,00 €",
+    ] {
+        assert!(kinds(text).is_empty(), "{text}: {:?}", kinds(text));
+    }
+    // An address word nearer than the section word still makes an address.
+    assert_eq!(
+        kinds("section 4: the server at 10.2.3.4 refused"),
+        [(Kind::Ip, "10.2.3.4")]
+    );
+    // Real addresses on a domain whose name looks like a file are kept.
+    assert_eq!(
+        kinds("mail ana@studio.design now"),
+        [(Kind::Email, "ana@studio.design")]
+    );
+}
+
+#[test]
+fn split_nies_bracketed_dnis_maestro_cards_and_message_numbers_are_found() {
+    for (text, kind, value) in [
+        ("NIE X-2345671-Q, alta el lunes", Kind::EsDni, "X-2345671-Q"),
+        ("su NIE es Z 7654320 V", Kind::EsDni, "Z 7654320 V"),
+        (
+            "copia del DNI (48291736Q) adjunta",
+            Kind::EsDni,
+            "48291736Q",
+        ),
+        (
+            "Maestro 6761 1000 3344 5564 on file",
+            Kind::Card,
+            "6761 1000 3344 5564",
+        ),
+        ("card 6304900012345675", Kind::Card, "6304900012345675"),
+        (
+            "déjame un mensaje en el 612345678",
+            Kind::Phone,
+            "612345678",
+        ),
+        (
+            "manda uma mensagem para o 912345678",
+            Kind::Phone,
+            "912345678",
+        ),
+    ] {
+        assert_eq!(kinds(text), [(kind, value)], "{text}");
+    }
+    // A wrong letter or check digit is still refused.
+    for text in [
+        "NIE X-2345671-R",
+        "copia del DNI (48291736R)",
+        "Maestro 6761 1000 3344 5565",
+    ] {
+        assert!(kinds(text).is_empty(), "{text}: {:?}", kinds(text));
+    }
+}
