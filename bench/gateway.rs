@@ -23,7 +23,7 @@
 //!
 //! `cargo bench --bench gateway -- [--quick] [--peers] [--only a,b]
 //! [--seconds N] [--streams N] [--keys 1,100,10000] [--records 1000000,10000000]
-//! [--latency-us N] [--no-scaling]`. Nothing is asserted: the
+//! [--latency-us N] [--no-scaling] [--no-webhooks]`. Nothing is asserted: the
 //! aims are printed beside what was reached (`docs/benchmarks.md`).
 
 mod common;
@@ -53,6 +53,9 @@ struct Options {
     keys: Vec<usize>,
     records: Vec<u64>,
     scaling: bool,
+    /// Register the loopback receiver as an operator webhook URL (every
+    /// request then sends `request.completed`); off with `--no-webhooks`.
+    webhooks: bool,
     mock: MockOptions,
 }
 
@@ -104,6 +107,7 @@ impl Options {
                 },
             ),
             scaling: !args.iter().any(|a| a == "--no-scaling"),
+            webhooks: !args.iter().any(|a| a == "--no-webhooks"),
             mock: MockOptions {
                 latency: Duration::from_micros(number("--latency-us", 0)),
                 chunks: 16,
@@ -232,6 +236,8 @@ async fn run(options: Options) -> Report {
     );
     let receiver = Receiver::default();
     let (_, hook) = receiver.start().await;
+    // `--no-webhooks`: no `request.completed` delivery per request.
+    let hook = if options.webhooks { hook } else { String::new() };
     let prepared = tollgate::prepare(
         &work.path().join("tollgate"),
         mock.addr,

@@ -53,11 +53,18 @@ pub struct Prepared {
     pub seed_seconds: f64,
 }
 
+/// The bench's configuration; an empty `hook` registers no webhook URL
+/// (`--no-webhooks`).
 fn config_text(mock: SocketAddr, hook: &str) -> String {
     let pricing =
         "pricing = { unit = \"per_token\", input_per_million = 1.0, output_per_million = 2.0 }";
+    let webhooks = if hook.is_empty() {
+        String::new()
+    } else {
+        format!("webhook_urls = [\"{hook}\"]\n")
+    };
     let mut text = format!(
-        "webhook_urls = [\"{hook}\"]\nlog_level = \"info\"\n\
+        "{webhooks}log_level = \"info\"\n\
          [[providers]]\nid = \"up\"\nkind = \"openai\"\nbase_url = \"http://{mock}/v1\"\n\
          [[providers]]\nid = \"mock\"\nkind = \"mock\"\n"
     );
