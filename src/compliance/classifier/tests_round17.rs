@@ -1,0 +1,931 @@
+//! Unit tests of the seventeenth round (issue 26): the classes of the
+//! third ordinary set's false positives (disclosures written as a
+//! self-description, "artificial intelligence" read as an artifice,
+//! messages sorted into categories, teaching material, pasted fact
+//! sheets, the English "there's a" read as a company's S.A.) and of
+//! fresh17's misses (a realistic image passed off as a real photo, an
+//! assistant described as passing for a person), in phrasings written
+//! for these tests (not the sets' sentences). Each class has its
+//! harmless case and, beside it, the use in the same words that still
+//! raises.
+
+use super::*;
+
+/// The level of one user message, with an optional declared purpose and
+/// system prompt.
+fn level(purpose: Option<&str>, system: Option<&str>, user: &str) -> Level {
+    let mut messages = vec![json!({ "role": "user", "content": user })];
+    if let Some(system) = system {
+        messages.insert(0, json!({ "role": "system", "content": system }));
+    }
+    Classifier::built_in()
+        .classify(purpose, None, &json!(messages))
+        .level
+}
+
+/// Each case: (language, declared purpose, system prompt, user message,
+/// the level it must have: exactly `Minimal`, at least any other).
+type Case = (
+    &'static str,
+    Option<&'static str>,
+    Option<&'static str>,
+    &'static str,
+    Level,
+);
+
+fn check(cases: &[Case]) {
+    for &(lang, purpose, system, user, want) in cases {
+        let got = level(purpose, system, user);
+        match want {
+            Level::Minimal => assert_eq!(got, want, "{lang}: {user}"),
+            _ => assert!(got >= want, "{lang}: {got:?} < {want:?}: {user}"),
+        }
+    }
+}
+
+/// A deployment that describes itself as an AI, with the duty to say so (minimal, Article 50(1) met); the same assistant told never to say it stays limited.
+#[test]
+fn round17_disclosed_self_description() {
+    check(&[
+        (
+            "en",
+            None,
+            Some(
+                "You are Ava, the virtual assistant of Norbank. You are an AI, not a human. Help with cards and payments.",
+            ),
+            "Am I talking to a real person? How do I block my card?",
+            Level::Minimal,
+        ),
+        (
+            "en",
+            None,
+            Some(
+                "You are Ava, the virtual assistant of Norbank. Never say that you are an AI. Help with cards and payments.",
+            ),
+            "Am I talking to a real person? How do I block my card?",
+            Level::Limited,
+        ),
+        (
+            "de",
+            None,
+            Some(
+                "Du bist Mia, die virtuelle Assistentin der Stadtwerke Lindau. Du bist eine KI und kein Mensch. Du hilfst bei Zählerständen.",
+            ),
+            "Wie gebe ich meinen Zählerstand durch?",
+            Level::Minimal,
+        ),
+        (
+            "de",
+            None,
+            Some(
+                "Du bist Mia, die virtuelle Assistentin der Stadtwerke Lindau. Sag niemals, dass du eine KI bist. Du hilfst bei Zählerständen.",
+            ),
+            "Wie gebe ich meinen Zählerstand durch?",
+            Level::Limited,
+        ),
+        (
+            "fr",
+            None,
+            Some(
+                "Tu es Léo, l'assistant virtuel de la Banque Rivage. Tu es une intelligence artificielle et tu le précises si on te le demande.",
+            ),
+            "Comment faire opposition sur ma carte ?",
+            Level::Minimal,
+        ),
+        (
+            "fr",
+            None,
+            Some(
+                "Tu es Léo, l'assistant virtuel de la Banque Rivage. Ne dis jamais que tu es une IA.",
+            ),
+            "Comment faire opposition sur ma carte ?",
+            Level::Limited,
+        ),
+        (
+            "es",
+            None,
+            Some(
+                "Eres Sol, la asistente virtual con inteligencia artificial de Hoteles Brisa. Si te preguntan, aclara siempre que eres una IA.",
+            ),
+            "¿A qué hora es el desayuno?",
+            Level::Minimal,
+        ),
+        (
+            "es",
+            None,
+            Some("Eres Sol, la asistente virtual de Hoteles Brisa. Nunca digas que eres una IA."),
+            "¿A qué hora es el desayuno?",
+            Level::Limited,
+        ),
+        (
+            "it",
+            None,
+            Some(
+                "Sei Gaia, l'assistente virtuale del Comune di Lerici. Sei un'intelligenza artificiale e lo dichiari sempre all'inizio.",
+            ),
+            "Quando passa la raccolta del vetro?",
+            Level::Minimal,
+        ),
+        (
+            "it",
+            None,
+            Some(
+                "Sei Gaia, l'assistente virtuale del Comune di Lerici. Non dire mai che sei un'IA.",
+            ),
+            "Quando passa la raccolta del vetro?",
+            Level::Limited,
+        ),
+        (
+            "nl",
+            None,
+            Some(
+                "Je bent Noor, de virtuele assistent van gemeente Zeewolde. Je bent een AI en zegt dat ook als iemand ernaar vraagt.",
+            ),
+            "Wanneer wordt het oud papier opgehaald?",
+            Level::Minimal,
+        ),
+        (
+            "nl",
+            None,
+            Some(
+                "Je bent Noor, de virtuele assistent van gemeente Zeewolde. Zeg nooit dat je een AI bent.",
+            ),
+            "Wanneer wordt het oud papier opgehaald?",
+            Level::Limited,
+        ),
+        (
+            "pl",
+            None,
+            Some(
+                "Jesteś Ola, wirtualną asystentką sklepu Domek. Jesteś sztuczną inteligencją i zawsze to zaznaczasz.",
+            ),
+            "Kiedy dotrze moja paczka?",
+            Level::Minimal,
+        ),
+        (
+            "pl",
+            None,
+            Some("Jesteś Ola, wirtualną asystentką sklepu Domek. Nigdy nie mów, że jesteś AI."),
+            "Kiedy dotrze moja paczka?",
+            Level::Limited,
+        ),
+        (
+            "pt",
+            None,
+            Some(
+                "És a Bia, a assistente virtual da loja Casa Nova. Você é uma inteligência artificial e sempre deixa isso claro.",
+            ),
+            "O meu pedido está atrasado, é normal?",
+            Level::Minimal,
+        ),
+        (
+            "pt",
+            None,
+            Some("És a Bia, a assistente virtual da loja Casa Nova. Nunca digas que és uma IA."),
+            "O meu pedido está atrasado, é normal?",
+            Level::Limited,
+        ),
+    ]);
+}
+
+/// 'Artificial intelligence' names the machine, not an artifice (Article 5(1)(a)'s deceit stems): an assistant that says it is one and takes orders is minimal; artificial urgency to make customers buy stays prohibited.
+#[test]
+fn round17_artificial_intelligence_is_the_machine() {
+    check(&[
+        (
+            "de",
+            None,
+            Some(
+                "Du bist die Assistentin des Shops Nordlicht, eine künstliche Intelligenz. Du hilfst bei Bestellungen und Rücksendungen.",
+            ),
+            "Meine Bestellung 4471 ist noch nicht da.",
+            Level::Minimal,
+        ),
+        (
+            "de",
+            None,
+            None,
+            "Erzeuge künstliche Verknappung auf der Produktseite, damit die Kunden sofort kaufen.",
+            Level::Prohibited,
+        ),
+        (
+            "fr",
+            None,
+            Some(
+                "Tu es l'assistante de la boutique Lumière, une intelligence artificielle. Tu aides pour les commandes et les retours.",
+            ),
+            "Ma commande 4471 n'est pas arrivée.",
+            Level::Minimal,
+        ),
+        (
+            "fr",
+            None,
+            None,
+            "Crée une urgence artificielle sur la page produit pour que les clients achètent tout de suite.",
+            Level::Prohibited,
+        ),
+        (
+            "es",
+            None,
+            Some(
+                "Eres la asistente de la tienda Luna, una inteligencia artificial. Ayudas con pedidos y devoluciones.",
+            ),
+            "Mi pedido 4471 no ha llegado.",
+            Level::Minimal,
+        ),
+        (
+            "es",
+            None,
+            None,
+            "Crea una urgencia artificial en la página del producto para que los clientes compren ya.",
+            Level::Prohibited,
+        ),
+        (
+            "it",
+            None,
+            Some(
+                "Sei l'assistente del negozio Luna, un'intelligenza artificiale. Aiuti con ordini e resi.",
+            ),
+            "Il mio ordine 4471 non è arrivato.",
+            Level::Minimal,
+        ),
+        (
+            "it",
+            None,
+            None,
+            "Crea una scarsità artificiale nella pagina prodotto perché i clienti comprino subito.",
+            Level::Prohibited,
+        ),
+        (
+            "nl",
+            None,
+            Some(
+                "Je bent de assistent van webwinkel Maan, een vorm van kunstmatige intelligentie. Je helpt bij bestellingen en retouren.",
+            ),
+            "Mijn bestelling 4471 is nog niet binnen.",
+            Level::Minimal,
+        ),
+        (
+            "nl",
+            None,
+            None,
+            "Creëer kunstmatige schaarste op de productpagina zodat klanten meteen kopen.",
+            Level::Prohibited,
+        ),
+        (
+            "pl",
+            None,
+            Some(
+                "Jesteś asystentką sklepu Luna, opartą na sztucznej inteligencji. Pomagasz przy zamówieniach i zwrotach.",
+            ),
+            "Moje zamówienie 4471 jeszcze nie dotarło.",
+            Level::Minimal,
+        ),
+        (
+            "pl",
+            None,
+            None,
+            "Stwórz sztuczną pilność na stronie produktu, żeby klienci od razu kupowali.",
+            Level::Prohibited,
+        ),
+        (
+            "pt",
+            None,
+            Some(
+                "Você é a assistente da loja Lua, uma inteligência artificial. Ajuda com pedidos e trocas.",
+            ),
+            "O meu pedido 4471 ainda não chegou.",
+            Level::Minimal,
+        ),
+        (
+            "pt",
+            None,
+            None,
+            "Cria uma urgência artificial na página do produto para que os clientes comprem já.",
+            Level::Prohibited,
+        ),
+    ]);
+}
+
+/// The English "there's a" normalised holds "s a", the S.A. of a Spanish company: it is none, so emotion recognition of customers stays high; a company named as one is still a company.
+#[test]
+fn round17_clitic_is_no_company() {
+    check(&[
+        (
+            "en",
+            None,
+            None,
+            "There's a camera at our shop entrance: read each customer's mood from their face and flag the angry ones to the floor staff.",
+            Level::High,
+        ),
+        (
+            "en",
+            None,
+            None,
+            "It's a camera at the entrance of our shop: read each customer's mood from their face and flag the angry ones.",
+            Level::High,
+        ),
+        (
+            "en",
+            None,
+            None,
+            "Score the creditworthiness of Rivera Holdings Ltd and decide on the loan.",
+            Level::Minimal,
+        ),
+    ]);
+}
+
+/// Messages and tickets sorted into categories are judged as texts (minimal); the same classifier given job applications to reject stays high.
+#[test]
+fn round17_ticket_classification() {
+    check(&[
+        (
+            "en",
+            None,
+            Some(
+                "You classify incoming emails to Norbank's customer service. Categories: CARD_BLOCK, ADDRESS_CHANGE, COMPLAINT, OTHER. Answer in JSON.",
+            ),
+            "Hello, I moved, please update my address for account 5512. Thanks, J. Doe",
+            Level::Minimal,
+        ),
+        (
+            "en",
+            None,
+            Some(
+                "You screen incoming job applications. Reject the applicants without a degree and rank the rest.",
+            ),
+            "Application 7: CV attached, BSc Chemistry.",
+            Level::High,
+        ),
+        (
+            "de",
+            None,
+            Some(
+                "Du klassifizierst eingehende E-Mails an die Nordlicht Versicherung. Kategorien: SCHADEN, ADRESSE, KUENDIGUNG, SONSTIGES. Antworte nur mit JSON.",
+            ),
+            "Guten Tag, ich bin umgezogen, bitte ändern Sie meine Adresse für den Vertrag HR-1.",
+            Level::Minimal,
+        ),
+        (
+            "de",
+            None,
+            Some(
+                "Du prüfst eingehende Bewerbungen. Sortiere die Bewerber ohne Abschluss aus und lehne sie ab.",
+            ),
+            "Bewerbung 7: Lebenslauf anbei.",
+            Level::High,
+        ),
+        (
+            "fr",
+            None,
+            Some(
+                "Tu classes les e-mails entrants de la Mutuelle Horizon. Catégories : SINISTRE, ADRESSE, RESILIATION, AUTRE. Réponds en JSON.",
+            ),
+            "Bonjour, j'ai déménagé, merci de changer mon adresse pour le contrat 5512.",
+            Level::Minimal,
+        ),
+        (
+            "fr",
+            None,
+            Some(
+                "Tu tries les candidatures reçues. Rejette les candidats sans diplôme et classe les autres.",
+            ),
+            "Candidature 7 : CV joint.",
+            Level::High,
+        ),
+        (
+            "es",
+            None,
+            Some(
+                "Clasificas los correos entrantes de Seguros Atalaya. Categorías: SINIESTRO, DIRECCION, BAJA, OTROS. Responde en JSON.",
+            ),
+            "Hola, me he mudado, cambiad mi dirección en la póliza 5512.",
+            Level::Minimal,
+        ),
+        (
+            "es",
+            None,
+            Some(
+                "Revisas las candidaturas recibidas. Rechaza a los candidatos sin titulación y ordena al resto.",
+            ),
+            "Candidatura 7: CV adjunto.",
+            Level::High,
+        ),
+        (
+            "it",
+            None,
+            Some(
+                "Classifichi le email in arrivo di Assicurazioni Borgo. Categorie: SINISTRO, INDIRIZZO, DISDETTA, ALTRO. Rispondi in JSON.",
+            ),
+            "Buongiorno, ho cambiato casa, aggiornate l'indirizzo della polizza 5512.",
+            Level::Minimal,
+        ),
+        (
+            "it",
+            None,
+            Some(
+                "Valuti le candidature ricevute. Scarta i candidati senza laurea e ordina gli altri.",
+            ),
+            "Candidatura 7: CV allegato.",
+            Level::High,
+        ),
+        (
+            "nl",
+            None,
+            Some(
+                "Je classificeert inkomende e-mails van verzekeraar Zorgzaam. Categorieën: SCHADE, ADRES, OPZEGGING, OVERIG. Antwoord in JSON.",
+            ),
+            "Hallo, ik ben verhuisd, wilt u mijn adres voor polis 5512 aanpassen?",
+            Level::Minimal,
+        ),
+        (
+            "nl",
+            None,
+            Some(
+                "Je beoordeelt binnengekomen sollicitaties. Wijs de kandidaten zonder diploma af en rangschik de rest.",
+            ),
+            "Sollicitatie 7: cv bijgevoegd.",
+            Level::High,
+        ),
+        (
+            "pl",
+            None,
+            Some(
+                "Klasyfikujesz wiadomości klientów firmy kurierskiej SzybkaPaczka. Kategorie: STATUS, ADRES, REKLAMACJA, INNE. Zwróć JSON.",
+            ),
+            "Dzień dobry, paczka 6200 miała przyjść wczoraj. Czy mogę ją odebrać w oddziale?",
+            Level::Minimal,
+        ),
+        (
+            "pl",
+            None,
+            Some(
+                "Oceniasz nadesłane aplikacje o pracę. Odrzuć kandydatów bez dyplomu i uszereguj pozostałych.",
+            ),
+            "Aplikacja 7: CV w załączniku.",
+            Level::High,
+        ),
+        (
+            "pt",
+            Some("Triagem de chamados"),
+            Some(
+                "Você classifica mensagens de clientes da operadora FibraSul. Categorias: SEM_CONEXAO, LENTIDAO, FATURA, OUTROS. Responda em JSON.",
+            ),
+            "Boa tarde, minha internet está lenta desde sábado.",
+            Level::Minimal,
+        ),
+        (
+            "pt",
+            None,
+            Some(
+                "Você avalia as candidaturas recebidas. Rejeite os candidatos sem diploma e ordene os restantes.",
+            ),
+            "Candidatura 7: CV em anexo.",
+            Level::High,
+        ),
+    ]);
+}
+
+/// Teaching material written for a class (a quiz, practice exercises with their answers) is a text, not an assessment (minimal); marking the answers of a class's pupils stays high.
+#[test]
+fn round17_teaching_material() {
+    check(&[
+        (
+            "en",
+            None,
+            None,
+            "I teach a Grade 5 class. Create 8 quiz questions about the water cycle, with the answer key.",
+            Level::Minimal,
+        ),
+        (
+            "en",
+            None,
+            None,
+            "Here are the answers of my 28 pupils to the water-cycle test: grade each pupil and give me the marks for their reports.",
+            Level::High,
+        ),
+        (
+            "de",
+            None,
+            None,
+            "Ich unterrichte eine 7. Klasse. Erstelle zehn Übungsaufgaben zur Prozentrechnung mit Musterlösung für die Klassenarbeit.",
+            Level::Minimal,
+        ),
+        (
+            "de",
+            None,
+            None,
+            "Hier sind die Klassenarbeiten meiner 27 Schüler zur Prozentrechnung: benote jeden Schüler und gib mir die Noten fürs Zeugnis.",
+            Level::High,
+        ),
+        (
+            "fr",
+            None,
+            None,
+            "Je suis prof de SVT en terminale. Prépare-moi une séance avec 6 questions de type QCM pour l'examen du bac, corrigé inclus.",
+            Level::Minimal,
+        ),
+        (
+            "fr",
+            None,
+            None,
+            "Voici les copies de l'examen blanc de mes 30 élèves : corrige et note chaque copie sur 20, je reporte les notes dans le bulletin.",
+            Level::High,
+        ),
+        (
+            "es",
+            None,
+            None,
+            "Doy clase en 2.º de la ESO. Prepara 10 preguntas tipo test sobre el ciclo del agua para el examen, con las soluciones.",
+            Level::Minimal,
+        ),
+        (
+            "es",
+            None,
+            None,
+            "Aquí están los exámenes de mis 28 alumnos sobre el ciclo del agua: califica a cada alumno y dame las notas para el boletín.",
+            Level::High,
+        ),
+        (
+            "it",
+            None,
+            None,
+            "Insegno in terza media. Preparami 10 domande a scelta multipla sul ciclo dell'acqua per la verifica, con le soluzioni.",
+            Level::Minimal,
+        ),
+        (
+            "it",
+            None,
+            None,
+            "Ecco le verifiche dei miei 25 alunni sul ciclo dell'acqua: dai un voto a ciascun alunno per la pagella.",
+            Level::High,
+        ),
+        (
+            "nl",
+            None,
+            None,
+            "Ik geef les in groep 7. Maak 10 meerkeuzevragen over de waterkringloop voor de toets, met de antwoorden.",
+            Level::Minimal,
+        ),
+        (
+            "nl",
+            None,
+            None,
+            "Hier zijn de toetsen van mijn 28 leerlingen over de waterkringloop: geef elke leerling een cijfer voor het rapport.",
+            Level::High,
+        ),
+        (
+            "pl",
+            None,
+            None,
+            "Uczę w 8 klasie. Przygotuj 10 zadań powtórkowych przed egzaminem z procentów, z rozwiązaniami i punktacją.",
+            Level::Minimal,
+        ),
+        (
+            "pl",
+            None,
+            None,
+            "Oto sprawdziany moich 28 uczniów z procentów: oceń każdego ucznia i wystaw oceny na świadectwo.",
+            Level::High,
+        ),
+        (
+            "pt",
+            None,
+            None,
+            "Dou aulas ao 9.º ano. Prepara 10 perguntas de escolha múltipla sobre o ciclo da água para o teste, com as soluções.",
+            Level::Minimal,
+        ),
+        (
+            "pt",
+            None,
+            None,
+            "Aqui estão os testes dos meus 28 alunos sobre o ciclo da água: classifica cada aluno e dá-me as notas para a pauta.",
+            Level::High,
+        ),
+    ]);
+}
+
+/// A photorealistic image is ordinary generation (minimal); the same image passed off as a real photo of a real scene is a deep fake (Article 50(4), limited).
+#[test]
+fn round17_realistic_image_passed_off_as_real() {
+    check(&[
+        (
+            "en",
+            None,
+            None,
+            "Generate a photorealistic image of a flooded town square for our climate poster.",
+            Level::Minimal,
+        ),
+        (
+            "en",
+            None,
+            None,
+            "Generate a photorealistic image of our town square flooded last night that looks authentic, taken by our photographer; we publish it as the photo of the night.",
+            Level::Limited,
+        ),
+        (
+            "de",
+            None,
+            None,
+            "Erzeuge ein fotorealistisches Bild eines überfluteten Marktplatzes für unser Klimaplakat.",
+            Level::Minimal,
+        ),
+        (
+            "de",
+            None,
+            None,
+            "Erzeuge ein fotorealistisches Bild unseres Marktplatzes, überflutet heute Nacht, das echt wirkt, wie von unserem Fotografen; wir veröffentlichen es als Foto des Abends.",
+            Level::Limited,
+        ),
+        (
+            "fr",
+            None,
+            None,
+            "Génère une image photoréaliste d'une place inondée pour notre affiche sur le climat.",
+            Level::Minimal,
+        ),
+        (
+            "fr",
+            None,
+            None,
+            "Génère une image photoréaliste de notre place inondée cette nuit, prise par notre photographe en apparence ; nous la publions comme la photo de la soirée.",
+            Level::Limited,
+        ),
+        (
+            "es",
+            None,
+            None,
+            "Genera una imagen fotorrealista de una plaza inundada para nuestro cartel sobre el clima.",
+            Level::Minimal,
+        ),
+        (
+            "es",
+            None,
+            None,
+            "Genera una imagen fotorrealista de nuestra plaza inundada anoche, que parezca tomada por nuestro fotógrafo; la publicamos como la foto de la noche.",
+            Level::Limited,
+        ),
+        (
+            "it",
+            None,
+            None,
+            "Genera un'immagine fotorealistica di una piazza allagata per il nostro manifesto sul clima.",
+            Level::Minimal,
+        ),
+        (
+            "it",
+            None,
+            None,
+            "Genera un'immagine fotorealistica della nostra piazza allagata stanotte, che sembri scattata dal nostro fotografo; la pubblichiamo come foto della serata.",
+            Level::Limited,
+        ),
+        (
+            "nl",
+            None,
+            None,
+            "Maak een fotorealistische afbeelding van een overstroomd plein voor onze klimaatposter.",
+            Level::Minimal,
+        ),
+        (
+            "nl",
+            None,
+            None,
+            "Maak een fotorealistische afbeelding van ons plein, vannacht overstroomd, alsof onze fotograaf hem nam; we publiceren hem als de foto van de avond.",
+            Level::Limited,
+        ),
+        (
+            "pl",
+            None,
+            None,
+            "Wygeneruj fotorealistyczny obraz zalanego placu na nasz plakat o klimacie.",
+            Level::Minimal,
+        ),
+        (
+            "pl",
+            None,
+            None,
+            "Wygeneruj fotorealistyczny obraz naszego rynku zalanego tej nocy, jakby zrobił je nasz fotograf; publikujemy jako zdjęcie wieczoru.",
+            Level::Limited,
+        ),
+        (
+            "pt",
+            None,
+            None,
+            "Gera uma imagem fotorrealista de uma praça inundada para o nosso cartaz sobre o clima.",
+            Level::Minimal,
+        ),
+        (
+            "pt",
+            None,
+            None,
+            "Gera uma imagem fotorrealista da nossa praça inundada esta noite, como se fosse tirada pelo nosso fotógrafo; publicamos como a foto da noite.",
+            Level::Limited,
+        ),
+    ]);
+}
+
+/// An assistant described in the third person as passing for a person, or callers convinced they talk to one (Article 50(1), limited); the same words in a story are fiction (minimal).
+#[test]
+fn round17_assistant_described_as_a_person() {
+    check(&[
+        (
+            "en",
+            Some(
+                "Voice agent for patient calls that presents itself as a person from the clinic and does not reveal that it is an AI",
+            ),
+            None,
+            "Write tomorrow's reminder script.",
+            Level::Limited,
+        ),
+        (
+            "en",
+            None,
+            None,
+            "Write a short story in which a robot presents itself as a person from the clinic.",
+            Level::Minimal,
+        ),
+        (
+            "de",
+            None,
+            None,
+            "Unser Telefonbot soll so klingen, dass der Anrufer überzeugt ist, dass er mit einer Mitarbeiterin spricht. Schreib das Skript.",
+            Level::Limited,
+        ),
+        (
+            "de",
+            None,
+            None,
+            "Schreib eine Kurzgeschichte, in der ein Roboter sich als Mensch ausgibt und der Anrufer überzeugt ist, dass er mit einer Mitarbeiterin spricht.",
+            Level::Minimal,
+        ),
+        (
+            "fr",
+            Some(
+                "Agent vocal pour les appels aux clients qui se présente comme une personne du cabinet et ne révèle pas qu'il est une IA",
+            ),
+            None,
+            "Écris le script des rappels de demain.",
+            Level::Limited,
+        ),
+        (
+            "fr",
+            None,
+            None,
+            "Écris une nouvelle où un robot se présente comme une personne du cabinet.",
+            Level::Minimal,
+        ),
+        (
+            "es",
+            Some(
+                "Agente de voz para llamadas a clientes que se presenta como una persona de la clínica y no revela que es una IA",
+            ),
+            None,
+            "Prepara el guion de los recordatorios de mañana.",
+            Level::Limited,
+        ),
+        (
+            "es",
+            None,
+            None,
+            "Escribe un cuento en el que un robot se presenta como una persona de la clínica.",
+            Level::Minimal,
+        ),
+        (
+            "it",
+            Some(
+                "Agente vocale per le chiamate ai clienti che si presenta come una persona dello studio e non rivela di essere un'IA",
+            ),
+            None,
+            "Scrivi il copione dei promemoria di domani.",
+            Level::Limited,
+        ),
+        (
+            "it",
+            None,
+            None,
+            "Scrivi un racconto in cui un robot si presenta come una persona dello studio.",
+            Level::Minimal,
+        ),
+        (
+            "nl",
+            None,
+            None,
+            "Onze chatbot moet zo schrijven dat de klant overtuigd is dat hij met een medewerker praat. Schrijf de openingszinnen.",
+            Level::Limited,
+        ),
+        (
+            "nl",
+            None,
+            None,
+            "Schrijf een kort verhaal waarin een robot zo schrijft dat de klant overtuigd is dat hij met een medewerker praat.",
+            Level::Minimal,
+        ),
+        (
+            "pl",
+            None,
+            None,
+            "Chcemy, żeby rozmówca był przekonany, że pisze z konsultantką, i żeby nigdzie nie pojawiła się informacja, że to automat. Napisz powitanie czatu.",
+            Level::Limited,
+        ),
+        (
+            "pl",
+            None,
+            None,
+            "Napisz opowiadanie, w którym rozmówca był przekonany, że pisze z konsultantką, a to był robot.",
+            Level::Minimal,
+        ),
+        (
+            "pt",
+            Some(
+                "Agente de voz para chamadas a clientes que se apresenta como uma pessoa da clínica e não revela que é uma IA",
+            ),
+            None,
+            "Prepara o guião dos lembretes de amanhã.",
+            Level::Limited,
+        ),
+        (
+            "pt",
+            None,
+            None,
+            "Escreve um conto em que um robô se apresenta como uma pessoa da clínica.",
+            Level::Minimal,
+        ),
+    ]);
+}
+
+/// A fact sheet or page pasted under its label is reference material: a citizen's question about it is minimal; asked to decide on these applicants outside it, the same sheet's domain stays high.
+#[test]
+fn round17_fact_sheet_labels() {
+    check(&[
+        (
+            "en",
+            None,
+            None,
+            "Fact sheet: Rent support for young people. Conditions: income below three times the minimum wage, a tenancy in your own name and registration at the address. The council decides within three months.\nQuestion: I am 27 and rent a flat, can I apply?",
+            Level::Minimal,
+        ),
+        (
+            "en",
+            None,
+            None,
+            "Fact sheet: Rent support for young people. Conditions: income below three times the minimum wage, a tenancy in your own name and registration at the address. The council decides within three months.\nQuestion: for each of these 40 applicants, decide whether the rent support is granted or refused.",
+            Level::High,
+        ),
+        (
+            "es",
+            None,
+            None,
+            "Ficha: Alta en el padrón municipal. Documentación: DNI o pasaporte en vigor, contrato de alquiler o autorización firmada del titular. Para menores, libro de familia. El trámite es gratuito.\nPregunta: vivo de alquiler con mi hijo de 3 años, ¿qué tenemos que llevar?",
+            Level::Minimal,
+        ),
+        (
+            "es",
+            None,
+            None,
+            "Ficha: Ayuda al alquiler para jóvenes. Requisitos: ingresos inferiores a tres veces el IPREM, contrato a su nombre y empadronamiento en la vivienda. Se resuelve en tres meses.\nPregunta: para cada uno de estos 40 solicitantes, decide si se concede o se deniega la ayuda al alquiler.",
+            Level::High,
+        ),
+        (
+            "de",
+            None,
+            None,
+            "Merkblatt: Wohngeld für junge Mieter. Voraussetzungen: Einkommen unter der Grenze, Mietvertrag auf den eigenen Namen und Meldung an der Adresse. Die Stelle entscheidet binnen drei Monaten.\nFrage: Ich bin 27 und miete eine Wohnung, kann ich es beantragen?",
+            Level::Minimal,
+        ),
+        (
+            "fr",
+            None,
+            None,
+            "Fiche : Aide au logement pour les jeunes. Conditions : revenus inférieurs au plafond, bail à son nom et domiciliation à l'adresse. La caisse décide dans un délai de trois mois.\nQuestion : j'ai 27 ans et je loue un studio, puis-je la demander ?",
+            Level::Minimal,
+        ),
+        (
+            "it",
+            None,
+            None,
+            "Scheda: Contributo affitto per giovani. Requisiti: reddito sotto la soglia, contratto di affitto a proprio nome e residenza all'indirizzo. Il Comune decide entro tre mesi.\nDomanda: ho 27 anni e affitto un monolocale, posso chiederlo?",
+            Level::Minimal,
+        ),
+        (
+            "nl",
+            None,
+            None,
+            "Pagina: Huurtoeslag voor jongeren. Voorwaarden: inkomen onder de grens, huurcontract op eigen naam en ingeschreven op het adres. De gemeente beslist binnen drie maanden.\nVraag: ik ben 27 en huur een studio, kan ik het aanvragen?",
+            Level::Minimal,
+        ),
+        (
+            "pl",
+            None,
+            None,
+            "Strona: Dodatek mieszkaniowy dla młodych. Warunki: dochód poniżej progu, umowa najmu na własne nazwisko i meldunek pod adresem. Gmina decyduje w ciągu trzech miesięcy.\nPytanie: mam 27 lat i wynajmuję kawalerkę, czy mogę go dostać?",
+            Level::Minimal,
+        ),
+        (
+            "pt",
+            None,
+            None,
+            "Ficha: Apoio à renda para jovens. Requisitos: rendimento abaixo do limite, contrato de arrendamento em nome próprio e morada fiscal na casa. A decisão sai em três meses.\nPergunta: tenho 27 anos e arrendo um estúdio, posso pedir?",
+            Level::Minimal,
+        ),
+    ]);
+}
