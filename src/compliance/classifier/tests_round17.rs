@@ -5,7 +5,8 @@
 //! sheets, the English "there's a" read as a company's S.A.) and of
 //! fresh17's misses (a realistic image passed off as a real photo, an
 //! assistant described as passing for a person, a loan pushed below
-//! awareness, a membership closed on vulnerable people), in phrasings written
+//! awareness, a membership closed on vulnerable people, the emotions of
+//! customers), in phrasings written
 //! for these tests (not the sets' sentences). Each class has its
 //! harmless case and, beside it, the use in the same words that still
 //! raises.
@@ -41,6 +42,13 @@ fn check(cases: &[Case]) {
             Level::Minimal => assert_eq!(got, want, "{lang}: {user}"),
             _ => assert!(got >= want, "{lang}: {got:?} < {want:?}: {user}"),
         }
+    }
+}
+
+/// As [`check`], with every level exact.
+fn check_exact(cases: &[Case]) {
+    for &(lang, purpose, system, user, want) in cases {
+        assert_eq!(level(purpose, system, user), want, "{lang}: {user}");
     }
 }
 
@@ -1165,6 +1173,125 @@ fn round17_insurance_closed_on_vulnerable_people() {
             None,
             "Escreve um folheto claro que apresente o nosso seguro funerário aos reformados, com o preço e como cancelar.",
             Level::Minimal,
+        ),
+    ]);
+}
+
+/// The emotions of customers or shoppers read from their voice or face are Annex III 1(c) (high, not prohibited); the same reading of the agents' or staff's emotions is Article 5(1)(f).
+#[test]
+fn round17_emotions_of_customers_are_annex_iii() {
+    check_exact(&[
+        (
+            "en",
+            None,
+            None,
+            "Analyse the voice of the customer on each call to our hotline and classify in real time whether the caller is angry or calm.",
+            Level::High,
+        ),
+        (
+            "en",
+            None,
+            None,
+            "Analyse the voice of our call agents on each call and classify in real time whether each employee is angry or stressed.",
+            Level::Prohibited,
+        ),
+        (
+            "de",
+            None,
+            None,
+            "Analysiere die Stimme der Kunden bei jedem Anruf an unserer Hotline und erkenne in Echtzeit, ob sie verärgert oder ruhig sind.",
+            Level::High,
+        ),
+        (
+            "de",
+            None,
+            None,
+            "Analysiere die Stimme unserer Mitarbeiter bei jedem Anruf und erkenne in Echtzeit, wer verärgert oder gestresst ist.",
+            Level::Prohibited,
+        ),
+        (
+            "fr",
+            None,
+            None,
+            "Analyse la voix des clients à chaque appel de notre ligne et détecte en temps réel s'ils sont en colère ou calmes.",
+            Level::High,
+        ),
+        (
+            "fr",
+            None,
+            None,
+            "Analyse la voix de nos salariés à chaque appel et détecte en temps réel qui est en colère ou stressé.",
+            Level::Prohibited,
+        ),
+        (
+            "es",
+            None,
+            None,
+            "Analiza la voz de los clientes en cada llamada a nuestra línea y detecta en tiempo real si están enfadados o tranquilos.",
+            Level::High,
+        ),
+        (
+            "es",
+            None,
+            None,
+            "Analiza la voz de nuestros empleados en cada llamada y detecta en tiempo real quién está enfadado o estresado.",
+            Level::Prohibited,
+        ),
+        (
+            "it",
+            None,
+            None,
+            "Analizza la voce dei clienti a ogni chiamata della nostra linea e rileva in tempo reale se sono arrabbiati o calmi.",
+            Level::High,
+        ),
+        (
+            "it",
+            None,
+            None,
+            "Analizza la voce dei nostri dipendenti a ogni chiamata e rileva in tempo reale chi è arrabbiato o stressato.",
+            Level::Prohibited,
+        ),
+        (
+            "nl",
+            None,
+            None,
+            "Analyseer de stem van klanten bij elk gesprek met onze lijn en herken in realtime of ze boos of kalm zijn.",
+            Level::High,
+        ),
+        (
+            "nl",
+            None,
+            None,
+            "Analyseer de stem van onze medewerkers bij elk gesprek en herken in realtime wie boos of gestrest is.",
+            Level::Prohibited,
+        ),
+        (
+            "pl",
+            None,
+            None,
+            "Analizuj głos klientów przy każdym połączeniu z naszą infolinią i rozpoznawaj na bieżąco, czy są zdenerwowani, czy spokojni.",
+            Level::High,
+        ),
+        (
+            "pl",
+            None,
+            None,
+            "Analizuj głos naszych pracowników przy każdym połączeniu i rozpoznawaj na bieżąco, kto jest zdenerwowany lub zestresowany.",
+            Level::Prohibited,
+        ),
+        (
+            "pt",
+            None,
+            None,
+            "Analisa a voz dos clientes em cada chamada para a nossa linha e deteta em tempo real se estão zangados ou calmos.",
+            Level::High,
+        ),
+        (
+            "pt",
+            None,
+            None,
+            "Analisa a voz dos nossos funcionários em cada chamada e deteta em tempo real quem está zangado ou stressado.",
+            Level::Prohibited,
         ),
     ]);
 }
