@@ -6,7 +6,7 @@
 //! fresh17's misses (a realistic image passed off as a real photo, an
 //! assistant described as passing for a person, a loan pushed below
 //! awareness, a membership closed on vulnerable people, the emotions of
-//! customers), in phrasings written
+//! customers; a diagnosis the deployer forbids), in phrasings written
 //! for these tests (not the sets' sentences). Each class has its
 //! harmless case and, beside it, the use in the same words that still
 //! raises.
@@ -1292,6 +1292,157 @@ fn round17_emotions_of_customers_are_annex_iii() {
             None,
             "Analisa a voz dos nossos funcionários em cada chamada e deteta em tempo real quem está zangado ou stressado.",
             Level::Prohibited,
+        ),
+    ]);
+}
+
+/// A health information assistant whose instructions forbid diagnosis has no medical-device domain there (minimal); instructions that ask it to diagnose each patient stay high.
+#[test]
+fn round17_diagnosis_forbidden_in_the_instructions() {
+    check(&[
+        (
+            "en",
+            None,
+            Some(
+                "You are the health information assistant of a pharmacy chain. Do not diagnose; for personal advice refer people to a doctor.",
+            ),
+            "A heatwave is coming. How do I protect my parents, who are 80?",
+            Level::Minimal,
+        ),
+        (
+            "en",
+            None,
+            Some(
+                "You are the clinical assistant of our practice. Diagnose each patient from the symptoms and propose the treatment.",
+            ),
+            "Patient 3: 80 years old, fever 39, dry cough for 4 days.",
+            Level::High,
+        ),
+        (
+            "de",
+            None,
+            Some(
+                "Du bist der Gesundheitsinfo-Assistent einer Apothekenkette. Du stellst keine Diagnose und verweist bei persönlichen Fragen an eine Ärztin.",
+            ),
+            "Eine Hitzewelle kommt. Wie schütze ich meine Eltern, die 80 sind?",
+            Level::Minimal,
+        ),
+        (
+            "de",
+            None,
+            Some(
+                "Du bist der klinische Assistent unserer Praxis. Stelle für jeden Patienten die Diagnose aus den Symptomen und schlage die Behandlung vor.",
+            ),
+            "Patient 3: 80 Jahre, Fieber 39, trockener Husten seit 4 Tagen.",
+            Level::High,
+        ),
+        (
+            "fr",
+            None,
+            Some(
+                "Tu es l'assistant d'information santé d'une mutuelle. Tu ne poses pas de diagnostic et tu orientes vers un médecin.",
+            ),
+            "Une canicule arrive. Comment protéger mes parents de 80 ans ?",
+            Level::Minimal,
+        ),
+        (
+            "fr",
+            None,
+            Some(
+                "Tu es l'assistant clinique du cabinet. Pose le diagnostic de chaque patient à partir des symptômes et propose le traitement.",
+            ),
+            "Patient 3 : 80 ans, fièvre à 39, toux sèche depuis 4 jours.",
+            Level::High,
+        ),
+        (
+            "es",
+            None,
+            Some(
+                "Eres el asistente de información sanitaria de una cadena de farmacias. No das diagnósticos y remites a un médico.",
+            ),
+            "Viene una ola de calor. ¿Cómo protejo a mis padres de 80 años?",
+            Level::Minimal,
+        ),
+        (
+            "es",
+            None,
+            Some(
+                "Eres el asistente clínico de la consulta. Da el diagnóstico de cada paciente a partir de los síntomas y propón el tratamiento.",
+            ),
+            "Paciente 3: 80 años, fiebre de 39, tos seca desde hace 4 días.",
+            Level::High,
+        ),
+        (
+            "it",
+            None,
+            Some(
+                "Sei l'assistente di informazione sanitaria di una catena di farmacie. Non fai diagnosi e rimandi a un medico.",
+            ),
+            "Arriva un'ondata di calore. Come proteggo i miei genitori di 80 anni?",
+            Level::Minimal,
+        ),
+        (
+            "it",
+            None,
+            Some(
+                "Sei l'assistente clinico dello studio. Fai la diagnosi di ogni paziente dai sintomi e proponi la terapia.",
+            ),
+            "Paziente 3: 80 anni, febbre a 39, tosse secca da 4 giorni.",
+            Level::High,
+        ),
+        (
+            "nl",
+            None,
+            Some(
+                "Je bent de gezondheidsinfo-assistent van een apothekersketen. Je stelt geen diagnose en verwijst door naar een arts.",
+            ),
+            "Er komt een hittegolf. Hoe bescherm ik mijn ouders van 80?",
+            Level::Minimal,
+        ),
+        (
+            "nl",
+            None,
+            Some(
+                "Je bent de klinische assistent van de praktijk. Stel voor elke patiënt de diagnose op basis van de symptomen en stel de behandeling voor.",
+            ),
+            "Patiënt 3: 80 jaar, koorts 39, droge hoest sinds 4 dagen.",
+            Level::High,
+        ),
+        (
+            "pl",
+            None,
+            Some(
+                "Jesteś asystentem informacji zdrowotnej sieci aptek. Nie stawiasz diagnozy i odsyłasz do lekarza.",
+            ),
+            "Nadchodzi upał. Jak chronić moich rodziców, którzy mają 80 lat?",
+            Level::Minimal,
+        ),
+        (
+            "pl",
+            None,
+            Some(
+                "Jesteś asystentem klinicznym przychodni. Postaw diagnozę każdemu pacjentowi na podstawie objawów i zaproponuj leczenie.",
+            ),
+            "Pacjent 3: 80 lat, gorączka 39, suchy kaszel od 4 dni.",
+            Level::High,
+        ),
+        (
+            "pt",
+            None,
+            Some(
+                "És o assistente de informação de saúde de uma cadeia de farmácias. Não fazes diagnósticos e encaminhas para um médico.",
+            ),
+            "Vem aí uma onda de calor. Como protejo os meus pais de 80 anos?",
+            Level::Minimal,
+        ),
+        (
+            "pt",
+            None,
+            Some(
+                "És o assistente clínico do consultório. Faz o diagnóstico de cada doente a partir dos sintomas e propõe o tratamento.",
+            ),
+            "Doente 3: 80 anos, febre de 39, tosse seca há 4 dias.",
+            Level::High,
         ),
     ]);
 }
