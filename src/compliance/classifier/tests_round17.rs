@@ -6,7 +6,8 @@
 //! fresh17's misses (a realistic image passed off as a real photo, an
 //! assistant described as passing for a person, a loan pushed below
 //! awareness, a membership closed on vulnerable people, the emotions of
-//! customers; a diagnosis the deployer forbids), in phrasings written
+//! customers; a diagnosis the deployer forbids, comments moderated for a
+//! news site), in phrasings written
 //! for these tests (not the sets' sentences). Each class has its
 //! harmless case and, beside it, the use in the same words that still
 //! raises.
@@ -1443,6 +1444,103 @@ fn round17_diagnosis_forbidden_in_the_instructions() {
             ),
             "Doente 3: 80 anos, febre de 39, tosse seca há 4 dias.",
             Level::High,
+        ),
+    ]);
+}
+
+/// Reader comments moderated for a news site are judged as texts (minimal); the same news site writing and publishing articles without review stays limited (Article 50(4)).
+#[test]
+fn round17_comment_moderation_for_a_news_site() {
+    check(&[
+        (
+            "en",
+            Some("Comment moderation for a regional news portal"),
+            Some(
+                "You moderate reader comments for a regional news portal. Categories: OK, SPAM, INSULT, OFF_TOPIC. Criticism of politics is allowed.",
+            ),
+            "Article: 'Council raises parking fees'. C1: 'Three pounds an hour is cheeky.' C2: 'Cheap sunglasses -80% www.deal.example'",
+            Level::Minimal,
+        ),
+        (
+            "en",
+            None,
+            Some(
+                "You write articles on the council's decisions for our regional news portal; they are published automatically without human review.",
+            ),
+            "Here are last night's council minutes. Write the article.",
+            Level::Limited,
+        ),
+        (
+            "de",
+            Some("Kommentar-Moderation Nachrichtenportal"),
+            Some(
+                "Du moderierst Leserkommentare für ein regionales Nachrichtenportal. Kategorien: OK, SPAM, BELEIDIGUNG, THEMENFREMD. Kritik an Politik ist erlaubt.",
+            ),
+            "Artikel: „Stadtrat beschließt neue Parkgebühren“. K1: „Drei Euro die Stunde ist frech.“ K2: „Sonnenbrillen -80% www.deal.example“",
+            Level::Minimal,
+        ),
+        (
+            "de",
+            None,
+            Some(
+                "Du schreibst für unser regionales Nachrichtenportal Artikel über die Beschlüsse des Stadtrats; sie werden ohne redaktionelle Prüfung automatisch veröffentlicht.",
+            ),
+            "Hier ist das Protokoll der Ratssitzung von gestern. Schreib den Artikel.",
+            Level::Limited,
+        ),
+        (
+            "fr",
+            None,
+            Some(
+                "Tu modères les commentaires des lecteurs d'un portail d'information régional. Catégories : OK, SPAM, INSULTE, HORS_SUJET. La critique de la politique est permise.",
+            ),
+            "Article : « Le conseil municipal augmente le stationnement ». C1 : « Trois euros de l'heure, c'est abusé. » C2 : « Lunettes -80% www.deal.example »",
+            Level::Minimal,
+        ),
+        (
+            "es",
+            None,
+            Some(
+                "Moderas los comentarios de los lectores de un portal de noticias regional. Categorías: OK, SPAM, INSULTO, FUERA_DE_TEMA. Se permite la crítica política.",
+            ),
+            "Comentarios a 'El pleno sube la zona azul'. C1: 'Tres euros la hora es un abuso.' C2: 'Gafas -80% www.deal.example'",
+            Level::Minimal,
+        ),
+        (
+            "it",
+            None,
+            Some(
+                "Moderi i commenti dei lettori di un portale di notizie regionale. Categorie: OK, SPAM, INSULTO, FUORI_TEMA. La critica politica è ammessa.",
+            ),
+            "Articolo: 'Il consiglio comunale aumenta la sosta'. C1: 'Tre euro l'ora è troppo.' C2: 'Occhiali -80% www.deal.example'",
+            Level::Minimal,
+        ),
+        (
+            "nl",
+            None,
+            Some(
+                "Je modereert reacties van lezers op een regionale nieuwssite. Categorieën: OK, SPAM, BELEDIGING, OFF_TOPIC. Kritiek op politiek mag.",
+            ),
+            "Artikel: 'Gemeenteraad verhoogt parkeertarief'. R1: 'Drie euro per uur is te gek.' R2: 'Zonnebrillen -80% www.deal.example'",
+            Level::Minimal,
+        ),
+        (
+            "pl",
+            None,
+            Some(
+                "Moderujesz komentarze czytelników regionalnego portalu informacyjnego. Kategorie: OK, SPAM, OBRAZA, NIE_NA_TEMAT. Krytyka polityki jest dozwolona.",
+            ),
+            "Artykuł: 'Rada miasta podnosi opłaty za parkowanie'. K1: 'Trzy złote za godzinę to przesada.' K2: 'Okulary -80% www.deal.example'",
+            Level::Minimal,
+        ),
+        (
+            "pt",
+            None,
+            Some(
+                "Você modera os comentários dos leitores de um portal de notícias regional. Categorias: OK, SPAM, INSULTO, FORA_DO_TEMA. A crítica política é permitida.",
+            ),
+            "Notícia: 'Câmara aumenta o estacionamento'. C1: 'Três euros à hora é demais.' C2: 'Óculos -80% www.deal.example'",
+            Level::Minimal,
         ),
     ]);
 }
