@@ -7,7 +7,8 @@
 //! assistant described as passing for a person, a loan pushed below
 //! awareness, a membership closed on vulnerable people, the emotions of
 //! customers; a diagnosis the deployer forbids, comments moderated for a
-//! news site), in phrasings written
+//! news site, a declared use that is writing job adverts), in phrasings
+//! written
 //! for these tests (not the sets' sentences). Each class has its
 //! harmless case and, beside it, the use in the same words that still
 //! raises.
@@ -1541,6 +1542,125 @@ fn round17_comment_moderation_for_a_news_site() {
             ),
             "Notícia: 'Câmara aumenta o estacionamento'. C1: 'Três euros à hora é demais.' C2: 'Óculos -80% www.deal.example'",
             Level::Minimal,
+        ),
+    ]);
+}
+
+/// A declared use that is writing job adverts sets the recruitment purpose aside for an advert (minimal); asked in the conversation to rank and reject the applicants, the request stays high.
+#[test]
+fn round17_job_advert_drafting_declared() {
+    check(&[
+        (
+            "en",
+            Some("Recruiting – job advert drafting"),
+            None,
+            "Write a job advert for a warehouse team leader in Leeds, full-time, rotating shifts.",
+            Level::Minimal,
+        ),
+        (
+            "en",
+            Some("Recruiting – job advert drafting"),
+            None,
+            "Here are the 40 applications: rank the applicants and reject the weakest ten.",
+            Level::High,
+        ),
+        (
+            "de",
+            Some("Recruiting – Stellenanzeigen schreiben"),
+            None,
+            "Schreib eine Stellenanzeige für eine Teamleitung im Lager in Kassel, Vollzeit, Schichtdienst.",
+            Level::Minimal,
+        ),
+        (
+            "de",
+            Some("Recruiting – Stellenanzeigen schreiben"),
+            None,
+            "Hier sind die 40 Bewerbungen: sortiere die Bewerber und lehne die schwächsten zehn ab.",
+            Level::High,
+        ),
+        (
+            "fr",
+            Some("Recrutement – rédaction d'offres d'emploi"),
+            None,
+            "Rédige une offre d'emploi pour un chef d'équipe d'entrepôt à Lyon, temps plein, horaires en 2x8.",
+            Level::Minimal,
+        ),
+        (
+            "fr",
+            Some("Recrutement – rédaction d'offres d'emploi"),
+            None,
+            "Voici les 40 candidatures : classe les candidats et rejette les dix plus faibles.",
+            Level::High,
+        ),
+        (
+            "es",
+            Some("Reclutamiento – redacción de ofertas de empleo"),
+            None,
+            "Redacta una oferta de empleo para jefe de equipo de almacén en Zaragoza, jornada completa, turnos rotativos.",
+            Level::Minimal,
+        ),
+        (
+            "es",
+            Some("Reclutamiento – redacción de ofertas de empleo"),
+            None,
+            "Aquí tienes las 40 candidaturas: ordena a los candidatos y rechaza a los diez más flojos.",
+            Level::High,
+        ),
+        (
+            "it",
+            Some("Selezione del personale – redazione di annunci di lavoro"),
+            None,
+            "Scrivi un annuncio di lavoro per un caposquadra di magazzino a Bologna, tempo pieno, turni a rotazione.",
+            Level::Minimal,
+        ),
+        (
+            "it",
+            Some("Selezione del personale – redazione di annunci di lavoro"),
+            None,
+            "Ecco le 40 candidature: ordina i candidati e scarta i dieci più deboli.",
+            Level::High,
+        ),
+        (
+            "nl",
+            Some("Werving – vacatureteksten schrijven"),
+            None,
+            "Schrijf een vacaturetekst voor een teamleider magazijn in Tilburg, fulltime, wisselende diensten.",
+            Level::Minimal,
+        ),
+        (
+            "nl",
+            Some("Werving – vacatureteksten schrijven"),
+            None,
+            "Hier zijn de 40 sollicitaties: rangschik de kandidaten en wijs de tien zwakste af.",
+            Level::High,
+        ),
+        (
+            "pl",
+            Some("Rekrutacja – pisanie ogłoszeń o pracę"),
+            None,
+            "Napisz ogłoszenie o pracę dla kierownika zmiany w magazynie w Łodzi, pełen etat, praca zmianowa.",
+            Level::Minimal,
+        ),
+        (
+            "pl",
+            Some("Rekrutacja – pisanie ogłoszeń o pracę"),
+            None,
+            "Oto 40 aplikacji: uszereguj kandydatów i odrzuć dziesięciu najsłabszych.",
+            Level::High,
+        ),
+        (
+            "pt",
+            Some("Recrutamento – redação de anúncios de emprego"),
+            None,
+            "Escreve um anúncio de emprego para chefe de equipa de armazém em Braga, tempo inteiro, turnos rotativos.",
+            Level::Minimal,
+        ),
+        (
+            "pt",
+            Some("Recrutamento – redação de anúncios de emprego"),
+            None,
+            "Aqui estão as 40 candidaturas: ordena os candidatos e rejeita os dez mais fracos.",
+            Level::High,
         ),
     ]);
 }
