@@ -44,6 +44,8 @@ mod tests_round14;
 mod tests_round15;
 #[cfg(test)]
 mod tests_round16;
+#[cfg(test)]
+mod tests_round17;
 mod text;
 
 use std::fmt;

@@ -80,7 +80,10 @@ const TAGS: &[&str] = &[
 
 /// First words of a label line ("Context:", "Auszüge aus dem
 /// Mitarbeiterhandbuch:", "Extrait du règlement :", "Documento:"), in
-/// the eight languages, lowercase.
+/// the eight languages, lowercase. Since the seventeenth round also a
+/// page, fact sheet or leaflet pasted from a website ("Ficha:", "Pagina:",
+/// "Merkblatt:", "Fiche :"), which a citizen's or customer's question
+/// quotes.
 const LABELS: &[&str] = &[
     // English
     "context",
@@ -98,6 +101,9 @@ const LABELS: &[&str] = &[
     "retrieved",
     "article",
     "text",
+    "page",
+    "factsheet",
+    "leaflet",
     // German
     "kontext",
     "dokument",
@@ -108,12 +114,16 @@ const LABELS: &[&str] = &[
     "quelle",
     "quellen",
     "artikel",
+    "seite",
+    "merkblatt",
+    "infoblatt",
     // French
     "contexte",
     "extrait",
     "extraits",
     "texte",
     "sources",
+    "fiche",
     // Spanish
     "contexto",
     "documento",
@@ -125,6 +135,8 @@ const LABELS: &[&str] = &[
     "fuente",
     "texto",
     "artículo",
+    "ficha",
+    "página",
     // Italian
     "contesto",
     "documenti",
@@ -134,6 +146,8 @@ const LABELS: &[&str] = &[
     "fonte",
     "testo",
     "articolo",
+    "scheda",
+    "pagina",
     // Dutch
     "documenten",
     "uittreksel",
@@ -141,6 +155,7 @@ const LABELS: &[&str] = &[
     "fragmenten",
     "bron",
     "tekst",
+    "informatieblad",
     // Polish
     "kontekst",
     "dokumenty",
@@ -148,6 +163,9 @@ const LABELS: &[&str] = &[
     "wyciąg",
     "źródło",
     "artykuł",
+    "strona",
+    "karta",
+    "ulotka",
     // Portuguese
     "excerto",
     "excertos",

@@ -200,6 +200,14 @@ fn hidden(text: &Normalised, found: &[Found], d: &Found) -> bool {
 /// term elsewhere in the text is the same machine ("our Celery workers...
 /// restart any worker that hangs").
 pub(super) fn without_machines(mut found: Vec<Found>) -> Vec<Found> {
+    // The English "there's a" normalised is "there s a": its "s a" is no
+    // S.A. (seventeenth round).
+    let clitics = spans(&found, |role| role == Role::Clitic);
+    if !clitics.is_empty() {
+        found.retain(|f| {
+            f.role != Role::LegalPerson || !clitics.iter().any(|&c| holds(c, (f.token, f.last)))
+        });
+    }
     let machines = spans(&found, |role| role == Role::Machine);
     if machines.is_empty() {
         return found;

@@ -172,6 +172,12 @@ struct RawFraming {
     /// person, anchor or object inside one is none.
     #[serde(default)]
     machine: Vec<String>,
+    /// A clitic that reads as a company's abbreviation once punctuation is
+    /// gone: the English "there's a", "it's a" become "there s a", which
+    /// holds the "s a" of a Spanish S.A.; a company's word inside one is
+    /// none (seventeenth round).
+    #[serde(default)]
+    clitic: Vec<String>,
     /// Words that point at concrete people when a person follows within
     /// four words ("these", "the attached", "our"): "for my research,
     /// score these 50 named applicants" applies the practice.
@@ -262,6 +268,7 @@ pub(super) enum Role {
     SoftwareText,
     Disclosed,
     Machine,
+    Clitic,
     Reference,
     SelfUse,
     LegalPerson,
@@ -452,6 +459,7 @@ fn add_pack(
     add(builder, &f.software_text, Role::SoftwareText, None)?;
     add(builder, &f.disclosed, Role::Disclosed, None)?;
     add(builder, &f.machine, Role::Machine, None)?;
+    add(builder, &f.clitic, Role::Clitic, None)?;
     add(builder, &f.reference, Role::Reference, Some(Edge::Word))?;
     add(builder, &f.self_use, Role::SelfUse, None)?;
     add(builder, &f.legal_person, Role::LegalPerson, None)?;
