@@ -237,7 +237,11 @@ async fn run(options: Options) -> Report {
     let receiver = Receiver::default();
     let (_, hook) = receiver.start().await;
     // `--no-webhooks`: no `request.completed` delivery per request.
-    let hook = if options.webhooks { hook } else { String::new() };
+    let hook = if options.webhooks {
+        hook
+    } else {
+        String::new()
+    };
     let prepared = tollgate::prepare(
         &work.path().join("tollgate"),
         mock.addr,
