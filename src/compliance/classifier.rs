@@ -19,6 +19,7 @@
 //!
 //! What rules cannot settle is reported as [`Grey`], for an LLM judge.
 
+mod across;
 mod documents;
 pub mod eval;
 mod exceptions;
@@ -46,6 +47,10 @@ mod tests_round15;
 mod tests_round16;
 #[cfg(test)]
 mod tests_round17;
+#[cfg(test)]
+mod tests_round17b;
+#[cfg(test)]
+mod tests_round17c;
 mod text;
 
 use std::fmt;

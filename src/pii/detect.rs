@@ -73,7 +73,7 @@ pub struct Span {
 
 /// Letters, digits, `_` and any non-ASCII byte (so a match never starts or
 /// ends inside a word of an accented language).
-fn is_word(c: u8) -> bool {
+pub(super) fn is_word(c: u8) -> bool {
     c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80
 }
 
@@ -81,7 +81,7 @@ fn is_word(c: u8) -> bool {
 pub fn scan(text: &str) -> Vec<Span> {
     let b = text.as_bytes();
     let mut found = Vec::new();
-    emails(b, &mut found);
+    super::email::emails(b, &mut found);
     corsican_nirs(b, &mut found);
     let mut i = 0;
     while i < b.len() {
@@ -179,73 +179,6 @@ fn corsican_nirs(b: &[u8], out: &mut Vec<Span>) {
             });
         }
     }
-}
-
-fn emails(b: &[u8], out: &mut Vec<Span>) {
-    let local = |c: u8| c.is_ascii_alphanumeric() || b"._%+-".contains(&c);
-    let domain = |c: u8| c.is_ascii_alphanumeric() || c == b'.' || c == b'-';
-    for at in memchr::memchr_iter(b'@', b) {
-        let mut start = at;
-        while start > 0 && local(b[start - 1]) {
-            start -= 1;
-        }
-        while start < at && b[start] == b'.' {
-            start += 1;
-        }
-        if start == at || (start > 0 && is_word(b[start - 1])) {
-            continue;
-        }
-        let mut end = at + 1;
-        while end < b.len() && domain(b[end]) {
-            end += 1;
-        }
-        while end > at + 1 && matches!(b[end - 1], b'.' | b'-') {
-            end -= 1;
-        }
-        if end < b.len() && is_word(b[end]) {
-            continue;
-        }
-        let host = &b[at + 1..end];
-        let Some(dot) = host.iter().rposition(|&c| c == b'.') else {
-            continue;
-        };
-        let tld = &host[dot + 1..];
-        if dot == 0 || tld.len() < 2 || !tld.iter().all(u8::is_ascii_alphabetic) {
-            continue;
-        }
-        if is_file_name(host, tld) {
-            continue;
-        }
-        out.push(Span {
-            start,
-            end,
-            kind: Kind::Email,
-        });
-    }
-}
-
-/// File-name extensions that are no top-level domain: `logo@2x.png`,
-/// `icon@3x.webp` are image assets, not addresses (extensions that are
-/// also domains, `.zip`, `.mov`, `.md`, `.py`, `.sh`, `.rs`, are not here).
-const FILE_EXTENSIONS: &[&[u8]] = &[
-    b"png", b"jpg", b"jpeg", b"gif", b"svg", b"webp", b"bmp", b"tif", b"tiff", b"ico", b"heic",
-    b"avif", b"pdf", b"css", b"scss", b"js", b"mjs", b"cjs", b"ts", b"tsx", b"jsx", b"json",
-    b"html", b"htm", b"xml", b"yaml", b"yml", b"toml", b"txt", b"csv", b"xlsx", b"xls", b"docx",
-    b"doc", b"pptx", b"mp3", b"mp4", b"wav", b"ogg", b"webm", b"woff", b"woff2", b"ttf", b"otf",
-    b"eot", b"lock", b"log", b"wasm", b"apk", b"dmg", b"tgz",
-];
-
-/// Whether the host of an `@` is a file name: its last label a file
-/// extension, or its first an asset scale (`@2x`, `@3x`).
-fn is_file_name(host: &[u8], tld: &[u8]) -> bool {
-    let scale = host.len() > 3
-        && host[0].is_ascii_digit()
-        && host[1].eq_ignore_ascii_case(&b'x')
-        && host[2] == b'.';
-    scale
-        || FILE_EXTENSIONS
-            .iter()
-            .any(|ext| tld.eq_ignore_ascii_case(ext))
 }
 
 /// The span starting at the token boundary `i`, or where to look next.

@@ -14,6 +14,7 @@
 pub mod checks;
 mod context;
 pub mod detect;
+mod email;
 pub mod stream;
 
 use std::borrow::Cow;

@@ -1,0 +1,89 @@
+//! Matching across texts: a rule whose domain is named in one of a
+//! request's texts and whose act is asked in another (the deployer's
+//! instructions and the user's turn), or across the sentences of the
+//! instructions. Split from `matching.rs`, which calls it.
+
+use super::pack::Role;
+use super::spans::{Found, inside_other_anchor, is_negated, overlaps, spans};
+use super::text::Normalised;
+use super::{Classifier, Source, exceptions};
+
+impl Classifier {
+    /// A rule matched across the deployer's instructions and the user's
+    /// turn (or across the sentences of the instructions, when `a` and `b`
+    /// are the same text): one names the domain, the other the act ("You operate the
+    /// district heating network" + "close valve 4"; "You are the grading
+    /// assistant of a school" + "here are the test answers of 9B"). Each
+    /// text's own framing, negations and fiction still apply; a person or
+    /// object may be in either.
+    pub(super) fn across(
+        &self,
+        rule: usize,
+        a: (&Normalised, &[Found], Source),
+        b: (&Normalised, &[Found], Source),
+    ) -> Option<String> {
+        let r = rule as u16;
+        let meta = &self.compiled.rules[rule];
+        if !meta.has_acts {
+            return None;
+        }
+        // What each text offers: its unframed anchors and unnegated,
+        // unframed acts; None when the text is fiction.
+        let offer = |(text, found, source): (&Normalised, &[Found], Source)| {
+            if exceptions::whole_text(text, found, source, meta.level).is_some() {
+                return None;
+            }
+            let framed: Vec<u32> = exceptions::framing(found, r, meta.level)
+                .into_iter()
+                .map(|(t, _)| text.sentences[t as usize])
+                .collect();
+            let free = |s: &(u32, u32)| !framed.contains(&text.sentences[s.0 as usize]);
+            let anchors: Vec<(u32, u32)> = spans(found, |role| role == Role::Anchor(r))
+                .into_iter()
+                .filter(free)
+                .filter(|a| {
+                    source != Source::Instructions
+                        || !meta.forbidden_when_negated
+                        || !is_negated(text, found, *a)
+                })
+                .collect();
+            let acts: Vec<(u32, u32)> = spans(found, |role| role == Role::Act(r))
+                .into_iter()
+                .filter(|b| !inside_other_anchor(&anchors, *b))
+                .filter(|b| !is_negated(text, found, *b))
+                .filter(free)
+                .collect();
+            Some((anchors, acts))
+        };
+        let (a_anchors, a_acts) = offer(a)?;
+        let (b_anchors, b_acts) = offer(b)?;
+        // Within one text an anchor is no act for itself ("credit score").
+        let same = std::ptr::eq(a.0, b.0);
+        let pair = |anchors: &[(u32, u32)],
+                    at: (&Normalised, Source),
+                    acts: &[(u32, u32)],
+                    bt: (&Normalised, Source)| {
+            let (x, y) = anchors
+                .iter()
+                .flat_map(|x| acts.iter().map(move |y| (x, y)))
+                .find(|&(x, y)| !same || !overlaps(*x, *y))?;
+            Some(format!(
+                "anchor \"{}\" in {} with act \"{}\" in {}",
+                at.0.words(x.0, x.1),
+                at.1.as_str(),
+                bt.0.words(y.0, y.1),
+                bt.1.as_str()
+            ))
+        };
+        let evidence = pair(&a_anchors, (a.0, a.2), &b_acts, (b.0, b.2))
+            .or_else(|| pair(&b_anchors, (b.0, b.2), &a_acts, (a.0, a.2)))?;
+        let has = |role: Role| a.1.iter().chain(b.1).any(|f| f.role == role);
+        if meta.has_objects && !has(Role::Object(r)) {
+            return None;
+        }
+        if meta.needs_person && !has(Role::Person) {
+            return None;
+        }
+        Some(evidence)
+    }
+}
