@@ -398,14 +398,8 @@ fn is_letter(c: u8) -> bool {
     c.is_ascii_alphabetic() || c >= 0x80
 }
 
-/// The two words just before `start` (skipping digits and punctuation
-/// between them, on the same line), lower-cased.
-fn last_two_words(b: &[u8], start: usize) -> Vec<Vec<u8>> {
-    last_words(b, start, 2)
-}
-
-/// The `count` words just before `start`, nearest first, as
-/// [`last_two_words`].
+/// The `count` words just before `start`, nearest first (skipping digits
+/// and punctuation between them, on the same line), lower-cased.
 fn last_words(b: &[u8], start: usize, count: usize) -> Vec<Vec<u8>> {
     let mut words = Vec::with_capacity(count);
     let mut p = start;
@@ -432,19 +426,18 @@ fn last_words(b: &[u8], start: usize, count: usize) -> Vec<Vec<u8>> {
 /// invoice, part, policy or company number...) by one of the two words
 /// before it, and not as a phone by the other.
 pub(super) fn labelled_reference(b: &[u8], start: usize) -> bool {
-    let mut words = last_two_words(b, start);
+    let words = last_words(b, start, 4);
     // `no` is a word in Portuguese, Spanish and Italian (`disponível no
     // 00351 ...`): a number sign only as `no.`, `no:` or `nº`.
-    if words.first().is_some_and(|w| w == b"no") && !signed_no(b, start) {
-        words.remove(0);
-    }
-    labels_reference(&words) || register_number(b, start)
+    let skip = usize::from(words.first().is_some_and(|w| w == b"no") && !signed_no(b, start));
+    labels_reference(&words[skip..words.len().min(2)]) || register_number(&words)
 }
 
-/// Whether a company or tax register label is among the four words
-/// before `start`, with no phone word between it and the number.
-fn register_number(b: &[u8], start: usize) -> bool {
-    for word in last_words(b, start, 4) {
+/// Whether a company or tax register label is among `words` (the four
+/// before a number, nearest first), with no phone word between it and the
+/// number (`RCS Paris B 552 120 226`, `Partita IVA della società: 0574...`).
+fn register_number(words: &[Vec<u8>]) -> bool {
+    for word in words {
         if PHONE_WORDS.iter().any(|p| word.starts_with(p.as_bytes())) {
             return false;
         }

@@ -248,24 +248,10 @@ fn at(b: &[u8], i: usize) -> Result<Span, usize> {
         return Err(i + 1);
     }
     // `(030) 123 456` is a phone with its area code in brackets; any other
-    // number in brackets starts after the bracket.
+    // number in brackets (or a DNI) is read from after the bracket, as a
+    // token of its own.
     match number(b, i) {
-        Err(_) if b[i] == b'(' && b.get(i + 1).is_some_and(u8::is_ascii_digit) => {
-            // A DNI in brackets is a token after the bracket.
-            let from = i + 1;
-            let end = from
-                + b[from..]
-                    .iter()
-                    .take_while(|c| c.is_ascii_alphanumeric())
-                    .count();
-            if end - from == 9
-                && b.get(end).is_none_or(|&c| !is_word(c))
-                && checks::dni_nie(&upper(&b[from..end]))
-            {
-                return span(end, Kind::EsDni).map(|s| Span { start: from, ..s });
-            }
-            number(b, from)
-        }
+        Err(_) if b[i] == b'(' && b.get(i + 1).is_some_and(u8::is_ascii_digit) => Err(i + 1),
         found => found,
     }
 }

@@ -119,13 +119,13 @@ pub(super) fn ordinary_task(text: &Normalised, found: &[Found], level: Level) ->
     // its sentences: "write a job ad... now score each candidate" asks
     // for more in the next turn.
     let sentence = |f: &Found| text.sentences[f.token as usize];
+    let f = first(Role::Drafting)?;
     let drafted: Vec<_> = found
         .iter()
         .filter(|f| f.role == Role::Drafting)
         .map(sentence)
         .collect();
-    if let Some(f) = first(Role::Drafting)
-        && first(Role::Targeting).is_none()
+    if first(Role::Targeting).is_none()
         && !concrete_people(found)
         && !found
             .iter()

@@ -13,13 +13,7 @@ use super::*;
 
 /// The level of one user message, with an optional system prompt.
 fn level(system: Option<&str>, user: &str) -> Level {
-    let mut messages = vec![json!({ "role": "user", "content": user })];
-    if let Some(system) = system {
-        messages.insert(0, json!({ "role": "system", "content": system }));
-    }
-    Classifier::built_in()
-        .classify(None, None, &json!(messages))
-        .level
+    super::tests_round17::level(None, system, user)
 }
 
 /// Each case: (language, system prompt, user message, the level it must
