@@ -18,7 +18,7 @@
 
 pub mod refusals;
 
-use redb::{ReadTransaction, ReadableTable, WriteTransaction};
+use redb::{ReadTransaction, ReadableTable};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -190,13 +190,17 @@ pub fn checkpoint(tx: &impl Reader) -> Result<(u64, [u8; 32]), StoreError> {
 }
 
 /// Appends one entry in `txn`; returns its sequence number.
-pub fn append(txn: &WriteTransaction, draft: &Draft) -> Result<u64, StoreError> {
+pub fn append(txn: &impl crate::store::tables::Writes, draft: &Draft) -> Result<u64, StoreError> {
     append_at(txn, draft, now_ms())
 }
 
 /// [`append`] dated `at` (Unix ms) unless the draft carries its own time
 /// (a replayed charge keeps its first): for tests and imports of older acts.
-pub fn append_at(txn: &WriteTransaction, draft: &Draft, at: i64) -> Result<u64, StoreError> {
+pub fn append_at(
+    txn: &impl crate::store::tables::Writes,
+    draft: &Draft,
+    at: i64,
+) -> Result<u64, StoreError> {
     let (last, prev) = head(txn)?;
     let mut entry = Entry {
         seq: last + 1,
@@ -214,8 +218,7 @@ pub fn append_at(txn: &WriteTransaction, draft: &Draft, at: i64) -> Result<u64, 
     AUDIT_TABLE.put(txn, &entry.seq.to_be_bytes(), &entry)?;
     let mut head = entry.seq.to_be_bytes().to_vec();
     head.extend_from_slice(&entry.hash);
-    txn.open_table(META)?
-        .insert(META_AUDIT_HEAD, head.as_slice())?;
+    txn.insert_raw(META, META_AUDIT_HEAD, &head)?;
     if entry.action == REFUSED {
         crate::audit::refusals::add_error(
             txn,

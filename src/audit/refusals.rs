@@ -25,7 +25,7 @@ pub struct ErrorRow {
 /// Counts a refused inference request (its `inference.refused` audit
 /// entry), in the entry's own transaction.
 pub fn add_error(
-    txn: &redb::WriteTransaction,
+    txn: &impl crate::store::tables::Writes,
     at: i64,
     tenant_id: &str,
     actor: &str,

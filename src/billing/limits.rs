@@ -17,8 +17,6 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use redb::ReadableTable;
-
 use crate::store::tables::DAY_COUNTS;
 use crate::store::{Store, StoreError};
 
@@ -418,14 +416,13 @@ pub fn day_row(scope: &str, counter: &str, now: i64) -> String {
 /// Counts one unit of a durable per-day counter in a charge's transaction
 /// (admission reserved it in memory, see `ledger::Hold::take_day`);
 /// returns the count after.
-pub fn count_daily(txn: &redb::WriteTransaction, row: &str) -> Result<u32, StoreError> {
-    let mut table = txn.open_table(DAY_COUNTS)?;
-    let used = table
-        .get(row.as_bytes())?
-        .map(|v| decode_count(v.value()))
+pub fn count_daily(txn: &impl crate::store::tables::Writes, row: &str) -> Result<u32, StoreError> {
+    let used = txn
+        .get_raw(DAY_COUNTS, row.as_bytes())?
+        .map(|v| decode_count(&v))
         .unwrap_or(0)
         .saturating_add(1);
-    table.insert(row.as_bytes(), used.to_be_bytes().as_slice())?;
+    txn.insert_raw(DAY_COUNTS, row.as_bytes(), &used.to_be_bytes())?;
     Ok(used)
 }
 

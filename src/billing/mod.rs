@@ -147,7 +147,9 @@ pub async fn charge_journaled(
     keys: &Keys,
     ledger: &ledger::Ledger,
     journal: Vec<u8>,
-    mut charge: impl FnMut(&redb::WriteTransaction) -> Result<Applied, StoreError> + Send + 'static,
+    mut charge: impl FnMut(&crate::store::tables::Tables<'_>) -> Result<Applied, StoreError>
+    + Send
+    + 'static,
 ) -> Result<Charged, StoreError> {
     let cache = keys.clone();
     // The sequence is taken in the job: the writer's order.
@@ -223,7 +225,7 @@ fn log_fired(charged: &Charged) {
 /// (the key cache is refreshed from them in the same writer job, so the
 /// next request of an over-budget key is refused).
 pub fn apply(
-    txn: &redb::WriteTransaction,
+    txn: &impl crate::store::tables::Writes,
     record: &UsageRecord,
 ) -> Result<(Charged, Vec<ApiKey>), StoreError> {
     let mut key = KEY_TABLE
@@ -296,7 +298,7 @@ fn thresholds_crossed(key: &mut ApiKey, now: i64) -> Vec<StoredEvent> {
 /// charged the same cost and sharing its notified thresholds: the records
 /// to write.
 fn charge_with_partners(
-    txn: &redb::WriteTransaction,
+    txn: &impl crate::store::tables::Writes,
     key: &ApiKey,
     record: &UsageRecord,
 ) -> Result<Vec<ApiKey>, StoreError> {
@@ -321,7 +323,10 @@ fn charge_with_partners(
 }
 
 /// Takes the cost from the tenant's wallet and writes the tenant.
-fn debit_tenant(txn: &redb::WriteTransaction, record: &UsageRecord) -> Result<Tenant, StoreError> {
+fn debit_tenant(
+    txn: &impl crate::store::tables::Writes,
+    record: &UsageRecord,
+) -> Result<Tenant, StoreError> {
     let mut tenant: Tenant = TENANT_TABLE
         .get(txn, record.tenant_id.as_bytes())?
         .ok_or_else(|| StoreError::NotFound(format!("no tenant `{}`", record.tenant_id)))?;
@@ -370,7 +375,10 @@ fn roll_cycle(key: &mut ApiKey, now: i64) {
 
 /// The other live member(s) of a rotation: the key it was rotated from,
 /// and the key it was rotated to.
-fn partners(txn: &redb::WriteTransaction, key: &ApiKey) -> Result<Vec<String>, StoreError> {
+fn partners(
+    txn: &impl crate::store::tables::Writes,
+    key: &ApiKey,
+) -> Result<Vec<String>, StoreError> {
     let mut out = Vec::new();
     if let Some(from) = &key.rotated_from {
         out.push(from.clone());
@@ -386,13 +394,12 @@ fn partners(txn: &redb::WriteTransaction, key: &ApiKey) -> Result<Vec<String>, S
 /// until the dispatcher takes it (so a stop before delivery does not lose
 /// it); returns its key.
 pub fn record_event(
-    txn: &redb::WriteTransaction,
+    txn: &impl crate::store::tables::Writes,
     event: &StoredEvent,
 ) -> Result<Vec<u8>, StoreError> {
-    let mut table = txn.open_table(EVENTS)?;
-    let seq = redb::ReadableTable::last(&table)?
+    let seq = txn
+        .last_raw(EVENTS)?
         .map(|(k, _)| {
-            let k = k.value();
             let mut tail = [0u8; 8];
             tail.copy_from_slice(&k[8..16]);
             u64::from_be_bytes(tail) + 1
@@ -401,9 +408,8 @@ pub fn record_event(
     let mut key = event.at.max(0).to_be_bytes().to_vec();
     key.extend_from_slice(&seq.to_be_bytes());
     let value = crate::store::codec::encode(event);
-    table.insert(key.as_slice(), value.as_slice())?;
-    txn.open_table(tables::EVENTS_PENDING)?
-        .insert(key.as_slice(), value.as_slice())?;
+    txn.insert_raw(EVENTS, &key, &value)?;
+    txn.insert_raw(tables::EVENTS_PENDING, &key, &value)?;
     Ok(key)
 }
 

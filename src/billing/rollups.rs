@@ -85,7 +85,10 @@ fn usage_key(r: &UsageRecord) -> Vec<u8> {
 }
 
 /// Adds a usage record to its rollup, in the record's own transaction.
-pub fn add(txn: &redb::WriteTransaction, record: &UsageRecord) -> Result<(), StoreError> {
+pub fn add(
+    txn: &impl crate::store::tables::Writes,
+    record: &UsageRecord,
+) -> Result<(), StoreError> {
     let key = usage_key(record);
     let mut sum = ROLLUP_TABLE.get(txn, &key)?.unwrap_or_default();
     sum.add(record);

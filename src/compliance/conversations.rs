@@ -77,12 +77,13 @@ impl Conversation {
     }
 }
 
-pub fn insert(txn: &WriteTransaction, conversation: &Conversation) -> Result<(), StoreError> {
+pub fn insert(
+    txn: &impl crate::store::tables::Writes,
+    conversation: &Conversation,
+) -> Result<(), StoreError> {
     let key = conversation.key();
     CONVERSATION_TABLE.put(txn, &key, conversation)?;
-    txn.open_table(CONVERSATION_EXPIRY)?
-        .insert(conversation.expiry_key().as_slice(), [].as_slice())?;
-    Ok(())
+    txn.insert_raw(CONVERSATION_EXPIRY, &conversation.expiry_key(), &[])
 }
 
 /// Rewrites a record in place (same time and expiry).

@@ -125,7 +125,7 @@ impl Review {
     }
 }
 
-pub fn insert(txn: &redb::WriteTransaction, review: &Review) -> Result<(), StoreError> {
+pub fn insert(txn: &impl crate::store::tables::Writes, review: &Review) -> Result<(), StoreError> {
     REVIEW_TABLE.put(txn, review.id.as_bytes(), review)
 }
 

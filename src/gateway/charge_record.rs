@@ -16,6 +16,7 @@ use crate::audit::{self, Draft};
 use crate::billing::{self, UsageRecord};
 use crate::compliance::conversations::{self, Conversation};
 use crate::compliance::reviews::{self, Review};
+use crate::store::tables::Writes;
 use crate::store::{StoreError, codec};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -60,7 +61,7 @@ impl ChargeRecord {
 
     /// The whole charge transaction: the ledger, then what commits with it.
     /// Returns the outcome and the key records written (for the key cache).
-    pub fn apply(&self, txn: &redb::WriteTransaction) -> Result<billing::Applied, StoreError> {
+    pub fn apply(&self, txn: &impl Writes) -> Result<billing::Applied, StoreError> {
         let (charged, written) = billing::apply(txn, &self.usage)?;
         let day = match &self.day {
             Some(row) => Some((row.clone(), crate::billing::limits::count_daily(txn, row)?)),

@@ -176,20 +176,15 @@ fn a_journal_that_starts_above_the_watermark_is_refused() {
 /// running total (not idempotent by itself: only the watermark makes a
 /// second replay harmless).
 pub(in crate::store) fn add_to_total(
-    txn: &redb::WriteTransaction,
+    txn: &impl crate::store::tables::Writes,
     record: &[u8],
 ) -> Result<(), StoreError> {
-    use redb::ReadableTable;
+    use crate::store::tables::META;
     let amount: u64 = std::str::from_utf8(record).unwrap().parse().unwrap();
-    let mut table = txn.open_table(crate::store::tables::META)?;
-    let total = table
-        .get(b"test_total".as_slice())?
-        .map_or(0, |v| u64::from_be_bytes(v.value().try_into().unwrap()));
-    table.insert(
-        b"test_total".as_slice(),
-        (total + amount).to_be_bytes().as_slice(),
-    )?;
-    Ok(())
+    let total = txn
+        .get_raw(META, b"test_total")?
+        .map_or(0, |v| u64::from_be_bytes(v.as_slice().try_into().unwrap()));
+    txn.insert_raw(META, b"test_total", &(total + amount).to_be_bytes())
 }
 
 fn total(db: &redb::Database) -> u64 {

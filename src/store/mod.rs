@@ -17,6 +17,7 @@ pub mod expiry;
 mod handover;
 pub mod journal;
 pub mod migrate;
+pub mod opened;
 pub mod shape;
 pub mod tables;
 pub mod writer;
@@ -259,7 +260,7 @@ impl Store {
     pub async fn write_journaled<T, F>(&self, record: Vec<u8>, work: F) -> Result<T, StoreError>
     where
         T: Send + 'static,
-        F: FnMut(&WriteTransaction) -> Result<T, StoreError> + Send + 'static,
+        F: FnMut(&tables::Tables<'_>) -> Result<T, StoreError> + Send + 'static,
     {
         self.writer.write_journaled(record, work).await
     }

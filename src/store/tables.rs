@@ -12,6 +12,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use super::compact::{self, Compact};
+pub use super::opened::{Tables, Writes};
 use super::{StoreError, codec};
 
 /// Raw (key, value) rows of a table scan.
@@ -209,14 +210,12 @@ impl<V: Serialize + DeserializeOwned> Table<V> {
         Ok(tx.scan_raw(self.def)?.is_empty())
     }
 
-    pub fn put(&self, tx: &WriteTransaction, key: &[u8], value: &V) -> Result<(), StoreError> {
-        tx.open_table(self.def)?
-            .insert(key, codec::encode(value).as_slice())?;
-        Ok(())
+    pub fn put(&self, tx: &impl Writes, key: &[u8], value: &V) -> Result<(), StoreError> {
+        tx.insert_raw(self.def, key, &codec::encode(value))
     }
 
-    pub fn remove(&self, tx: &WriteTransaction, key: &[u8]) -> Result<bool, StoreError> {
-        Ok(tx.open_table(self.def)?.remove(key)?.is_some())
+    pub fn remove(&self, tx: &impl Writes, key: &[u8]) -> Result<bool, StoreError> {
+        tx.remove_raw(self.def, key)
     }
 }
 
@@ -248,14 +247,12 @@ impl<V: Compact> CompactTable<V> {
             .collect()
     }
 
-    pub fn put(&self, tx: &WriteTransaction, key: &[u8], value: &V) -> Result<(), StoreError> {
-        tx.open_table(self.def)?
-            .insert(key, compact::encode(value).as_slice())?;
-        Ok(())
+    pub fn put(&self, tx: &impl Writes, key: &[u8], value: &V) -> Result<(), StoreError> {
+        tx.insert_raw(self.def, key, &compact::encode(value))
     }
 
-    pub fn remove(&self, tx: &WriteTransaction, key: &[u8]) -> Result<bool, StoreError> {
-        Ok(tx.open_table(self.def)?.remove(key)?.is_some())
+    pub fn remove(&self, tx: &impl Writes, key: &[u8]) -> Result<bool, StoreError> {
+        tx.remove_raw(self.def, key)
     }
 }
 
@@ -268,12 +265,10 @@ pub fn index_get(tx: &impl Reader, def: Def, key: &[u8]) -> Result<Option<String
         .transpose()
 }
 
-pub fn index_put(tx: &WriteTransaction, def: Def, key: &[u8], id: &str) -> Result<(), StoreError> {
-    tx.open_table(def)?.insert(key, id.as_bytes())?;
-    Ok(())
+pub fn index_put(tx: &impl Writes, def: Def, key: &[u8], id: &str) -> Result<(), StoreError> {
+    tx.insert_raw(def, key, id.as_bytes())
 }
 
-pub fn index_remove(tx: &WriteTransaction, def: Def, key: &[u8]) -> Result<(), StoreError> {
-    tx.open_table(def)?.remove(key)?;
-    Ok(())
+pub fn index_remove(tx: &impl Writes, def: Def, key: &[u8]) -> Result<(), StoreError> {
+    tx.remove_raw(def, key).map(|_| ())
 }

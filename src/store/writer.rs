@@ -63,6 +63,7 @@ use tokio::sync::{mpsc, oneshot};
 use super::StoreError;
 use super::handover::{Answer, Visibility};
 use super::journal::{Journal, JournalStats};
+use super::opened::Tables;
 use batch::{Open, end_open, run_batch};
 
 /// Upper bound of jobs in one transaction, so a burst cannot make one
@@ -107,7 +108,7 @@ enum Kind {
 }
 
 trait Job: Answer {
-    fn apply(&mut self, txn: &WriteTransaction) -> Result<(), StoreError>;
+    fn apply(&mut self, tables: &Tables<'_>) -> Result<(), StoreError>;
     fn kind(&self) -> Kind;
     /// A charge: its journal record, until handed to the journal.
     fn take_record(&mut self) -> Vec<u8>;
@@ -118,7 +119,36 @@ trait Job: Answer {
 
 /// An answered charge's work, kept until its transaction commits.
 trait Again: Send {
-    fn again(&mut self, txn: &WriteTransaction) -> Result<(), StoreError>;
+    fn again(&mut self, tables: &Tables<'_>) -> Result<(), StoreError>;
+}
+
+/// How a job's work reaches the transaction.
+trait Work<T>: Send {
+    fn run(&mut self, tables: &Tables<'_>) -> Result<T, StoreError>;
+}
+
+/// Work on the raw transaction (every write but a charge).
+struct Raw<F>(F);
+
+impl<T, F> Work<T> for Raw<F>
+where
+    F: FnMut(&WriteTransaction) -> Result<T, StoreError> + Send,
+{
+    fn run(&mut self, tables: &Tables<'_>) -> Result<T, StoreError> {
+        (self.0)(tables.txn())
+    }
+}
+
+/// A charge's work, on the tables its batch keeps open.
+struct Cached<F>(F);
+
+impl<T, F> Work<T> for Cached<F>
+where
+    F: FnMut(&Tables<'_>) -> Result<T, StoreError> + Send,
+{
+    fn run(&mut self, tables: &Tables<'_>) -> Result<T, StoreError> {
+        (self.0)(tables)
+    }
 }
 
 struct TypedJob<T, F> {
@@ -164,24 +194,21 @@ impl<T, F> TypedJob<T, F> {
     }
 }
 
-struct Work<F>(F);
+struct AgainWork<W, T>(W, std::marker::PhantomData<fn() -> T>);
 
-impl<T, F> Again for Work<F>
-where
-    F: FnMut(&WriteTransaction) -> Result<T, StoreError> + Send,
-{
-    fn again(&mut self, txn: &WriteTransaction) -> Result<(), StoreError> {
-        (self.0)(txn).map(|_| ())
+impl<T, W: Work<T>> Again for AgainWork<W, T> {
+    fn again(&mut self, tables: &Tables<'_>) -> Result<(), StoreError> {
+        self.0.run(tables).map(|_| ())
     }
 }
 
-impl<T, F> Job for TypedJob<T, F>
+impl<T, W> Job for TypedJob<T, W>
 where
     T: Send + 'static,
-    F: FnMut(&WriteTransaction) -> Result<T, StoreError> + Send + 'static,
+    W: Work<T> + 'static,
 {
-    fn apply(&mut self, txn: &WriteTransaction) -> Result<(), StoreError> {
-        self.output = Some((self.work)(txn)?);
+    fn apply(&mut self, tables: &Tables<'_>) -> Result<(), StoreError> {
+        self.output = Some(self.work.run(tables)?);
         Ok(())
     }
 
@@ -199,7 +226,10 @@ where
             output: this.output,
             reply: this.reply,
         });
-        (Box::new(Work(this.work)), reply)
+        (
+            Box::new(AgainWork(this.work, std::marker::PhantomData)),
+            reply,
+        )
     }
 }
 
@@ -208,7 +238,7 @@ where
 fn empty_job(kind: Kind) -> Box<dyn Job> {
     let (reply, _) = oneshot::channel::<Result<(), StoreError>>();
     Box::new(TypedJob {
-        work: |_: &WriteTransaction| Ok(()),
+        work: Raw(|_: &WriteTransaction| Ok(())),
         output: None,
         reply,
         record: None,
@@ -365,24 +395,25 @@ impl Writer {
         T: Send + 'static,
         F: FnMut(&WriteTransaction) -> Result<T, StoreError> + Send + 'static,
     {
-        self.submit(None, work).await
+        self.submit(None, Raw(work)).await
     }
 
     /// Queues a charge: `work` applies it, `record` is what the journal
     /// keeps to apply it again after a crash (the same `work`, rebuilt from
     /// the record, must write the same). Returns once the record is durable.
+    /// `work` gets the tables its batch keeps open ([`Tables`]).
     pub async fn write_journaled<T, F>(&self, record: Vec<u8>, work: F) -> Result<T, StoreError>
     where
         T: Send + 'static,
-        F: FnMut(&WriteTransaction) -> Result<T, StoreError> + Send + 'static,
+        F: FnMut(&Tables<'_>) -> Result<T, StoreError> + Send + 'static,
     {
-        self.submit(Some(record), work).await
+        self.submit(Some(record), Cached(work)).await
     }
 
-    async fn submit<T, F>(&self, record: Option<Vec<u8>>, work: F) -> Result<T, StoreError>
+    async fn submit<T, W>(&self, record: Option<Vec<u8>>, work: W) -> Result<T, StoreError>
     where
         T: Send + 'static,
-        F: FnMut(&WriteTransaction) -> Result<T, StoreError> + Send + 'static,
+        W: Work<T> + 'static,
     {
         let queue = self
             .queue

@@ -11,6 +11,7 @@ use redb::{Database, Durability, WriteTransaction};
 use super::super::StoreError;
 use super::super::handover::Meeting;
 use super::super::journal::{self, Append};
+use super::super::opened::Tables;
 use super::super::tables::META;
 use super::{Again, COMMIT_DELAY, Job, Kind, MAX_OPEN, Sequencer, WriterStats};
 
@@ -159,8 +160,10 @@ fn apply(db: &Database, entries: &mut [Entry], seq: &mut Sequencer) -> Result<()
     let started = Instant::now();
     // An empty batch is the closing checkpoint.
     open.durable |= entries.is_empty();
+    // Closed at the end of the batch, before any commit.
+    let tables = Tables::new(&open.txn);
     for entry in entries.iter_mut() {
-        entry.job.apply(&open.txn)?;
+        entry.job.apply(&tables)?;
         match (entry.job.kind(), &entry.charge) {
             (Kind::Charge, Some((sequence, _))) => {
                 open.watermark = open.watermark.max(*sequence);
@@ -282,9 +285,11 @@ fn abort_open(db: &Database, stats: &WriterStats, seq: &mut Sequencer) {
         return;
     }
     let again = db.begin_write().map_err(StoreError::from).and_then(|txn| {
+        let tables = Tables::new(&txn);
         for work in answered.iter_mut() {
-            work.again(&txn)?;
+            work.again(&tables)?;
         }
+        drop(tables);
         Ok(txn)
     });
     let outcome = again.and_then(|txn| {

@@ -206,3 +206,48 @@ async fn a_failing_charge_keeps_the_answered_charges_of_its_open_transaction() {
     let reopened = Store::open(dir.path()).unwrap();
     assert_eq!(total(&reopened), 50);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn charges_and_plain_writes_of_one_batch_share_its_tables() {
+    // Charges keep the batch's tables open; a plain write in the same
+    // batch opens the same table itself (redb refuses a table opened
+    // twice), and the charges after it open it again. Joined, not spawned:
+    // every job is queued before the first is answered, so they share
+    // batches.
+    let dir = tempfile::tempdir().unwrap();
+    let store = std::sync::Arc::new(Store::open(dir.path()).unwrap());
+    let mut calls = Vec::new();
+    for i in 0..300u32 {
+        let store = store.clone();
+        calls.push(async move {
+            if i % 3 == 1 {
+                store
+                    .write(move |txn| {
+                        txn.open_table(META)?
+                            .insert(format!("plain-{i}").as_bytes(), b"v".as_slice())?;
+                        Ok(())
+                    })
+                    .await
+            } else {
+                store
+                    .write_journaled(b"1".to_vec(), |tables| add_amount(tables, b"1"))
+                    .await
+            }
+        });
+    }
+    for outcome in futures::future::join_all(calls).await {
+        outcome.unwrap();
+    }
+    assert_eq!(total(&store), 200);
+    for i in (1..300).step_by(3) {
+        assert!(read(&store, format!("plain-{i}").as_bytes()).is_some());
+    }
+    let stats = store.writer_stats();
+    assert!(
+        stats.largest_batch.load(Ordering::Relaxed) > 1,
+        "no batch held more than one job"
+    );
+    store.close();
+    drop(store);
+    assert_eq!(total(&Store::open(dir.path()).unwrap()), 200);
+}
