@@ -15,7 +15,7 @@
 //!   resolves (or when its input closes); shutdown cancels the token, then
 //!   waits for them within what is left of the grace period.
 //!
-//! `clippy.toml` forbids `tokio::spawn` and `Handle::spawn` everywhere
+//! `clippy.toml` forbids tokio's free `spawn` function and `Handle::spawn` everywhere
 //! else, so a task cannot be started that shutdown does not know about.
 
 use std::future::Future;
