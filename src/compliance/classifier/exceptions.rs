@@ -246,8 +246,11 @@ fn concrete_people(found: &[Found]) -> bool {
 /// criminal record" is the absence that Article 5(1)(d) turns on, not the
 /// record that excuses it (tenth round), and the Spanish meta "que es un"
 /// ("what is a") inside the Article 50(1) anchor "sin decir que es un
-/// asistente virtual" asks nothing (eleventh round).
-pub(super) fn framing(found: &[Found], r: u16, level: Level) -> Vec<(u32, u32)> {
+/// asistente virtual" asks nothing (eleventh round). Nor is `meta` talk
+/// about the topic in a sentence that wants the result to pass as real
+/// (`passing`: "explain how we get his face and voice so it looks
+/// real" asks for a deep fake; eighteenth round).
+pub(super) fn framing(text: &Normalised, found: &[Found], r: u16, level: Level) -> Vec<(u32, u32)> {
     let terms = spans(found, |role| {
         role == Role::Act(r) || role == Role::Anchor(r)
     });
@@ -260,10 +263,16 @@ pub(super) fn framing(found: &[Found], r: u16, level: Level) -> Vec<(u32, u32)> 
             .iter()
             .any(|p| p.role == Role::Person && p.last < f.token && p.last + 4 >= f.token)
     };
+    let passing: Vec<u32> = found
+        .iter()
+        .filter(|f| f.role == Role::Passing)
+        .map(|f| text.sentences[f.token as usize])
+        .collect();
     found
         .iter()
         .filter(|f| match f.role {
-            Role::Meta | Role::Aggregate | Role::SelfUse => true,
+            Role::Meta => !passing.contains(&text.sentences[f.token as usize]),
+            Role::Aggregate | Role::SelfUse => true,
             Role::LegalPerson => !people_of(f),
             Role::Building => level < Level::Prohibited,
             Role::Suppressor(s) => s == r,
