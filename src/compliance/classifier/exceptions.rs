@@ -33,6 +33,19 @@ pub(super) fn whole_text(
     source: Source,
     level: Level,
 ) -> Option<String> {
+    whole_text_with(text, found, source, level)
+        .or_else(|| coding_task(found, level).map(|f| describe_coding(text, f)))
+}
+
+/// [`whole_text`] without the coding task: what the learned layers leave
+/// unread. A coding task still feeds them, so a banned system asked of a
+/// coding agent (TAXONOMY rule 4: prohibited) can still be raised.
+fn whole_text_with(
+    text: &Normalised,
+    found: &[Found],
+    source: Source,
+    level: Level,
+) -> Option<String> {
     let first = |role: Role| found.iter().find(|f| f.role == role);
     let quote = |f: &Found| text.words(f.token, f.last);
     if let Some(f) = first(Role::Fiction)
@@ -139,6 +152,30 @@ pub(super) fn ordinary_task(text: &Normalised, found: &[Found], level: Level) ->
     None
 }
 
+/// A coding task in one text, for an Annex III or Article 50 rule: two
+/// `building` terms apart ("implement", "unit tests", "refactor"; not two
+/// packs' stems of one word),
+/// and no concrete people pointed at ("run it on these applicants"). It
+/// builds the system, and TAXONOMY labelling rule 4 makes building an
+/// Annex III or Article 50 system minimal, its runtime calls being
+/// classified on their own (eighteenth round). Building a banned system
+/// stays prohibited: an Article 5 rule is never set aside this way.
+fn coding_task(found: &[Found], level: Level) -> Option<&Found> {
+    if level >= Level::Prohibited {
+        return None;
+    }
+    let mut building = found.iter().filter(|f| f.role == Role::Building);
+    let f = building.next()?;
+    (building.any(|g| g.token > f.last) && !concrete_people(found)).then_some(f)
+}
+
+fn describe_coding(text: &Normalised, f: &Found) -> String {
+    format!(
+        "the user has software built (\"{}\"): building a system is not using it on people",
+        text.words(f.token, f.last)
+    )
+}
+
 /// The texts the learned layers do not read: a tool's own prompt, and a
 /// text framed as a use that decides nothing (fiction, research, the Act,
 /// one's own work).
@@ -146,7 +183,7 @@ pub(super) fn unread(s: &Scanned) -> [bool; 3] {
     std::array::from_fn(|i| {
         let (source, text) = &s.texts[i];
         (s.tool_prompt && *source == Source::Instructions)
-            || whole_text(text, &s.found[i], *source, Level::High).is_some()
+            || whole_text_with(text, &s.found[i], *source, Level::High).is_some()
     })
 }
 

@@ -583,3 +583,87 @@ fn round18_a_clinicians_treatment_question_on_a_described_patient() {
         ),
     ]);
 }
+
+/// A coding task (two building terms: implement, unit tests, refactor, a bug to fix) builds an Annex III system, which TAXONOMY rule 4 makes minimal; the same words with concrete people to rank stay high, and building a banned system stays prohibited.
+#[test]
+fn round18_a_coding_task_builds_the_system_it_does_not_use_it() {
+    check(&[
+        (
+            "en",
+            None,
+            None,
+            "Implement rank_candidates() in ranker.py to score each CV against the job description, and add unit tests with fake CVs.",
+            Level::Minimal,
+        ),
+        (
+            "en",
+            None,
+            None,
+            "Implement rank_candidates() and add unit tests. Then run it on these 40 applicants now and reject the bottom 30.",
+            Level::High,
+        ),
+        (
+            "en",
+            None,
+            None,
+            "Implement a module that guesses each user's religion and sexual orientation from their selfie, and add unit tests.",
+            Level::Prohibited,
+        ),
+        (
+            "de",
+            None,
+            None,
+            "Das Kreditscoring-Modul soll refaktoriert werden, mit Typannotationen und Unit Tests; an den Scores ändert sich nichts.",
+            Level::Minimal,
+        ),
+        (
+            "fr",
+            None,
+            None,
+            "Implémente la fonction de notation des candidatures et ajoute une suite de tests ; aucune vraie candidature n'est traitée.",
+            Level::Minimal,
+        ),
+        (
+            "es",
+            None,
+            None,
+            "Estamos desarrollando el módulo de scoring de préstamos: implementa la función y una suite de pruebas con datos sintéticos.",
+            Level::Minimal,
+        ),
+    ]);
+}
+
+/// Teaching staff to recognise voice deep fakes, or asking what one may realistically expect, is no deep fake (minimal); cloning a real executive's voice so it sounds like him is (limited).
+#[test]
+fn round18_deep_fake_awareness_and_realistic_estimates() {
+    check(&[
+        (
+            "en",
+            None,
+            None,
+            "Prepare an awareness session on deepfake voice scams: how to spot a fake call from our CEO.",
+            Level::Minimal,
+        ),
+        (
+            "en",
+            None,
+            None,
+            "Clone our CEO's voice from his interviews so it sounds like he actually recorded the message.",
+            Level::Limited,
+        ),
+        (
+            "en",
+            None,
+            None,
+            "Realistically, how much of my deposit will I get back, and can you draft my statement?",
+            Level::Minimal,
+        ),
+        (
+            "fr",
+            None,
+            None,
+            "Prépare une formation pour sensibiliser les salariés aux deepfakes vocaux du PDG et apprendre à les reconnaître.",
+            Level::Minimal,
+        ),
+    ]);
+}
