@@ -300,9 +300,16 @@ pub(super) fn framing(text: &Normalised, found: &[Found], r: u16, level: Level) 
             .iter()
             .any(|p| p.role == Role::Person && p.last < f.token && p.last + 4 >= f.token)
     };
+    // Only where the wanted outcome is an act of this rule (the deep
+    // fake's): elsewhere "a credible CV" leaves "explain" its framing.
     let passing: Vec<u32> = found
         .iter()
-        .filter(|f| f.role == Role::Passing)
+        .filter(|f| {
+            f.role == Role::Passing
+                && found
+                    .iter()
+                    .any(|a| a.role == Role::Act(r) && (a.token, a.last) == (f.token, f.last))
+        })
         .map(|f| text.sentences[f.token as usize])
         .collect();
     found
