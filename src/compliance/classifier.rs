@@ -51,6 +51,8 @@ mod tests_round17;
 mod tests_round17b;
 #[cfg(test)]
 mod tests_round17c;
+#[cfg(test)]
+mod tests_round18;
 mod text;
 
 use std::fmt;

@@ -223,8 +223,9 @@ def batch(case):
     """The fold of a case: its batch (the id's prefix); the ordinary
     requests written for training (ids OT-A-en-001...) in four folds of
     150, by part and the parity of their number; the second ordinary set
-    (ids O2-en-001..., sixteenth round) and the third (O3-en-001...,
-    seventeenth round) are folds of their own."""
+    (ids O2-en-001..., sixteenth round), the third (O3-en-001...,
+    seventeenth round) and the fourth (O4-en-001..., eighteenth round)
+    are folds of their own."""
     parts = case["id"].split("-")
     if parts[0] == "OT":
         return f"OT{parts[1]}{int(parts[-1]) % 2}"

@@ -33,7 +33,7 @@ impl Classifier {
             if exceptions::whole_text(text, found, source, meta.level).is_some() {
                 return None;
             }
-            let framed: Vec<u32> = exceptions::framing(found, r, meta.level)
+            let framed: Vec<u32> = exceptions::framing(text, found, r, meta.level)
                 .into_iter()
                 .map(|(t, _)| text.sentences[t as usize])
                 .collect();

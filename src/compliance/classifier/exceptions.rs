@@ -33,6 +33,19 @@ pub(super) fn whole_text(
     source: Source,
     level: Level,
 ) -> Option<String> {
+    whole_text_with(text, found, source, level)
+        .or_else(|| coding_task(found, level).map(|f| describe_coding(text, f)))
+}
+
+/// [`whole_text`] without the coding task: what the learned layers leave
+/// unread. A coding task still feeds them, so a banned system asked of a
+/// coding agent (TAXONOMY rule 4: prohibited) can still be raised.
+fn whole_text_with(
+    text: &Normalised,
+    found: &[Found],
+    source: Source,
+    level: Level,
+) -> Option<String> {
     let first = |role: Role| found.iter().find(|f| f.role == role);
     let quote = |f: &Found| text.words(f.token, f.last);
     if let Some(f) = first(Role::Fiction)
@@ -139,6 +152,30 @@ pub(super) fn ordinary_task(text: &Normalised, found: &[Found], level: Level) ->
     None
 }
 
+/// A coding task in one text, for an Annex III or Article 50 rule: two
+/// `building` terms apart ("implement", "unit tests", "refactor"; not two
+/// packs' stems of one word),
+/// and no concrete people pointed at ("run it on these applicants"). It
+/// builds the system, and TAXONOMY labelling rule 4 makes building an
+/// Annex III or Article 50 system minimal, its runtime calls being
+/// classified on their own (eighteenth round). Building a banned system
+/// stays prohibited: an Article 5 rule is never set aside this way.
+fn coding_task(found: &[Found], level: Level) -> Option<&Found> {
+    if level >= Level::Prohibited {
+        return None;
+    }
+    let mut building = found.iter().filter(|f| f.role == Role::Building);
+    let f = building.next()?;
+    (building.any(|g| g.token > f.last) && !concrete_people(found)).then_some(f)
+}
+
+fn describe_coding(text: &Normalised, f: &Found) -> String {
+    format!(
+        "the user has software built (\"{}\"): building a system is not using it on people",
+        text.words(f.token, f.last)
+    )
+}
+
 /// The texts the learned layers do not read: a tool's own prompt, and a
 /// text framed as a use that decides nothing (fiction, research, the Act,
 /// one's own work).
@@ -146,7 +183,7 @@ pub(super) fn unread(s: &Scanned) -> [bool; 3] {
     std::array::from_fn(|i| {
         let (source, text) = &s.texts[i];
         (s.tool_prompt && *source == Source::Instructions)
-            || whole_text(text, &s.found[i], *source, Level::High).is_some()
+            || whole_text_with(text, &s.found[i], *source, Level::High).is_some()
     })
 }
 
@@ -246,8 +283,11 @@ fn concrete_people(found: &[Found]) -> bool {
 /// criminal record" is the absence that Article 5(1)(d) turns on, not the
 /// record that excuses it (tenth round), and the Spanish meta "que es un"
 /// ("what is a") inside the Article 50(1) anchor "sin decir que es un
-/// asistente virtual" asks nothing (eleventh round).
-pub(super) fn framing(found: &[Found], r: u16, level: Level) -> Vec<(u32, u32)> {
+/// asistente virtual" asks nothing (eleventh round). Nor is `meta` talk
+/// about the topic in a sentence that wants the result to pass as real
+/// (`passing`: "explain how we get his face and voice so it looks
+/// real" asks for a deep fake; eighteenth round).
+pub(super) fn framing(text: &Normalised, found: &[Found], r: u16, level: Level) -> Vec<(u32, u32)> {
     let terms = spans(found, |role| {
         role == Role::Act(r) || role == Role::Anchor(r)
     });
@@ -260,10 +300,23 @@ pub(super) fn framing(found: &[Found], r: u16, level: Level) -> Vec<(u32, u32)> 
             .iter()
             .any(|p| p.role == Role::Person && p.last < f.token && p.last + 4 >= f.token)
     };
+    // Only where the wanted outcome is an act of this rule (the deep
+    // fake's): elsewhere "a credible CV" leaves "explain" its framing.
+    let passing: Vec<u32> = found
+        .iter()
+        .filter(|f| {
+            f.role == Role::Passing
+                && found
+                    .iter()
+                    .any(|a| a.role == Role::Act(r) && (a.token, a.last) == (f.token, f.last))
+        })
+        .map(|f| text.sentences[f.token as usize])
+        .collect();
     found
         .iter()
         .filter(|f| match f.role {
-            Role::Meta | Role::Aggregate | Role::SelfUse => true,
+            Role::Meta => !passing.contains(&text.sentences[f.token as usize]),
+            Role::Aggregate | Role::SelfUse => true,
             Role::LegalPerson => !people_of(f),
             Role::Building => level < Level::Prohibited,
             Role::Suppressor(s) => s == r,

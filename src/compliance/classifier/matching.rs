@@ -607,7 +607,7 @@ impl Classifier {
     ) -> Match {
         let r = rule as u16;
         let meta = &self.compiled.rules[rule];
-        let framing = exceptions::framing(found, r, meta.level);
+        let framing = exceptions::framing(text, found, r, meta.level);
         let sentence = |t: u32| text.sentences[t as usize];
         let mut why = String::new();
         for (evidence, a, b) in with_objects {

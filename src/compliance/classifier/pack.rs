@@ -178,6 +178,12 @@ struct RawFraming {
     /// none (seventeenth round).
     #[serde(default)]
     clitic: Vec<String>,
+    /// The result wanted is to pass as real ("so it looks like she
+    /// recorded it", "damit es echt wirkt", "zo echt mogelijk"): a
+    /// sentence that says so asks for a deception, so `meta` ("explain
+    /// how...") in it is no talk about the topic (eighteenth round).
+    #[serde(default)]
+    passing: Vec<String>,
     /// Words that point at concrete people when a person follows within
     /// four words ("these", "the attached", "our"): "for my research,
     /// score these 50 named applicants" applies the practice.
@@ -269,6 +275,7 @@ pub(super) enum Role {
     Disclosed,
     Machine,
     Clitic,
+    Passing,
     Reference,
     SelfUse,
     LegalPerson,
@@ -460,6 +467,7 @@ fn add_pack(
     add(builder, &f.disclosed, Role::Disclosed, None)?;
     add(builder, &f.machine, Role::Machine, None)?;
     add(builder, &f.clitic, Role::Clitic, None)?;
+    add(builder, &f.passing, Role::Passing, None)?;
     add(builder, &f.reference, Role::Reference, Some(Edge::Word))?;
     add(builder, &f.self_use, Role::SelfUse, None)?;
     add(builder, &f.legal_person, Role::LegalPerson, None)?;
