@@ -404,6 +404,7 @@ fn the_independent_sets_meet_precision_and_recall() {
         ("independent-3.jsonl", 0.99),
         ("independent-4.jsonl", 0.99),
         ("independent-5.jsonl", 0.99),
+        ("independent-6.jsonl", 0.99),
     ] {
         let (rows, precision, recall, misses) = measure(file);
         assert!(rows >= 500, "{file}");
