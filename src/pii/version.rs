@@ -58,9 +58,9 @@ const VERSION_STEMS: &[&str] = &[
     "oid",
     "snmp",
     "§",
-    // software that is named by its version: firmware's neighbours
+    // software that is named by its version, like firmware (not
+    // "kernel": a firewall's log lines come from the kernel)
     "bootloader",
-    "kernel",
     // a requirement on a version: `at least 15.2.7.8`
     "minimum",
     "minimal",
