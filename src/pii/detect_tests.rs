@@ -296,7 +296,7 @@ fn versions_chain_along_a_line_and_dated_references_are_no_phones() {
     for text in [
         // Only the first version is next to the word that says so.
         "Release 8.4.1.2 replaces 8.3.9.7; units on 7.1.0.4 keep it.",
-        "the probe range 2.0.0.0 to 2.7.255.255 follows 5.6.2.1044",
+        "probe 5.6.2.1044 accepts the range 2.0.0.0 to 2.7.255.255",
         "Nach dem Kernel-Update auf 6.1.0.12 lief 6.0.9.3 nicht mehr.",
         "le routeur tourne en 12.4.2.6 ; il faut au moins 12.4.2.9",
         "Voir au point 3.2.1.5 du contrat.",
