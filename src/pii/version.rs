@@ -231,6 +231,11 @@ fn version_nearby(b: &[u8], start: usize) -> bool {
     }
     // After the quad, only the words between count: `the DNS server
     // 10.0.0.53 runs firmware 2.1.0.4` keeps the server's address.
+    // An address word before the quad leaves only the words before it to
+    // decide.
+    if starts(&line_before(b, start, 64), ADDRESS_STEMS).is_some() {
+        return false;
+    }
     let mut edge = numbers[here].end;
     for d in &numbers[here + 1..] {
         let between: Vec<u8> = b[edge..d.start]
