@@ -379,7 +379,7 @@ fn the_labelled_set_meets_precision_and_recall() {
     assert!(recall >= 0.97, "recall {recall:.4}: {misses:#?}");
 }
 
-/// The independent sets (`tests/data/pii/independent-{1,2,3,4,5}.jsonl`,
+/// The independent sets (`tests/data/pii/independent-{1,2,3,4,5,6}.jsonl`,
 /// about 530 snippets each in 8 languages, 46 to 48 % near-misses, each by
 /// an author who never read the detectors or the other sets): the same
 /// goals. Each was measured before the changes it led to
@@ -392,7 +392,13 @@ fn the_labelled_set_meets_precision_and_recall() {
 /// read as addresses, numbered sections as IP addresses, register, lot
 /// and payment references as phones; NIEs written `Y-1234567-L`, a DNI in
 /// brackets and Maestro cards missed), found whole after its classes were
-/// added. Set 2's author left private and documentation addresses (10.x,
+/// added. Set 6 at 96.85 % and 97.26 % (after sets 1 to 5: versions
+/// with only the first of several near a version word, dated, compound
+/// and CEF references and a bracket read as phones; Maestro 50xx, 116 and
+/// 0800 service numbers, a dotted DNI, a quoted PESEL, addresses after a
+/// skipped log token and English and Portuguese names of a BSN and a NIF
+/// missed), at 100 % and 99.8 % after its classes (an ORM-bound NIF left).
+/// Set 2's author left private and documentation addresses (10.x,
 /// 192.168.x, 2001:db8::) unlabelled where set 1's labelled them: its
 /// nine such addresses count as false positives here, so its precision
 /// floor is 97 %; every other value is held to the goals.
@@ -404,6 +410,7 @@ fn the_independent_sets_meet_precision_and_recall() {
         ("independent-3.jsonl", 0.99),
         ("independent-4.jsonl", 0.99),
         ("independent-5.jsonl", 0.99),
+        ("independent-6.jsonl", 0.99),
     ] {
         let (rows, precision, recall, misses) = measure(file);
         assert!(rows >= 500, "{file}");

@@ -2,9 +2,8 @@
 //! eight languages of the labelled sets: the name of an identifier that
 //! is a bare 9 or 11 digit number (BSN, NIF, Steuer-ID, PESEL), a phone
 //! word, the label of a reference that is not personal data (an order,
-//! invoice, tracking or part number, a VAT or company register number),
-//! and the version or update words that make a dotted quad a version
-//! rather than an IPv4 address.
+//! invoice, tracking or part number, a VAT or company register number).
+//! The words that make a dotted quad a version are in `version.rs`.
 //!
 //! It also reads the national phone formats, which only context tells
 //! from references. Words are matched at the start of a word, ignoring
@@ -12,8 +11,9 @@
 //! names a phone, `Bestellnummer` does not contain `tel` as a word.
 
 /// Keywords that name an identifier, looked for just before a bare number.
-pub(super) const BSN_WORDS: &[&str] = &["bsn", "burgerservice", "sofi"];
-pub(super) const NIF_WORDS: &[&str] = &["nif", "contribuinte", "fiscal"];
+pub(super) const BSN_WORDS: &[&str] = &["bsn", "burgerservice", "sofi", "citizen service"];
+/// A taxpayer is a "sujeito passivo" in Portuguese tax documents.
+pub(super) const NIF_WORDS: &[&str] = &["nif", "contribuinte", "fiscal", "sujeito passivo"];
 pub(super) const STEUER_WORDS: &[&str] =
     &["steuer", "idnr", "identifikationsnummer", "tax id", "tin"];
 pub(super) const PESEL_WORDS: &[&str] = &["pesel"];
@@ -23,6 +23,8 @@ pub(super) const PHONE_WORDS: &[&str] = &[
     // a message left on a number: `déjame un mensaje en el 648 ...`
     // (not English "message": "System message: taxpayer number ...")
     "mensaj", "mensag",
+    // a text message sent to a number (not "text" alone: "the text 0612...")
+    "text me", "text us", "txt",
 ];
 
 /// Labels of numbers that are references, not a person's phone: word
@@ -164,90 +166,6 @@ const REGISTER_WORDS: &[&str] = &[
     "vat",
 ];
 
-/// Words that make a dotted quad a version, or the number of a section
-/// of a document (`section 4.2.1.3`, `OID 1.3.6.1`): word starts.
-const VERSION_STEMS: &[&str] = &[
-    "version",
-    "versión",
-    "versione",
-    "versie",
-    "versão",
-    "versao",
-    "wersj",
-    "firmware",
-    "release",
-    "build",
-    "patch",
-    "upgrade",
-    "update",
-    "aktualis",
-    "actualiz",
-    "aggiorn",
-    "atualiz",
-    "bijwerk",
-    "aktualiz",
-    "zaktualiz",
-    "mise à jour",
-    "mettez à jour",
-    // sections and numbered clauses of documents, and object identifiers
-    "section",
-    "chapter",
-    "paragraph",
-    "clause",
-    "abschnitt",
-    "kapitel",
-    "absatz",
-    "chapitre",
-    "paragraphe",
-    "apartado",
-    "capítulo",
-    "capitulo",
-    "sección",
-    "seccion",
-    "capitolo",
-    "paragrafo",
-    "sezione",
-    "hoofdstuk",
-    "paragraaf",
-    "rozdział",
-    "rozdzial",
-    "secção",
-    "seção",
-    "oid",
-    "snmp",
-    "§",
-];
-/// Words that make a dotted quad an address, when nearer than a version
-/// word: word starts.
-const ADDRESS_STEMS: &[&str] = &[
-    "ip",
-    "addr",
-    "adress",
-    "direcci",
-    "indirizz",
-    "adres",
-    "endereç",
-    "endereco",
-    "host",
-    "server",
-    "serveur",
-    "servidor",
-    "serwer",
-    "router",
-    "gateway",
-    "dns",
-    "subnet",
-    "proxy",
-    "client",
-    "login",
-    "sign-in",
-    "anmeld",
-    "connexion",
-    "conexi",
-    "conness",
-    "logowan",
-];
-
 /// The lower-cased bytes of `b[from..to]`.
 fn lower(b: &[u8], from: usize, to: usize) -> Vec<u8> {
     b[from..to].iter().map(u8::to_ascii_lowercase).collect()
@@ -257,7 +175,7 @@ fn lower(b: &[u8], from: usize, to: usize) -> Vec<u8> {
 /// after a letter); with `whole`, also ends one. One backward pass over
 /// the word starts: windows are short, and a searcher built per word
 /// would cost more than the search.
-fn last_word(window: &[u8], words: &[&str], whole: bool) -> Option<usize> {
+pub(super) fn last_word(window: &[u8], words: &[&str], whole: bool) -> Option<usize> {
     (0..window.len())
         .rev()
         .filter(|&at| at == 0 || !window[at - 1].is_ascii_alphabetic())
@@ -273,12 +191,12 @@ fn last_word(window: &[u8], words: &[&str], whole: bool) -> Option<usize> {
 }
 
 /// Where one of `words` last starts a word in `window`.
-fn starts(window: &[u8], words: &[&str]) -> Option<usize> {
+pub(super) fn starts(window: &[u8], words: &[&str]) -> Option<usize> {
     last_word(window, words, false)
 }
 
 /// The lower-cased text of the line up to `start`, at most `len` bytes.
-fn line_before(b: &[u8], start: usize, len: usize) -> Vec<u8> {
+pub(super) fn line_before(b: &[u8], start: usize, len: usize) -> Vec<u8> {
     let from = start.saturating_sub(len);
     let line = b[from..start]
         .iter()
@@ -422,6 +340,17 @@ fn last_words(b: &[u8], start: usize, count: usize) -> Vec<Vec<u8>> {
     words
 }
 
+/// German and Dutch compounds whose last part is a reference's label
+/// (`Buchungscode`, `klantreferentie`, `Kundenreferenz`): the label starts
+/// inside the word.
+fn compound_label(word: &[u8]) -> bool {
+    const PARTS: &[&[u8]] = &[b"referen", b"code", b"kenmerk"];
+    word.len() > 6
+        && PARTS
+            .iter()
+            .any(|part| word[1..].windows(part.len()).any(|w| w == *part))
+}
+
 /// Whether the number at `start` is labelled as a reference (an order,
 /// invoice, part, policy or company number...) by one of the two words
 /// before it, and not as a phone by the other.
@@ -468,21 +397,10 @@ fn labels_reference(words: &[Vec<u8>]) -> bool {
     let is_label = |w: &Vec<u8>| {
         LABEL_WORDS.iter().any(|l| w.as_slice() == l.as_bytes())
             || LABEL_STEMS.iter().any(|l| w.starts_with(l.as_bytes()))
+            || compound_label(w)
     };
     // `P.IVA`: the last word is `iva`, the one before it `p`.
     !words.iter().any(is_phone) && words.iter().any(is_label)
-}
-
-/// Whether a dotted quad at `start` is a version: a version or update
-/// word in the 64 bytes before it, with no address word nearer.
-pub(super) fn version_before(b: &[u8], start: usize) -> bool {
-    let window = line_before(b, start, 64);
-    let last = |stems: &[&str]| starts(&window, stems);
-    match (last(VERSION_STEMS), last(ADDRESS_STEMS)) {
-        (Some(version), Some(address)) => version > address,
-        (Some(_), None) => true,
-        (None, _) => false,
-    }
 }
 
 /// National phone formats of DE, FR, ES, IT, NL, PL and PT without a `+`:
@@ -494,6 +412,9 @@ pub(super) fn national_phone(b: &[u8], start: usize, d: &[u8], groups: &[usize])
     // A lone `0` ("request 0") is no phone, and has no second digit.
     if n < 2 {
         return false;
+    }
+    if service_number(d, groups) || north_american(b, start, d, groups) {
+        return !labelled_reference(b, start);
     }
     let shaped = if d[0] == b'0' {
         if d[1] == b'0' {
@@ -519,7 +440,97 @@ pub(super) fn national_phone(b: &[u8], start: usize, d: &[u8], groups: &[usize])
     // The context last, so only a phone-shaped number pays for reading
     // it: an order, part or company number is no phone, nor an
     // identifier named nearer than any phone word, nor the tail of a code.
-    shaped && !labelled_reference(b, start) && !id_named(b, start) && !continues_code(b, start)
+    shaped
+        && !labelled_reference(b, start)
+        && !id_named(b, start)
+        && !continues_code(b, start)
+        && !dated_reference(b, start, groups)
+        && !cef_header(b, start)
+}
+
+/// The short numbers phones reach that are no subscriber's: the EU's
+/// harmonised `116` services (`116 000`, `116 111`, `116 116`, `116 117`,
+/// `116 123`, `116 006`), and freephone and premium numbers of 8 to 10
+/// digits (`0800 12 12`, `0900 1234`) written in groups.
+fn service_number(d: &[u8], groups: &[usize]) -> bool {
+    let harmonised = d.len() == 6
+        && d.starts_with(b"116")
+        && matches!(&d[3..], b"000" | b"006" | b"111" | b"116" | b"117" | b"123")
+        && (groups == [6] || groups == [3, 3]);
+    let free_or_premium = (8..=10).contains(&d.len())
+        && (d.starts_with(b"0800") || d.starts_with(b"090"))
+        && groups.len() > 1
+        && groups[0] == 4;
+    harmonised || free_or_premium
+}
+
+/// A North American number `212-555-0198` or `212.555.0198` (area code
+/// and exchange 2 to 9) named by a phone word: unnamed, it is as often a
+/// reference.
+fn north_american(b: &[u8], start: usize, d: &[u8], groups: &[usize]) -> bool {
+    groups == [3, 3, 4]
+        && d[0] >= b'2'
+        && d[3] >= b'2'
+        && matches!(b.get(start + 3), Some(b'-' | b'.'))
+        && named_before(b, start, PHONE_WORDS)
+}
+
+/// A reference numbered by year: hyphenated groups one of which, not the
+/// first, is a year (`0221-2025-77813`, `04-2025-118-77`). A phone is not
+/// written so.
+fn dated_reference(b: &[u8], start: usize, groups: &[usize]) -> bool {
+    if groups.len() < 3 {
+        return false;
+    }
+    let mut p = start;
+    let mut hyphens_only = true;
+    let mut year_inside = false;
+    for (k, &g) in groups.iter().enumerate() {
+        let group = &b[p..p + g];
+        if k > 0
+            && k + 1 < groups.len()
+            && g == 4
+            && (group.starts_with(b"19") || group.starts_with(b"20"))
+        {
+            year_inside = true;
+        }
+        p += g;
+        if k + 1 < groups.len() {
+            hyphens_only &= b.get(p) == Some(&b'-');
+            p += 1;
+        }
+    }
+    hyphens_only && year_inside
+}
+
+/// Whether the number at `start` is a field of the header of a CEF event
+/// (`CEF:0|vendor|product|version|signature id|name|severity|`): a
+/// signature or an event class, never a phone.
+fn cef_header(b: &[u8], start: usize) -> bool {
+    let line_start = b[..start]
+        .iter()
+        .rposition(|&c| c == b'\n')
+        .map_or(0, |at| at + 1);
+    let line = &b[line_start..start];
+    let Some(at) = line.windows(4).position(|w| w == b"CEF:") else {
+        return false;
+    };
+    line[at..].iter().filter(|&&c| c == b'|').count() < 7 && b[start - 1] == b'|'
+}
+
+/// Whether the number `b[start..end]` is a quoted value of a record (SQL
+/// `VALUES (..., '...')`, a JSON array or object): typed as text, it is
+/// an identifier, not an amount or a count.
+pub(super) fn quoted_value(b: &[u8], start: usize, end: usize) -> bool {
+    if start < 2 {
+        return false;
+    }
+    let quote = b[start - 1];
+    if !matches!(quote, b'\'' | b'"') || b.get(end) != Some(&quote) {
+        return false;
+    }
+    let before = b[..start - 1].iter().rev().find(|&&c| c != b' ');
+    matches!(before, Some(b',' | b'(' | b'[' | b':'))
 }
 
 /// Names of the national identifiers: a number they name is no phone,
@@ -534,6 +545,8 @@ const ID_NAMES: &[&str] = &[
     "securite sociale",
     "codice fiscale",
     "social security",
+    "citizen service",
+    "sujeito passivo",
 ];
 
 /// Short names of the identifiers a phone-shaped number can be, as whole
@@ -634,30 +647,6 @@ mod tests {
                 "nie mog\u{119}, kontakt 0612",
                 "NIF 123, tel. 0612",
                 "PESEL 6710, kontakt 0612",
-            ],
-        );
-    }
-
-    #[test]
-    fn a_version_word_makes_a_dotted_quad_a_version_unless_an_address_word_is_nearer() {
-        answers(
-            version_before,
-            true,
-            &[
-                "upgrade the agent to 10.4.2.1",
-                "Firmware 4.10.2.8",
-                "versión 3.12.0.4; la 3.11.8.2",
-                "wersja 7.3.10.8",
-            ],
-        );
-        answers(
-            version_before,
-            false,
-            &[
-                "from 192.168.1.20",
-                "Update the DNS server to 10.0.0.53",
-                "version 2 is installed\nlogin from 10.0.0.5",
-                "Servidor 10.1.1.1",
             ],
         );
     }

@@ -9,8 +9,9 @@
 use super::checks;
 use super::context::{
     BSN_WORDS, NIF_WORDS, PESEL_WORDS, PHONE_WORDS, STEUER_WORDS, named, named_before,
-    national_phone, version_before,
+    national_phone, quoted_value,
 };
+use super::version::version_before;
 
 /// What a span is. The label is the placeholder's type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -250,10 +251,21 @@ fn at(b: &[u8], i: usize) -> Result<Span, usize> {
     // `(030) 123 456` is a phone with its area code in brackets; any other
     // number in brackets (or a DNI) is read from after the bracket, as a
     // token of its own.
+    let digit_after_bracket = b[i] == b'(' && b.get(i + 1).is_some_and(u8::is_ascii_digit);
     match number(b, i) {
-        Err(_) if b[i] == b'(' && b.get(i + 1).is_some_and(u8::is_ascii_digit) => Err(i + 1),
+        Err(_) if digit_after_bracket => Err(i + 1),
+        // `(06-12345678)`: a bracket that no `)` closes after the first
+        // group is no area code; the number starts after it.
+        Ok(_) if digit_after_bracket && !area_code_in_brackets(b, i) => Err(i + 1),
         found => found,
     }
+}
+
+/// Whether the bracket at `i` closes right after the first group of
+/// digits: `(030) 123 456`.
+fn area_code_in_brackets(b: &[u8], i: usize) -> bool {
+    let digits = b[i + 1..].iter().take_while(|c| c.is_ascii_digit()).count();
+    b.get(i + 1 + digits) == Some(&b')')
 }
 
 /// The end of a NIE whose parts are set apart by hyphens or spaces
@@ -356,9 +368,29 @@ fn number(b: &[u8], i: usize) -> Result<Span, usize> {
             if !b[end].is_ascii_alphanumeric() && !b.get(end + 1).is_some_and(u8::is_ascii_digit) {
                 break;
             }
+            // A log line's address after a time or a code (`16:22:10
+            // 2.80.131.44`, `@0x7f3a 192.168.1.9#53`) is not skipped with it.
+            if b[end] == b' ' && quad_at(b, end + 1) {
+                break;
+            }
             end += 1;
         }
         end
+    })
+}
+
+/// Whether a dotted quad of valid octets starts at `p`, followed by no
+/// fifth dotted group.
+fn quad_at(b: &[u8], p: usize) -> bool {
+    scan_number(b, p).is_ok_and(|run| {
+        run.groups.len() >= 4
+            && run.seps.starts_with(b"...")
+            && run.seps.get(3) != Some(&b'.')
+            && run.groups[..4].iter().all(|&g| g <= 3)
+            && ipv4_octets_valid(
+                &run.digits[..run.groups[..4].iter().sum::<usize>()],
+                &run.groups[..4],
+            )
     })
 }
 
@@ -378,6 +410,16 @@ fn number_span(b: &[u8], i: usize) -> Result<Span, ()> {
         end,
     } = &run;
     let end = *end;
+    // An address the run read on past (`91.64.12.207 (3/5)`, or into a
+    // MAC address `192.168.2.31 9c:b6:...`): its four dotted groups, then
+    // a separator that is not a dot.
+    if !plus && groups.len() > 4 && quad_at(b, i) && !version_before(b, i) {
+        return Ok(Span {
+            start: i,
+            end: i + groups[..4].iter().sum::<usize>() + 3,
+            kind: Kind::Ip,
+        });
+    }
     if digits.is_empty() || (end < b.len() && is_word(b[end])) {
         // A DNI whose letter follows a space or hyphen.
         return Err(());
@@ -402,22 +444,6 @@ fn number_span(b: &[u8], i: usize) -> Result<Span, ()> {
         && !version_before(b, i)
     {
         return span(Kind::Ip);
-    }
-    // An address the run read on past (`91.64.12.207 (3/5)`): its four
-    // dotted groups, then a separator that is not a dot.
-    if !plus
-        && groups.len() > 4
-        && seps.starts_with(b"...")
-        && seps.get(3) != Some(&b'.')
-        && groups[..4].iter().all(|&g| g <= 3)
-        && ipv4_octets_valid(&digits[..groups[..4].iter().sum::<usize>()], &groups[..4])
-        && !version_before(b, i)
-    {
-        return Ok(Span {
-            start: i,
-            end: i + groups[..4].iter().sum::<usize>() + 3,
-            kind: Kind::Ip,
-        });
     }
     if plus {
         return if (8..=15).contains(&n) {
@@ -523,11 +549,15 @@ fn ipv4_octets_valid(digits: &[u8], groups: &[usize]) -> bool {
     })
 }
 
-/// A DNI written `12345678-Z` or `12345678 Z`: the span takes the letter.
+/// A DNI written `12345678-Z`, `12345678 Z` or `12.345.678-Z`: the span
+/// takes the letter.
 fn spaced_dni(b: &[u8], i: usize, run: &Run) -> Option<Span> {
     let end = run.end;
+    // Compact, or in the thousands' groups of a Spanish number
+    // (`12.345.678-Z`).
+    let grouped = run.seps.is_empty() || (run.groups == [2, 3, 3] && run.seps == b"..");
     if run.digits.len() == 8
-        && run.seps.is_empty()
+        && grouped
         && matches!(b.get(end), Some(b'-' | b' '))
         && let Some(&letter) = b.get(end + 1)
         && letter.is_ascii_uppercase()
@@ -565,7 +595,8 @@ fn national_number(b: &[u8], i: usize, run: &Run) -> Option<Kind> {
         return Some(Kind::Card);
     }
     if n == 11 && only(b" ") {
-        if checks::pesel(digits) && named(b, i, PESEL_WORDS) {
+        let quoted = seps.is_empty() && quoted_value(b, i, run.end);
+        if checks::pesel(digits) && (named(b, i, PESEL_WORDS) || quoted) {
             return Some(Kind::PlPesel);
         }
         if checks::steuer_id(digits) && named(b, i, STEUER_WORDS) {
@@ -607,7 +638,7 @@ fn card_shape(d: &[u8], groups: &[usize], seps_ok: bool) -> bool {
     let four = two * 100 + u32::from(d[2] - b'0') * 10 + u32::from(d[3] - b'0');
     let issuer = match d[0] {
         b'4' => matches!(n, 13 | 16 | 19),
-        b'5' => (51..=55).contains(&two) && n == 16,
+        b'5' => ((51..=55).contains(&two) && n == 16) || (is_maestro(four) && n >= 16),
         b'2' => (2221..=2720).contains(&four) && n == 16,
         b'3' => {
             (matches!(two, 34 | 37) && n == 15)
@@ -628,9 +659,13 @@ fn card_shape(d: &[u8], groups: &[usize], seps_ok: bool) -> bool {
     issuer && grouped
 }
 
-/// Maestro's issuer numbers that start with 6 (UK and international).
+/// Maestro's issuer numbers (UK and international; those starting with 5
+/// are outside Mastercard's 51 to 55).
 fn is_maestro(four: u32) -> bool {
-    matches!(four, 6304 | 6759 | 6761 | 6762 | 6763)
+    matches!(
+        four,
+        5018 | 5020 | 5038 | 5893 | 6304 | 6759 | 6761 | 6762 | 6763
+    )
 }
 
 #[cfg(test)]

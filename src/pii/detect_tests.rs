@@ -288,3 +288,105 @@ fn split_nies_bracketed_dnis_maestro_cards_and_message_numbers_are_found() {
         assert!(kinds(text).is_empty(), "{text}: {:?}", kinds(text));
     }
 }
+
+/// The sixth independent set's classes (docs/compliance-operations.md),
+/// on values and wording of our own: the harmless case, then the real one.
+#[test]
+fn versions_chain_along_a_line_and_dated_references_are_no_phones() {
+    for text in [
+        // Only the first version is next to the word that says so.
+        "Release 8.4.1.2 replaces 8.3.9.7; units on 7.1.0.4 keep it.",
+        "probe 5.6.2.1044 accepts the range 2.0.0.0 to 2.7.255.255",
+        "Nach dem Kernel-Update auf 6.1.0.12 lief 6.0.9.3 nicht mehr.",
+        "le routeur tourne en 12.4.2.6 ; il faut au moins 12.4.2.9",
+        "Voir au point 3.2.1.5 du contrat.",
+        "gem 'nokogiri', '1.16.2.1'",
+        "Reservierungscode 0231-2024-55817 gilt heute.",
+        "Référence 05-2024-331-19 à rappeler.",
+        "Uw dossiercode is 0900 2024 1188.",
+        "CEF:0|Vendor|Box|1.0|0123456789|Event|5|src=x",
+    ] {
+        assert!(kinds(text).is_empty(), "{text}: {:?}", kinds(text));
+    }
+    // An address word between keeps the address; a version after an
+    // address does not make it one.
+    assert_eq!(
+        kinds("Firmware 3.2.0.1 installed, then the host 10.20.30.40 rebooted"),
+        [(Kind::Ip, "10.20.30.40")]
+    );
+    assert_eq!(
+        kinds("the DNS server 10.9.8.7 runs firmware 4.4.0.2"),
+        [(Kind::Ip, "10.9.8.7")]
+    );
+    assert_eq!(
+        kinds("from [198.51.100.7]: 550 5.1.1 unknown user"),
+        [(Kind::Ip, "198.51.100.7")]
+    );
+}
+
+#[test]
+fn service_numbers_bracketed_mobiles_maestro_and_log_addresses_are_found() {
+    for (text, kind, value) in [
+        (
+            "Karte verloren? Sperr-Notruf 116 116.",
+            Kind::Phone,
+            "116 116",
+        ),
+        ("Gratis bellen: 0800 12 12.", Kind::Phone, "0800 12 12"),
+        (
+            "Coach Bram (06-23456781), captain",
+            Kind::Phone,
+            "06-23456781",
+        ),
+        (
+            "pls text me at 415-555-0142 later",
+            Kind::Phone,
+            "415-555-0142",
+        ),
+        (
+            "Maestro 5020 3141 5926 5354",
+            Kind::Card,
+            "5020 3141 5926 5354",
+        ),
+        ("con DNI 31.415.926-L, vecino", Kind::EsDni, "31.415.926-L"),
+        (
+            "my citizen service number is 273645109",
+            Kind::NlBsn,
+            "273645109",
+        ),
+        (
+            "devolvido ao sujeito passivo 246813571",
+            Kind::PtNif,
+            "246813571",
+        ),
+        (
+            "VALUES (7, 'Ewa', '85071403219');",
+            Kind::PlPesel,
+            "85071403219",
+        ),
+        ("12:00:01 10 198.51.100.23 GET /", Kind::Ip, "198.51.100.23"),
+        (
+            "query @0x55aa 198.51.100.9#5353 (x)",
+            Kind::Ip,
+            "198.51.100.9",
+        ),
+        (
+            "DHCPACK(eth0) 192.0.2.44 aa:bb:cc:dd:ee:ff pc",
+            Kind::Ip,
+            "192.0.2.44",
+        ),
+    ] {
+        assert_eq!(kinds(text), [(kind, value)], "{text}");
+    }
+    for text in [
+        // A 116 number that is not assigned; unnamed North American shapes.
+        "Sperr-Notruf 116 999.",
+        "North American shape, unnamed: 415-555-0142",
+        "Maestro 5020 3141 5926 5355",
+        "con DNI 31.415.926-M",
+        "service number 273645109",
+        "VALUES (7, 'Ewa', '85071403218');",
+    ] {
+        assert!(kinds(text).is_empty(), "{text}: {:?}", kinds(text));
+    }
+}

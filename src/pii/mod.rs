@@ -16,6 +16,7 @@ mod context;
 pub mod detect;
 mod email;
 pub mod stream;
+mod version;
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
