@@ -591,12 +591,12 @@ fn continues_code(b: &[u8], start: usize) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
     /// Asserts `test` answers `expected` for the number that ends each
-    /// text (it starts after the last space).
-    fn answers(test: fn(&[u8], usize) -> bool, expected: bool, texts: &[&str]) {
+    /// text (it starts after the last space). Shared with `version`'s tests.
+    pub(in crate::pii) fn answers(test: fn(&[u8], usize) -> bool, expected: bool, texts: &[&str]) {
         for text in texts {
             let at = text.rfind(' ').unwrap() + 1;
             assert_eq!(test(text.as_bytes(), at), expected, "{text}");

@@ -258,15 +258,7 @@ fn version_nearby(b: &[u8], start: usize) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Asserts `test` answers `expected` for the number that ends each
-    /// text (it starts after the last space).
-    fn answers(test: fn(&[u8], usize) -> bool, expected: bool, texts: &[&str]) {
-        for text in texts {
-            let at = text.rfind(' ').unwrap() + 1;
-            assert_eq!(test(text.as_bytes(), at), expected, "{text}");
-        }
-    }
+    use crate::pii::context::tests::answers;
 
     #[test]
     fn a_version_word_makes_a_dotted_quad_a_version_unless_an_address_word_is_nearer() {
