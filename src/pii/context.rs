@@ -195,6 +195,20 @@ pub(super) fn starts(window: &[u8], words: &[&str]) -> Option<usize> {
     last_word(window, words, false)
 }
 
+/// The line holding the byte at `at`: its first byte, and the byte after
+/// its last (its newline, or the end of the text).
+pub(super) fn line_bounds(b: &[u8], at: usize) -> (usize, usize) {
+    let first = b[..at]
+        .iter()
+        .rposition(|&c| c == b'\n')
+        .map_or(0, |nl| nl + 1);
+    let end = b[at..]
+        .iter()
+        .position(|&c| c == b'\n')
+        .map_or(b.len(), |nl| at + nl);
+    (first, end)
+}
+
 /// The lower-cased text of the line up to `start`, at most `len` bytes.
 pub(super) fn line_before(b: &[u8], start: usize, len: usize) -> Vec<u8> {
     let from = start.saturating_sub(len);
@@ -273,14 +287,7 @@ fn is_bare_answer(line: &[u8]) -> bool {
 /// its column: that cell of the first line above with as many delimiters
 /// (the table's first row), lower-cased.
 fn column_header(b: &[u8], start: usize) -> Option<Vec<u8>> {
-    let line_start = b[..start]
-        .iter()
-        .rposition(|&c| c == b'\n')
-        .map_or(0, |at| at + 1);
-    let line_end = b[start..]
-        .iter()
-        .position(|&c| c == b'\n')
-        .map_or(b.len(), |at| start + at);
+    let (line_start, line_end) = line_bounds(b, start);
     let line = &b[line_start..line_end];
     let delimiter = *[b';', b'\t', b'|', b',']
         .iter()
@@ -295,10 +302,7 @@ fn column_header(b: &[u8], start: usize) -> Option<Vec<u8>> {
     let mut header = None;
     let mut end = line_start;
     while end > 0 {
-        let above_start = b[..end - 1]
-            .iter()
-            .rposition(|&c| c == b'\n')
-            .map_or(0, |at| at + 1);
+        let (above_start, _) = line_bounds(b, end - 1);
         let above = &b[above_start..end - 1];
         if count(above) != cells {
             break;
@@ -507,10 +511,7 @@ fn dated_reference(b: &[u8], start: usize, groups: &[usize]) -> bool {
 /// (`CEF:0|vendor|product|version|signature id|name|severity|`): a
 /// signature or an event class, never a phone.
 fn cef_header(b: &[u8], start: usize) -> bool {
-    let line_start = b[..start]
-        .iter()
-        .rposition(|&c| c == b'\n')
-        .map_or(0, |at| at + 1);
+    let (line_start, _) = line_bounds(b, start);
     let line = &b[line_start..start];
     let Some(at) = line.windows(4).position(|w| w == b"CEF:") else {
         return false;

@@ -202,14 +202,7 @@ fn dotted_numbers(b: &[u8], from: usize, to: usize) -> Vec<Dotted> {
 /// its words or its shape), walking from the quad outwards and stopping
 /// at an address word between.
 fn version_nearby(b: &[u8], start: usize) -> bool {
-    let line_start = b[..start]
-        .iter()
-        .rposition(|&c| c == b'\n')
-        .map_or(0, |at| at + 1);
-    let line_end = b[start..]
-        .iter()
-        .position(|&c| c == b'\n')
-        .map_or(b.len(), |at| start + at);
+    let (line_start, line_end) = super::context::line_bounds(b, start);
     let numbers = dotted_numbers(b, line_start, line_end);
     let Some(here) = numbers.iter().position(|d| d.start == start) else {
         return false;
