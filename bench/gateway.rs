@@ -132,7 +132,8 @@ fn role_command(role: &str, port: u16, extra: &[String]) -> Command {
     command
 }
 
-/// `--role mock|proxy`: serve until killed.
+/// `--role mock|proxy|receiver`: serve until killed (the receiver counts
+/// webhook deliveries to `/hook`, for runs of a server outside the bench).
 fn run_role(role: &str, args: &[String]) {
     let port: u16 = flag(args, "--port")
         .and_then(|p| p.parse().ok())
@@ -140,6 +141,7 @@ fn run_role(role: &str, args: &[String]) {
     let router = match role {
         "mock" => common::mock::router(MockOptions::from_args(args)),
         "proxy" => common::proxy::router(flag(args, "--upstream").expect("--upstream").to_owned()),
+        "receiver" => Receiver::default().router(),
         other => panic!("unknown role {other}"),
     };
     let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");

@@ -18,10 +18,10 @@ pub struct Receiver {
 }
 
 impl Receiver {
-    /// Starts on loopback in this process; returns the hook's URL.
-    pub async fn start(&self) -> (SocketAddr, String) {
+    /// The receiver's routes: `POST /hook` counts and answers 204.
+    pub fn router(&self) -> Router {
         let count = self.deliveries.clone();
-        let router = Router::new().route(
+        Router::new().route(
             "/hook",
             post(move |body: Bytes| {
                 let count = count.clone();
@@ -31,9 +31,13 @@ impl Receiver {
                     StatusCode::NO_CONTENT
                 }
             }),
-        );
+        )
+    }
+
+    /// Starts on loopback in this process; returns the hook's URL.
+    pub async fn start(&self) -> (SocketAddr, String) {
         let (listener, addr) = super::listen(0).await;
-        tokio::spawn(super::serve_on(listener, router));
+        tokio::spawn(super::serve_on(listener, self.router()));
         (addr, format!("http://{addr}/hook"))
     }
 

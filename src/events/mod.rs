@@ -39,12 +39,20 @@ pub struct Event {
 
 impl Event {
     /// The exact bytes posted (and signed): `{event, timestamp, data}`.
+    /// The data is written where it lies, not copied into a new object
+    /// first; the members keep the order an object of them prints in.
     pub fn body(&self) -> Vec<u8> {
-        serde_json::to_vec(&json!({
-            "event": self.kind.as_str(),
-            "timestamp": format_rfc3339(self.at),
-            "data": self.data,
-        }))
+        #[derive(serde::Serialize)]
+        struct Envelope<'a> {
+            data: &'a Value,
+            event: &'a str,
+            timestamp: String,
+        }
+        serde_json::to_vec(&Envelope {
+            data: &self.data,
+            event: self.kind.as_str(),
+            timestamp: format_rfc3339(self.at),
+        })
         .unwrap_or_default()
     }
 
@@ -269,5 +277,19 @@ mod tests {
         let body: Value = serde_json::from_slice(&incident.body()).unwrap();
         assert_eq!(body["data"]["source"], "manual");
         assert_eq!(body["data"]["reportDeadline"], "1970-01-01T00:00:00.000Z");
+    }
+
+    #[test]
+    fn the_envelope_bytes_are_those_of_the_object_of_its_members() {
+        // Receivers sign and compare raw bytes: the envelope must print as
+        // the JSON object of its three members always has (sorted keys).
+        let event = Event::sub_processor_changed("updated", "anthropic", "7", 1_700_000_000_001);
+        let object = json!({
+            "event": event.kind.as_str(),
+            "timestamp": format_rfc3339(event.at),
+            "data": event.data.clone(),
+        });
+        assert_eq!(event.body(), serde_json::to_vec(&object).unwrap());
+        assert!(event.body().starts_with(br#"{"data":{"#));
     }
 }
