@@ -2,8 +2,8 @@
 //! text. The scanners walk bytes; a value ends where a word does not go
 //! on. Letters and digits of any script go on a word; punctuation written
 //! outside ASCII does not: an ellipsis, guillemets, curly quotes, dashes
-//! and a no-break space end a number (`la carte 4111 ...…`, `«06 ...»`)
-//! as a full stop or a space does.
+//! and a no-break space end a number (`4111 ...…`, `«06 ...»`) as a
+//! full stop or a space does.
 
 /// Whether the character that starts at byte `p` of `b` is a letter, a
 /// digit or `_` (false past the end). `b` is the text of a `&str`; a byte

@@ -63,6 +63,8 @@ const LABEL_STEMS: &[&str] = &[
     "expedient",
     "pratica",
     "sprawa",
+    "sprawy",
+    "sygnatur",
     "zaak",
     "policy",
     "police",
@@ -87,6 +89,9 @@ const LABEL_STEMS: &[&str] = &[
     "protokó",
     "aktenzeichen",
     "kundennummer",
+    "kundennr",
+    "klantnummer",
+    "klantnr",
     // products and parts
     "artikel",
     "article",
@@ -384,19 +389,20 @@ pub(super) fn labelled_reference(b: &[u8], start: usize) -> bool {
         || customer_number(&words)
 }
 
-/// Words that say "customer" or "client" (`klienta`, `cliente`, `Kunden`).
-const CUSTOMER_STEMS: &[&str] = &["customer", "client", "klient", "klant", "kunde"];
+/// Words that say "customer" or "client" (`klienta`, `cliente`, `Kunden`),
+/// or "case" (`case no.`): what a number of a record is kept for.
+const CUSTOMER_STEMS: &[&str] = &["customer", "client", "klient", "klant", "kunde", "case"];
 /// Words that say "number" or "code" of something.
 const NUMBER_WORDS: &[&str] = &[
-    "number", "numer", "número", "numero", "numéro", "nummer", "nr", "no", "n", "nº", "n°", "num",
-    "code", "codice", "código", "codigo", "kod",
+    "number", "numer", "número", "numero", "numéro", "nummer", "nr", "no", "n", "nº", "n°", "º",
+    "°", "num", "code", "codice", "código", "codigo", "kod",
 ];
 
-/// Whether the number is labelled as a customer number by the words
-/// before it (nearest first): the number word and the customer word side
-/// by side in either order (`numer klienta`, `customer no.`, `Kunden-Nr.`,
-/// `codice cliente`), or joined by `de` (`número de cliente`); no phone
-/// word nearer. "The customer's number" (`número do cliente`) is not
+/// Whether the number is labelled as a customer (or case) number by the
+/// words before it (nearest first): the number word and the customer word
+/// side by side in either order (`nr klienta`, `customer no.`,
+/// `Kunden-Nr.`, `codice cliente`), or joined by `de` (`código de
+/// cliente`); no phone word nearer. "The customer's number" (`número do cliente`) is not
 /// joined so and may be their phone.
 fn customer_number(words: &[Vec<u8>]) -> bool {
     let customer = |w: &Vec<u8>| CUSTOMER_STEMS.iter().any(|c| w.starts_with(c.as_bytes()));
