@@ -8,12 +8,20 @@
 /// Whether the character that starts at byte `p` of `b` is a letter, a
 /// digit or `_` (false past the end). `b` is the text of a `&str`; a byte
 /// that starts no character (the middle of one) counts as a word.
+#[inline(always)]
 pub(super) fn word_at(b: &[u8], p: usize) -> bool {
-    let Some(&c) = b.get(p) else {
-        return false;
-    };
-    if c < 0x80 {
-        return is_ascii_word(c);
+    match b.get(p) {
+        None => false,
+        Some(&c) if c < 0x80 => is_ascii_word(c),
+        Some(_) => word_at_outside_ascii(b, p),
+    }
+}
+
+#[inline(never)]
+fn word_at_outside_ascii(b: &[u8], p: usize) -> bool {
+    let c = b[p];
+    if let Some(letter) = b.get(p + 1).and_then(|&next| latin_letter(c, next)) {
+        return letter;
     }
     let len = utf8_len(c);
     match b.get(p..p + len).and_then(|s| std::str::from_utf8(s).ok()) {
@@ -24,20 +32,38 @@ pub(super) fn word_at(b: &[u8], p: usize) -> bool {
 
 /// Whether the character that ends just before byte `p` (`p > 0`) is a
 /// letter, a digit or `_`.
+#[inline(always)]
 pub(super) fn word_before(b: &[u8], p: usize) -> bool {
     let c = b[p - 1];
     if c < 0x80 {
-        return is_ascii_word(c);
+        is_ascii_word(c)
+    } else {
+        word_before_outside_ascii(b, p)
+    }
+}
+
+#[inline(never)]
+fn word_before_outside_ascii(b: &[u8], p: usize) -> bool {
+    if p >= 2
+        && let Some(letter) = latin_letter(b[p - 2], b[p - 1])
+    {
+        return letter;
     }
     char_before(b, p).is_none_or(|(ch, _)| ch.is_alphanumeric())
 }
 
 /// The character that ends just before byte `p` (`p > 0`): whether it is
 /// a letter (not a digit, not punctuation), and its length in bytes.
+#[inline]
 pub(super) fn letter_before(b: &[u8], p: usize) -> (bool, usize) {
     let c = b[p - 1];
     if c < 0x80 {
         return (c.is_ascii_alphabetic(), 1);
+    }
+    if p >= 2
+        && let Some(letter) = latin_letter(b[p - 2], c)
+    {
+        return (letter, 2);
     }
     match char_before(b, p) {
         Some((ch, len)) => (ch.is_alphabetic(), len),
@@ -46,6 +72,21 @@ pub(super) fn letter_before(b: &[u8], p: usize) -> (bool, usize) {
     }
 }
 
+/// Whether the two bytes `lead`, `next` are a letter of Latin-1 or Latin
+/// Extended-A (U+00C0 to U+017F: the accented letters of the eight
+/// languages), when they are one of those characters; `None` for any other
+/// character, which is decoded.
+#[inline]
+fn latin_letter(lead: u8, next: u8) -> Option<bool> {
+    match (lead, next) {
+        // `×` and `÷` are the only signs among them.
+        (0xC3, 0x97 | 0xB7) => Some(false),
+        (0xC3..=0xC5, 0x80..=0xBF) => Some(true),
+        _ => None,
+    }
+}
+
+#[inline]
 fn is_ascii_word(c: u8) -> bool {
     c.is_ascii_alphanumeric() || c == b'_'
 }

@@ -183,12 +183,21 @@ fn lower(b: &[u8], from: usize, to: usize) -> Vec<u8> {
 /// the word starts: windows are short, and a searcher built per word
 /// would cost more than the search.
 pub(super) fn last_word(window: &[u8], words: &[&str], whole: bool) -> Option<usize> {
+    // The bytes the words start with: most places start none of them, and
+    // a compare per word and place is what the scan would pay for.
+    let mut first = [false; 256];
+    for w in words {
+        first[usize::from(w.as_bytes()[0])] = true;
+    }
     (0..window.len())
         .rev()
-        .filter(|&at| at == 0 || !window[at - 1].is_ascii_alphabetic())
+        .filter(|&at| {
+            first[usize::from(window[at])] && (at == 0 || !window[at - 1].is_ascii_alphabetic())
+        })
         .find(|&at| {
             words.iter().any(|w| {
-                window[at..].starts_with(w.as_bytes())
+                w.as_bytes()[0] == window[at]
+                    && window[at..].starts_with(w.as_bytes())
                     && (!whole
                         || window
                             .get(at + w.len())
