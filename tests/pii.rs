@@ -379,7 +379,7 @@ fn the_labelled_set_meets_precision_and_recall() {
     assert!(recall >= 0.97, "recall {recall:.4}: {misses:#?}");
 }
 
-/// The independent sets (`tests/data/pii/independent-{1,2,3,4,5,6}.jsonl`,
+/// The independent sets (`tests/data/pii/independent-{1,...,7}.jsonl`,
 /// about 530 snippets each in 8 languages, 46 to 48 % near-misses, each by
 /// an author who never read the detectors or the other sets): the same
 /// goals. Each was measured before the changes it led to
@@ -398,6 +398,12 @@ fn the_labelled_set_meets_precision_and_recall() {
 /// 0800 service numbers, a dotted DNI, a quoted PESEL, addresses after a
 /// skipped log token and English and Portuguese names of a BSN and a NIF
 /// missed), at 100 % and 99.8 % after its classes (an ORM-bound NIF left).
+/// Set 7 at 97.88 % and 97.88 % (after sets 1 to 6: 415 found, 9 false,
+/// 9 missed; numbers ended by an ellipsis, guillemets or curly quotes and
+/// identifiers in padded table cells missed, a date and its time,
+/// references with a letter suffix, customer numbers and a fingerprint's
+/// colon run read as phones and an address; `1-800-...` missed), found
+/// whole after its classes.
 /// Set 2's author left private and documentation addresses (10.x,
 /// 192.168.x, 2001:db8::) unlabelled where set 1's labelled them: its
 /// nine such addresses count as false positives here, so its precision
@@ -411,6 +417,7 @@ fn the_independent_sets_meet_precision_and_recall() {
         ("independent-4.jsonl", 0.99),
         ("independent-5.jsonl", 0.99),
         ("independent-6.jsonl", 0.99),
+        ("independent-7.jsonl", 0.99),
     ] {
         let (rows, precision, recall, misses) = measure(file);
         assert!(rows >= 500, "{file}");

@@ -5,10 +5,12 @@
 //! invoice, tracking or part number, a VAT or company register number).
 //! The words that make a dotted quad a version are in `version.rs`.
 //!
-//! It also reads the national phone formats, which only context tells
-//! from references. Words are matched at the start of a word, ignoring
-//! ASCII case: `tel`
-//! names a phone, `Bestellnummer` does not contain `tel` as a word.
+//! The national phone formats, which these words tell from references,
+//! are in `phone.rs`. Words are matched at the start of a word, ignoring
+//! ASCII case: `tel` names a phone, `Bestellnummer` does not contain
+//! `tel` as a word.
+
+use super::chars::letter_before;
 
 /// Keywords that name an identifier, looked for just before a bare number.
 pub(super) const BSN_WORDS: &[&str] = &["bsn", "burgerservice", "sofi", "citizen service"];
@@ -61,6 +63,8 @@ const LABEL_STEMS: &[&str] = &[
     "expedient",
     "pratica",
     "sprawa",
+    "sprawy",
+    "sygnatur",
     "zaak",
     "policy",
     "police",
@@ -85,6 +89,9 @@ const LABEL_STEMS: &[&str] = &[
     "protokó",
     "aktenzeichen",
     "kundennummer",
+    "kundennr",
+    "klantnummer",
+    "klantnr",
     // products and parts
     "artikel",
     "article",
@@ -176,12 +183,21 @@ fn lower(b: &[u8], from: usize, to: usize) -> Vec<u8> {
 /// the word starts: windows are short, and a searcher built per word
 /// would cost more than the search.
 pub(super) fn last_word(window: &[u8], words: &[&str], whole: bool) -> Option<usize> {
+    // The bytes the words start with: most places start none of them, and
+    // a compare per word and place is what the scan would pay for.
+    let mut first = [false; 256];
+    for w in words {
+        first[usize::from(w.as_bytes()[0])] = true;
+    }
     (0..window.len())
         .rev()
-        .filter(|&at| at == 0 || !window[at - 1].is_ascii_alphabetic())
+        .filter(|&at| {
+            first[usize::from(window[at])] && (at == 0 || !window[at - 1].is_ascii_alphabetic())
+        })
         .find(|&at| {
             words.iter().any(|w| {
-                window[at..].starts_with(w.as_bytes())
+                w.as_bytes()[0] == window[at]
+                    && window[at..].starts_with(w.as_bytes())
                     && (!whole
                         || window
                             .get(at + w.len())
@@ -294,7 +310,12 @@ fn column_header(b: &[u8], start: usize) -> Option<Vec<u8>> {
         .max_by_key(|&&d| line.iter().filter(|&&c| c == d).count())?;
     let count = |l: &[u8]| l.iter().filter(|&&c| c == delimiter).count();
     let cells = count(line);
-    if cells == 0 || (start > line_start && b[start - 1] != delimiter) {
+    // A cell may be padded with spaces (`| 123 |`, Markdown tables).
+    let cell_start = b[line_start..start]
+        .iter()
+        .rposition(|&c| c != b' ')
+        .map_or(line_start, |at| line_start + at + 1);
+    if cells == 0 || (cell_start > line_start && b[cell_start - 1] != delimiter) {
         return None;
     }
     let column = count(&b[line_start..start]);
@@ -326,18 +347,27 @@ fn last_words(b: &[u8], start: usize, count: usize) -> Vec<Vec<u8>> {
     let mut words = Vec::with_capacity(count);
     let mut p = start;
     while words.len() < count {
-        while p > 0 && !is_letter(b[p - 1]) {
+        // Punctuation outside ASCII (`«`, `…`) is no word.
+        while p > 0 {
+            let (letter, len) = letter_before(b, p);
+            if letter {
+                break;
+            }
             if b[p - 1] == b'\n' {
                 return words;
             }
-            p -= 1;
+            p -= len;
         }
         if p == 0 {
             break;
         }
         let end = p;
-        while p > 0 && is_letter(b[p - 1]) {
-            p -= 1;
+        while p > 0 {
+            let (letter, len) = letter_before(b, p);
+            if !letter {
+                break;
+            }
+            p -= len;
         }
         words.push(lower(b, p, end));
     }
@@ -363,7 +393,45 @@ pub(super) fn labelled_reference(b: &[u8], start: usize) -> bool {
     // `no` is a word in Portuguese, Spanish and Italian (`disponível no
     // 00351 ...`): a number sign only as `no.`, `no:` or `nº`.
     let skip = usize::from(words.first().is_some_and(|w| w == b"no") && !signed_no(b, start));
-    labels_reference(&words[skip..words.len().min(2)]) || register_number(&words)
+    labels_reference(&words[skip..words.len().min(2)])
+        || register_number(&words)
+        || customer_number(&words)
+}
+
+/// Words that say "customer" or "client" (`klienta`, `cliente`, `Kunden`),
+/// or "case" (`case no.`): what a number of a record is kept for.
+const CUSTOMER_STEMS: &[&str] = &["customer", "client", "klient", "klant", "kunde", "case"];
+/// Words that say "number" or "code" of something.
+const NUMBER_WORDS: &[&str] = &[
+    "number", "numer", "número", "numero", "numéro", "nummer", "nr", "no", "n", "nº", "n°", "º",
+    "°", "num", "code", "codice", "código", "codigo", "kod",
+];
+
+/// Whether the number is labelled as a customer (or case) number by the
+/// words before it (nearest first): the number word and the customer word
+/// side by side in either order (`nr klienta`, `customer no.`,
+/// `Kunden-Nr.`, `codice cliente`), or joined by `de` (`código de
+/// cliente`); no phone word nearer. "The customer's number" (`número do cliente`) is not
+/// joined so and may be their phone.
+fn customer_number(words: &[Vec<u8>]) -> bool {
+    let customer = |w: &Vec<u8>| CUSTOMER_STEMS.iter().any(|c| w.starts_with(c.as_bytes()));
+    let number = |w: &Vec<u8>| NUMBER_WORDS.iter().any(|n| w.as_slice() == n.as_bytes());
+    let phone = |w: &Vec<u8>| PHONE_WORDS.iter().any(|p| w.starts_with(p.as_bytes()));
+    for k in 0..words.len().min(3) {
+        if phone(&words[k]) {
+            return false;
+        }
+        let Some(next) = words.get(k + 1) else {
+            return false;
+        };
+        let joined_by_de = next == b"de" && words.get(k + 2).is_some_and(number);
+        if (customer(&words[k]) && (number(next) || joined_by_de))
+            || (number(&words[k]) && customer(next))
+        {
+            return true;
+        }
+    }
+    false
 }
 
 /// Whether a company or tax register label is among `words` (the four
@@ -407,118 +475,6 @@ fn labels_reference(words: &[Vec<u8>]) -> bool {
     !words.iter().any(is_phone) && words.iter().any(is_label)
 }
 
-/// National phone formats of DE, FR, ES, IT, NL, PL and PT without a `+`:
-/// a trunk `0` (or `00` international prefix) and 9 to 13 digits, or the
-/// 9-digit plans of ES, PL and PT and Italian mobiles (`3xx`) when written
-/// in groups or named.
-pub(super) fn national_phone(b: &[u8], start: usize, d: &[u8], groups: &[usize]) -> bool {
-    let n = d.len();
-    // A lone `0` ("request 0") is no phone, and has no second digit.
-    if n < 2 {
-        return false;
-    }
-    if service_number(d, groups) || north_american(b, start, d, groups) {
-        return !labelled_reference(b, start);
-    }
-    let shaped = if d[0] == b'0' {
-        if d[1] == b'0' {
-            // The international prefix: written in groups (`00351 963 287
-            // 115`) or named; a bare run of digits is a code or an id.
-            (11..=17).contains(&n) && (groups.len() > 1 || named_before(b, start, PHONE_WORDS))
-        } else {
-            (9..=13).contains(&n)
-        }
-    } else {
-        let plan = match n {
-            9 => matches!(d[0], b'2' | b'4'..=b'9') || groups == [2, 3, 2, 2],
-            10 => d[0] == b'3',
-            _ => false,
-        };
-        // Grouped as phones are written (`612 345 678`, `22 123 45 67`,
-        // `347 1234567`), not as references (`2024-00017`).
-        let grouped = groups.len() > 1
-            && (2..=3).contains(&groups[0])
-            && groups[1..].iter().all(|g| (2..=7).contains(g));
-        plan && (grouped || (groups.len() == 1 && named_before(b, start, PHONE_WORDS)))
-    };
-    // The context last, so only a phone-shaped number pays for reading
-    // it: an order, part or company number is no phone, nor an
-    // identifier named nearer than any phone word, nor the tail of a code.
-    shaped
-        && !labelled_reference(b, start)
-        && !id_named(b, start)
-        && !continues_code(b, start)
-        && !dated_reference(b, start, groups)
-        && !cef_header(b, start)
-}
-
-/// The short numbers phones reach that are no subscriber's: the EU's
-/// harmonised `116` services (`116 000`, `116 111`, `116 116`, `116 117`,
-/// `116 123`, `116 006`), and freephone and premium numbers of 8 to 10
-/// digits (`0800 12 12`, `0900 1234`) written in groups.
-fn service_number(d: &[u8], groups: &[usize]) -> bool {
-    let harmonised = d.len() == 6
-        && d.starts_with(b"116")
-        && matches!(&d[3..], b"000" | b"006" | b"111" | b"116" | b"117" | b"123")
-        && (groups == [6] || groups == [3, 3]);
-    let free_or_premium = (8..=10).contains(&d.len())
-        && (d.starts_with(b"0800") || d.starts_with(b"090"))
-        && groups.len() > 1
-        && groups[0] == 4;
-    harmonised || free_or_premium
-}
-
-/// A North American number `212-555-0198` or `212.555.0198` (area code
-/// and exchange 2 to 9) named by a phone word: unnamed, it is as often a
-/// reference.
-fn north_american(b: &[u8], start: usize, d: &[u8], groups: &[usize]) -> bool {
-    groups == [3, 3, 4]
-        && d[0] >= b'2'
-        && d[3] >= b'2'
-        && matches!(b.get(start + 3), Some(b'-' | b'.'))
-        && named_before(b, start, PHONE_WORDS)
-}
-
-/// A reference numbered by year: hyphenated groups one of which, not the
-/// first, is a year (`0221-2025-77813`, `04-2025-118-77`). A phone is not
-/// written so.
-fn dated_reference(b: &[u8], start: usize, groups: &[usize]) -> bool {
-    if groups.len() < 3 {
-        return false;
-    }
-    let mut p = start;
-    let mut hyphens_only = true;
-    let mut year_inside = false;
-    for (k, &g) in groups.iter().enumerate() {
-        let group = &b[p..p + g];
-        if k > 0
-            && k + 1 < groups.len()
-            && g == 4
-            && (group.starts_with(b"19") || group.starts_with(b"20"))
-        {
-            year_inside = true;
-        }
-        p += g;
-        if k + 1 < groups.len() {
-            hyphens_only &= b.get(p) == Some(&b'-');
-            p += 1;
-        }
-    }
-    hyphens_only && year_inside
-}
-
-/// Whether the number at `start` is a field of the header of a CEF event
-/// (`CEF:0|vendor|product|version|signature id|name|severity|`): a
-/// signature or an event class, never a phone.
-fn cef_header(b: &[u8], start: usize) -> bool {
-    let (line_start, _) = line_bounds(b, start);
-    let line = &b[line_start..start];
-    let Some(at) = line.windows(4).position(|w| w == b"CEF:") else {
-        return false;
-    };
-    line[at..].iter().filter(|&&c| c == b'|').count() < 7 && b[start - 1] == b'|'
-}
-
 /// Whether the number `b[start..end]` is a quoted value of a record (SQL
 /// `VALUES (..., '...')`, a JSON array or object): typed as text, it is
 /// an identifier, not an amount or a count.
@@ -558,7 +514,7 @@ const ID_WORDS: &[&str] = &["bsn", "nif", "idnr"];
 
 /// Whether an identifier's name is nearer before `start`, in its line,
 /// than any phone word.
-fn id_named(b: &[u8], start: usize) -> bool {
+pub(super) fn id_named(b: &[u8], start: usize) -> bool {
     let window = line_before(b, start, 96);
     let last = |words: &[&str]| starts(&window, words);
     let whole = last_word(&window, ID_WORDS, true);
@@ -570,25 +526,6 @@ fn id_named(b: &[u8], start: usize) -> bool {
         (Some(id), None) => named_here(id),
         (None, _) => false,
     }
-}
-
-/// Whether the number at `start` continues a code: glued to a letter by a
-/// hyphen (`M-000173992-01`), or after a token of letters and digits
-/// (`1Z 999 AA1 01 2345 6784`).
-fn continues_code(b: &[u8], start: usize) -> bool {
-    if start >= 2 && b[start - 1] == b'-' && b[start - 2].is_ascii_alphabetic() {
-        return true;
-    }
-    let mut end = start;
-    while end > 0 && b[end - 1] == b' ' {
-        end -= 1;
-    }
-    let mut from = end;
-    while from > 0 && b[from - 1].is_ascii_alphanumeric() {
-        from -= 1;
-    }
-    let token = &b[from..end];
-    end < start && token.iter().any(u8::is_ascii_alphabetic) && token.iter().any(u8::is_ascii_digit)
 }
 
 #[cfg(test)]

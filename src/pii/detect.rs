@@ -6,11 +6,13 @@
 //! their name nearby, because one random order number in ten passes any
 //! single check digit.
 
+use super::chars::{word_at, word_before};
 use super::checks;
 use super::context::{
-    BSN_WORDS, NIF_WORDS, PESEL_WORDS, PHONE_WORDS, STEUER_WORDS, named, named_before,
-    national_phone, quoted_value,
+    BSN_WORDS, NIF_WORDS, PESEL_WORDS, PHONE_WORDS, STEUER_WORDS, named, named_before, quoted_value,
 };
+use super::ids::{corsican_nirs, spaced_dni, split_nie};
+use super::phone::national_phone;
 use super::version::version_before;
 
 /// What a span is. The label is the placeholder's type.
@@ -72,12 +74,6 @@ pub struct Span {
     pub kind: Kind,
 }
 
-/// Letters, digits, `_` and any non-ASCII byte (so a match never starts or
-/// ends inside a word of an accented language).
-pub(super) fn is_word(c: u8) -> bool {
-    c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80
-}
-
 /// Every built-in span of `text`, in order of appearance, not overlapping.
 pub fn scan(text: &str) -> Vec<Span> {
     let b = text.as_bytes();
@@ -110,7 +106,7 @@ pub fn scan(text: &str) -> Vec<Span> {
 /// the decimals of a number (`3.1415926535`).
 fn boundary_before(b: &[u8], i: usize) -> bool {
     let prev = b[i - 1];
-    if is_word(prev) {
+    if word_before(b, i) {
         return false;
     }
     if matches!(prev, b'.' | b',') && i >= 2 && b[i - 2].is_ascii_digit() && b[i].is_ascii_digit() {
@@ -131,57 +127,6 @@ fn resolve(mut spans: Vec<Span>) -> Vec<Span> {
     kept
 }
 
-/// NIRs of people born in Corsica: the department is `2A` or `2B`, which
-/// the key counts as 19 and 18 (`1 53 07 2B 154 129 87`); spaces between
-/// groups as in any NIR. The digit scan cannot read them (a letter breaks
-/// the number).
-fn corsican_nirs(b: &[u8], out: &mut Vec<Span>) {
-    for k in memchr::memchr_iter(b'2', b) {
-        let department: &[u8] = match b.get(k + 1) {
-            Some(b'A' | b'a') => b"19",
-            Some(b'B' | b'b') => b"18",
-            _ => continue,
-        };
-        // Five digits before (single spaces between groups allowed).
-        let mut before = Vec::with_capacity(5);
-        let mut start = k;
-        while before.len() < 5 && start > 0 {
-            match b[start - 1] {
-                d @ b'0'..=b'9' => before.push(d),
-                b' ' if start >= 2 && b[start - 2].is_ascii_digit() => {}
-                _ => break,
-            }
-            start -= 1;
-        }
-        if before.len() < 5 || b[start] == b' ' || (start > 0 && is_word(b[start - 1])) {
-            continue;
-        }
-        before.reverse();
-        // Eight digits after: six of the number, two of the key.
-        let mut after = Vec::with_capacity(8);
-        let mut end = k + 2;
-        while after.len() < 8 && end < b.len() {
-            match b[end] {
-                d @ b'0'..=b'9' => after.push(d),
-                b' ' if b.get(end + 1).is_some_and(u8::is_ascii_digit) => {}
-                _ => break,
-            }
-            end += 1;
-        }
-        if after.len() < 8 || b.get(end).is_some_and(|&c| is_word(c)) {
-            continue;
-        }
-        let digits = [&before[..], department, &after[..]].concat();
-        if checks::nir(&digits) {
-            out.push(Span {
-                start,
-                end,
-                kind: Kind::FrNir,
-            });
-        }
-    }
-}
-
 /// The span starting at the token boundary `i`, or where to look next.
 fn at(b: &[u8], i: usize) -> Result<Span, usize> {
     let span = |end, kind| {
@@ -199,7 +144,7 @@ fn at(b: &[u8], i: usize) -> Result<Span, usize> {
         .position(|&c| !c.is_ascii_alphanumeric())
         .unwrap_or(b.len() - i);
     let token = &b[i..token_end];
-    let bounded = token_end == b.len() || !is_word(b[token_end]);
+    let bounded = !word_at(b, token_end);
     if b[i].is_ascii_alphabetic() {
         match iban(b, i) {
             Ok(end) => return span(end, Kind::Iban),
@@ -225,7 +170,7 @@ fn at(b: &[u8], i: usize) -> Result<Span, usize> {
             && b.get(token_end) == Some(&b'-')
             && let Some(&letter) = b.get(token_end + 1)
             && letter.is_ascii_alphabetic()
-            && b.get(token_end + 2).is_none_or(|&c| !is_word(c))
+            && !word_at(b, token_end + 2)
         {
             let mut compact = upper(token);
             compact.push(letter.to_ascii_uppercase());
@@ -240,6 +185,11 @@ fn at(b: &[u8], i: usize) -> Result<Span, usize> {
     }
     if b[i] == b':' || (b[i] != b'+' && b[i] != b'(' && !b[i].is_ascii_digit()) {
         return Err(i + 1);
+    }
+    // A date is none of ours, and it ends the number: the time or the
+    // number after it is read on its own (`02/03/2025 09:15` is no phone).
+    if let Some(end) = date_end(b, i) {
+        return Err(end);
     }
     // A bracket or plus before a word starts no number: skipping the
     // number's run from there would skip the word and a number after it.
@@ -261,32 +211,55 @@ fn at(b: &[u8], i: usize) -> Result<Span, usize> {
     }
 }
 
+/// The end of a date with a four-digit year starting at `i`: day, month
+/// and year (`24/12/2025`, `1.4.2025`, `09-03-2025`, the day and month in
+/// either order) or the year first (`2025-12-24`), one separator
+/// throughout.
+fn date_end(b: &[u8], i: usize) -> Option<usize> {
+    // The digits of a group of `min..=max` digits at `p`: (value, end).
+    let group = |p: usize, min: usize, max: usize| -> Option<(u32, usize)> {
+        let len = b[p.min(b.len())..]
+            .iter()
+            .take(max + 1)
+            .take_while(|c| c.is_ascii_digit())
+            .count();
+        (min..=max).contains(&len).then(|| {
+            let value = b[p..p + len]
+                .iter()
+                .fold(0, |v, &d| v * 10 + u32::from(d - b'0'));
+            (value, p + len)
+        })
+    };
+    let year = |v: u32| (1900..2100).contains(&v);
+    let day_month =
+        |x: u32, y: u32| (1..=31).contains(&x) && (1..=31).contains(&y) && (x <= 12 || y <= 12);
+    let (first, p) = group(i, 1, 4)?;
+    let sep = *b.get(p)?;
+    if !matches!(sep, b'/' | b'.' | b'-') {
+        return None;
+    }
+    let (second, q) = group(p + 1, 1, 2)?;
+    if b.get(q) != Some(&sep) {
+        return None;
+    }
+    let (third, end) = if p - i == 4 {
+        group(q + 1, 1, 2)?
+    } else {
+        group(q + 1, 4, 4)?
+    };
+    let is_date = if p - i == 4 {
+        year(first) && (1..=12).contains(&second) && (1..=31).contains(&third)
+    } else {
+        p - i <= 2 && day_month(first, second) && year(third)
+    };
+    is_date.then_some(end)
+}
+
 /// Whether the bracket at `i` closes right after the first group of
 /// digits: `(030) 123 456`.
 fn area_code_in_brackets(b: &[u8], i: usize) -> bool {
     let digits = b[i + 1..].iter().take_while(|c| c.is_ascii_digit()).count();
     b.get(i + 1 + digits) == Some(&b')')
-}
-
-/// The end of a NIE whose parts are set apart by hyphens or spaces
-/// (`Y-8990221-H`, `X 5632061 M`) starting at `i`, when its letter checks.
-fn split_nie(b: &[u8], i: usize) -> Option<usize> {
-    let sep = *b.get(i + 1)?;
-    if !matches!(sep, b'-' | b' ') {
-        return None;
-    }
-    let digits = b.get(i + 2..i + 9)?;
-    if !digits.iter().all(u8::is_ascii_digit) || b.get(i + 9) != Some(&sep) {
-        return None;
-    }
-    let letter = *b.get(i + 10)?;
-    if !letter.is_ascii_alphabetic() || b.get(i + 11).is_some_and(|&c| is_word(c)) {
-        return None;
-    }
-    let mut compact = vec![b[i].to_ascii_uppercase()];
-    compact.extend_from_slice(digits);
-    compact.push(letter.to_ascii_uppercase());
-    checks::dni_nie(&compact).then_some(i + 11)
 }
 
 fn upper(token: &[u8]) -> Vec<u8> {
@@ -296,13 +269,16 @@ fn upper(token: &[u8]) -> Vec<u8> {
 /// An IPv6 address: hex digits, colons (at least two) and an optional
 /// embedded IPv4, parsed by the standard library.
 fn ipv6(b: &[u8], i: usize) -> Option<usize> {
+    if inside_colon_run(b, i) {
+        return None;
+    }
     let mut end = i;
     let mut colons = 0;
     while end < b.len() && (b[end].is_ascii_hexdigit() || b[end] == b':' || b[end] == b'.') {
         colons += usize::from(b[end] == b':');
         end += 1;
     }
-    if colons < 2 || (end < b.len() && is_word(b[end])) {
+    if colons < 2 || word_at(b, end) {
         return None;
     }
     // Sentence punctuation after the address is not part of it.
@@ -316,6 +292,23 @@ fn ipv6(b: &[u8], i: usize) -> Option<usize> {
         }
     }
     None
+}
+
+/// Whether `i` follows a group of hex digits and a colon: the tail of a
+/// longer colon-separated run (a certificate's fingerprint `3A:9F:...`,
+/// read from its ninth-last pair, parses as an IPv6 address). A group
+/// glued to a word is a label, not a group (`[IPv6:2001:db8::1]`).
+fn inside_colon_run(b: &[u8], i: usize) -> bool {
+    if i < 2 || b[i - 1] != b':' {
+        return false;
+    }
+    let hex = b[..i - 1]
+        .iter()
+        .rev()
+        .take_while(|c| c.is_ascii_hexdigit())
+        .count();
+    let group_start = i - 1 - hex;
+    (1..=4).contains(&hex) && (group_start == 0 || !word_before(b, group_start))
 }
 
 /// An IBAN, compact or in groups of four separated by single spaces, at
@@ -348,7 +341,7 @@ fn iban(b: &[u8], i: usize) -> Result<usize, Option<usize>> {
             break;
         }
     }
-    if end < b.len() && is_word(b[end]) {
+    if word_at(b, end) {
         return Err(None);
     }
     if checks::iban(&chars) {
@@ -420,7 +413,7 @@ fn number_span(b: &[u8], i: usize) -> Result<Span, ()> {
             kind: Kind::Ip,
         });
     }
-    if digits.is_empty() || (end < b.len() && is_word(b[end])) {
+    if digits.is_empty() || word_at(b, end) {
         // A DNI whose letter follows a space or hyphen.
         return Err(());
     }
@@ -471,13 +464,13 @@ fn number_span(b: &[u8], i: usize) -> Result<Span, ()> {
 }
 
 /// A run of digits with the separators between its groups.
-struct Run {
-    digits: Vec<u8>,
+pub(super) struct Run {
+    pub(super) digits: Vec<u8>,
     /// The digit count of each group, in order.
-    groups: Vec<usize>,
-    seps: Vec<u8>,
+    pub(super) groups: Vec<usize>,
+    pub(super) seps: Vec<u8>,
     /// Just past the last digit.
-    end: usize,
+    pub(super) end: usize,
 }
 
 /// Reads digits from `p`, crossing up to two separators when a digit
@@ -549,33 +542,6 @@ fn ipv4_octets_valid(digits: &[u8], groups: &[usize]) -> bool {
     })
 }
 
-/// A DNI written `12345678-Z`, `12345678 Z` or `12.345.678-Z`: the span
-/// takes the letter.
-fn spaced_dni(b: &[u8], i: usize, run: &Run) -> Option<Span> {
-    let end = run.end;
-    // Compact, or in the thousands' groups of a Spanish number
-    // (`12.345.678-Z`).
-    let grouped = run.seps.is_empty() || (run.groups == [2, 3, 3] && run.seps == b"..");
-    if run.digits.len() == 8
-        && grouped
-        && matches!(b.get(end), Some(b'-' | b' '))
-        && let Some(&letter) = b.get(end + 1)
-        && letter.is_ascii_uppercase()
-        && b.get(end + 2).is_none_or(|&c| !is_word(c))
-    {
-        let mut compact = run.digits.clone();
-        compact.push(letter);
-        if checks::dni_nie(&compact) {
-            return Some(Span {
-                start: i,
-                end: end + 2,
-                kind: Kind::EsDni,
-            });
-        }
-    }
-    None
-}
-
 /// The kind of a number without a `+`: national identifiers (checksum,
 /// and for the ambiguous lengths a naming word before), cards, phones.
 fn national_number(b: &[u8], i: usize, run: &Run) -> Option<Kind> {
@@ -583,7 +549,7 @@ fn national_number(b: &[u8], i: usize, run: &Run) -> Option<Kind> {
         digits,
         groups,
         seps,
-        ..
+        end,
     } = run;
     let n = digits.len();
     let separated = !seps.is_empty();
@@ -621,7 +587,7 @@ fn national_number(b: &[u8], i: usize, run: &Run) -> Option<Kind> {
         // a phone word names (`cell. 348.112.6630`).
         return None;
     }
-    if national_phone(b, i, digits, groups) {
+    if national_phone(b, i..*end, digits, groups) {
         return Some(Kind::Phone);
     }
     None

@@ -390,3 +390,130 @@ fn service_numbers_bracketed_mobiles_maestro_and_log_addresses_are_found() {
         assert!(kinds(text).is_empty(), "{text}: {:?}", kinds(text));
     }
 }
+
+#[test]
+fn punctuation_outside_ascii_ends_a_number_and_a_letter_does_not() {
+    for (text, kind, value) in [
+        (
+            "Zahle mit 4453 3314 7893 2885\u{2026} danke",
+            Kind::Card,
+            "4453 3314 7893 2885",
+        ),
+        (
+            "Amex 3704 072386 25510\u{2026}",
+            Kind::Card,
+            "3704 072386 25510",
+        ),
+        (
+            "r\u{e9}ponse : \u{ab}06 71 23 45 89\u{bb}",
+            Kind::Phone,
+            "06 71 23 45 89",
+        ),
+        (
+            "he wrote \u{201c}0171 2345678\u{201d} on the form",
+            Kind::Phone,
+            "0171 2345678",
+        ),
+        ("Tel.\u{a0}030 2345678", Kind::Phone, "030 2345678"),
+        (
+            "adres \u{ab}lena.berg@example.net\u{bb}",
+            Kind::Email,
+            "lena.berg@example.net",
+        ),
+    ] {
+        assert_eq!(kinds(text), [(kind, value)], "{text}");
+    }
+    // A letter outside ASCII still goes on a word.
+    for text in ["kod 0171234567\u{17c}", "4453331478932885\u{e9}"] {
+        assert!(kinds(text).is_empty(), "{text}: {:?}", kinds(text));
+    }
+}
+
+#[test]
+fn a_date_ends_a_number_and_its_time_is_no_phone() {
+    for text in [
+        "Zahlung erfasst 04/02/2025 09:45, Beleg 77",
+        "paid 2025-02-14 10:05 at the desk",
+        "ritiro 03.11.2025 18:20",
+    ] {
+        assert!(kinds(text).is_empty(), "{text}: {:?}", kinds(text));
+    }
+    // The number after a date is read on its own.
+    assert_eq!(
+        kinds("Anruf 14.02.2025 0171 2345678"),
+        [(Kind::Phone, "0171 2345678")]
+    );
+}
+
+#[test]
+fn a_letter_suffix_makes_a_reference_and_a_named_initial_does_not() {
+    for text in [
+        "erfasst unter 0221 4471 9023/B",
+        "filed as 0221-4471-9023-C, thanks",
+        "unser Zeichen 0221 4471 9023 / KR",
+    ] {
+        assert!(kinds(text).is_empty(), "{text}: {:?}", kinds(text));
+    }
+    assert_eq!(
+        kinds("Tel 0221 4471 9023 / M. Roux"),
+        [(Kind::Phone, "0221 4471 9023")]
+    );
+    assert_eq!(
+        kinds("Tel. 0221 4471 9023 / FAX 0221 4471 9024"),
+        [
+            (Kind::Phone, "0221 4471 9023"),
+            (Kind::Phone, "0221 4471 9024")
+        ]
+    );
+}
+
+#[test]
+fn a_customer_number_is_no_phone_and_the_customers_phone_is() {
+    for text in [
+        "Kunden-Nr. 0612 345 678",
+        "customer no. 612 345 678",
+        "c\u{f3}digo de cliente 612 345 678",
+        "num\u{e9}ro de client 06 12 34 56 78",
+        "n.\u{ba} de cliente 912 345 678",
+        "Klantnummer: 06 1234 5678",
+        "case no. 0612 345 678",
+    ] {
+        assert!(kinds(text).is_empty(), "{text}: {:?}", kinds(text));
+    }
+    for (text, value) in [
+        ("Bitte den Kunden anrufen: 0171 2345678", "0171 2345678"),
+        ("client's mobile 06 12 34 56 78", "06 12 34 56 78"),
+    ] {
+        assert_eq!(kinds(text), [(Kind::Phone, value)], "{text}");
+    }
+}
+
+#[test]
+fn a_padded_table_cell_is_named_by_its_column() {
+    assert_eq!(
+        kinds("| naam | bsn |\n|---|---|\n| A. de Wit | 781580699 |"),
+        [(Kind::NlBsn, "781580699")]
+    );
+    assert!(kinds("| order | total |\n| 781580699 | 5 |").is_empty());
+}
+
+#[test]
+fn a_colon_run_is_no_ipv6_address_and_a_labelled_literal_is() {
+    let fingerprint = "SHA1 7E:70:F1:CE:46:C4:06:11:1A:FD:14:B7:DD:3C:83:FA:1C:F1:30:4B ok";
+    assert!(kinds(fingerprint).is_empty(), "{:?}", kinds(fingerprint));
+    assert_eq!(
+        kinds("Received: from [IPv6:2001:db8::7]"),
+        [(Kind::Ip, "2001:db8::7")]
+    );
+}
+
+#[test]
+fn a_north_american_number_with_its_trunk_is_a_phone() {
+    assert_eq!(
+        kinds("Hotline 1-877-555-0163"),
+        [(Kind::Phone, "1-877-555-0163")]
+    );
+    for text in ["1-077-555-0163", "1-877-555-016", "1-877.555-0163"] {
+        assert!(kinds(text).is_empty(), "{text}: {:?}", kinds(text));
+    }
+}

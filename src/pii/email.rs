@@ -2,7 +2,8 @@
 //! domain; an image asset's name (`logo@2x.png`) is not one. Split from
 //! `detect.rs`, whose scan calls [`emails`].
 
-use super::detect::{Kind, Span, is_word};
+use super::chars::{word_at, word_before};
+use super::detect::{Kind, Span};
 
 pub(super) fn emails(b: &[u8], out: &mut Vec<Span>) {
     let local = |c: u8| c.is_ascii_alphanumeric() || b"._%+-".contains(&c);
@@ -15,7 +16,7 @@ pub(super) fn emails(b: &[u8], out: &mut Vec<Span>) {
         while start < at && b[start] == b'.' {
             start += 1;
         }
-        if start == at || (start > 0 && is_word(b[start - 1])) {
+        if start == at || (start > 0 && word_before(b, start)) {
             continue;
         }
         let mut end = at + 1;
@@ -25,7 +26,7 @@ pub(super) fn emails(b: &[u8], out: &mut Vec<Span>) {
         while end > at + 1 && matches!(b[end - 1], b'.' | b'-') {
             end -= 1;
         }
-        if end < b.len() && is_word(b[end]) {
+        if word_at(b, end) {
             continue;
         }
         let host = &b[at + 1..end];

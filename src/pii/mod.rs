@@ -11,10 +11,13 @@
 //! the check digits of what they find; a tenant adds its own patterns
 //! (`piiPatterns`, compiled once per pattern set and cached).
 
+mod chars;
 pub mod checks;
 mod context;
 pub mod detect;
 mod email;
+mod ids;
+mod phone;
 pub mod stream;
 mod version;
 

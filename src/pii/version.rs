@@ -164,7 +164,7 @@ fn dotted_numbers(b: &[u8], from: usize, to: usize) -> Vec<Dotted> {
     let mut p = from;
     while p < to {
         let starts_number = b[p].is_ascii_digit()
-            && (p == from || !(super::detect::is_word(b[p - 1]) || b[p - 1] == b'.'));
+            && (p == from || !(super::chars::word_before(b, p) || b[p - 1] == b'.'));
         if !starts_number {
             p += 1;
             continue;
