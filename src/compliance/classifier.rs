@@ -53,6 +53,10 @@ mod tests_round17b;
 mod tests_round17c;
 #[cfg(test)]
 mod tests_round18;
+#[cfg(test)]
+mod tests_round19;
+#[cfg(test)]
+mod tests_round19b;
 mod text;
 
 use std::fmt;

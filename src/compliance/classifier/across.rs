@@ -30,7 +30,7 @@ impl Classifier {
         // What each text offers: its unframed anchors and unnegated,
         // unframed acts; None when the text is fiction.
         let offer = |(text, found, source): (&Normalised, &[Found], Source)| {
-            if exceptions::whole_text(text, found, source, meta.level).is_some() {
+            if exceptions::whole_text(text, found, source, meta.level, false).is_some() {
                 return None;
             }
             let framed: Vec<u32> = exceptions::framing(text, found, r, meta.level)

@@ -27,14 +27,19 @@ use super::{Level, Source};
 /// administration after a decision already taken. Used for
 /// matches within the text and across texts alike, and by the lexical
 /// layer, which does not read a text set aside for any rule.
+///
+/// `tool_frame`: the user's turn is framed by a tool's own prompt (a coding
+/// agent's or an IDE assistant's), where one `building` term makes a
+/// coding task (nineteenth round).
 pub(super) fn whole_text(
     text: &Normalised,
     found: &[Found],
     source: Source,
     level: Level,
+    tool_frame: bool,
 ) -> Option<String> {
     whole_text_with(text, found, source, level)
-        .or_else(|| coding_task(found, level).map(|f| describe_coding(text, f)))
+        .or_else(|| coding_task(found, level, tool_frame).map(|f| describe_coding(text, f)))
 }
 
 /// [`whole_text`] without the coding task: what the learned layers leave
@@ -48,8 +53,13 @@ fn whole_text_with(
 ) -> Option<String> {
     let first = |role: Role| found.iter().find(|f| f.role == role);
     let quote = |f: &Found| text.words(f.token, f.last);
+    // A result meant to pass as real (`passing`: "as if she had been
+    // there", "so it looks like a phone photo") is no fiction, whatever
+    // word of a story the text holds ("spin the narrative"; nineteenth
+    // round).
     if let Some(f) = first(Role::Fiction)
         && first(Role::Artefact).is_none()
+        && first(Role::Passing).is_none()
     {
         return Some(format!(
             "the request is fiction (\"{}\") without a working artefact",
@@ -160,13 +170,17 @@ pub(super) fn ordinary_task(text: &Normalised, found: &[Found], level: Level) ->
 /// Annex III or Article 50 system minimal, its runtime calls being
 /// classified on their own (eighteenth round). Building a banned system
 /// stays prohibited: an Article 5 rule is never set aside this way.
-fn coding_task(found: &[Found], level: Level) -> Option<&Found> {
+/// Framed by a coding agent's or an IDE assistant's own prompt
+/// (`tool_frame`), the user's turn needs one `building` term: the frame
+/// already says that the work is on code ("Build the component and its
+/// story", "the upload handler fails on CI"; nineteenth round).
+fn coding_task(found: &[Found], level: Level, tool_frame: bool) -> Option<&Found> {
     if level >= Level::Prohibited {
         return None;
     }
     let mut building = found.iter().filter(|f| f.role == Role::Building);
     let f = building.next()?;
-    (building.any(|g| g.token > f.last) && !concrete_people(found)).then_some(f)
+    ((tool_frame || building.any(|g| g.token > f.last)) && !concrete_people(found)).then_some(f)
 }
 
 fn describe_coding(text: &Normalised, f: &Found) -> String {

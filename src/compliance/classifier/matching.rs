@@ -264,7 +264,9 @@ impl Classifier {
                 // (`run`).
                 continue;
             }
-            match self.matches(rule, text, found, source, object_anywhere) {
+            // The user's turn under a coding agent's own prompt.
+            let tool_frame = s.tool_prompt && source == Source::Content;
+            match self.matches(rule, text, found, source, object_anywhere, tool_frame) {
                 Match::Hit(mut evidence) => {
                     let target = match (meta.exception_to, s.exception(rule)) {
                         (Some(to), Some(words)) => {
@@ -340,6 +342,30 @@ impl Classifier {
             (std::cmp::Reverse(rules[rule].level), source.rank(), rule)
         });
         hits.dedup_by(|a, b| a.0 == b.0 && a.1 == b.1);
+        // News written for publication reports on elections, benefits or
+        // a hospital's emergency room; it decides nothing about a person
+        // there (nineteenth round). Only in the text that asks for the
+        // news: a deployer's instructions that run the use stay, as do a
+        // declared Annex III purpose and an Article 5 practice.
+        if let Some(&(news, in_text, _)) = hits
+            .iter()
+            .find(|&&(r, source, _)| rules[r].reports_news && source != Source::Purpose)
+        {
+            hits.retain(|(rule, source, _)| {
+                let reported = rules[*rule].level == Level::High && *source == in_text;
+                if reported {
+                    set_aside.push(SetAside {
+                        rule: rules[*rule].id.clone(),
+                        source: *source,
+                        why: format!(
+                            "the request writes news for publication ({}): it reports on the domain, it decides nothing about a person",
+                            rules[news].id
+                        ),
+                    });
+                }
+                !reported
+            });
+        }
 
         let mut grey = Vec::new();
         for (rule, source, _) in &hits {
@@ -442,6 +468,7 @@ impl Classifier {
         found: &[Found],
         source: Source,
         object_anywhere: bool,
+        tool_frame: bool,
     ) -> Match {
         let r = rule as u16;
         if source == Source::Purpose
@@ -494,7 +521,7 @@ impl Classifier {
             return Match::Hit(with_objects[0].0.clone());
         }
         let level = self.compiled.rules[rule].level;
-        if let Some(why) = exceptions::whole_text(text, found, source, level) {
+        if let Some(why) = exceptions::whole_text(text, found, source, level, tool_frame) {
             return Match::Suppressed(format!("{}, but {why}", with_objects[0].0));
         }
         self.unframed(rule, text, found, &with_objects)
@@ -566,9 +593,13 @@ impl Classifier {
             let mut named = String::new();
             for (required, what) in [(&objects, "object"), (&persons, "person")] {
                 if let Some(o) = required {
+                    // The context of a use may be told in another turn
+                    // (`object_in_text`, in the user's turns only).
+                    let anywhere =
+                        what == "object" && meta.object_in_text && source == Source::Content;
                     let p = o
                         .iter()
-                        .find(|&&p| near(text, p.0, a.0) || near(text, p.0, b.0))?;
+                        .find(|&&p| anywhere || near(text, p.0, a.0) || near(text, p.0, b.0))?;
                     named.push_str(&format!(" and {what} \"{}\"", text.words(p.0, p.1)));
                 }
             }

@@ -78,6 +78,17 @@ struct RawRule {
     /// instead (Article 5(1)(h) exceptions map to Annex III 1(a)).
     #[serde(default)]
     exception_to: Option<String>,
+    /// In the user's turns the rule's object may be anywhere in the text,
+    /// not only near the anchor and act: the context of the use (the
+    /// police force, the public space of live matching) is often told in
+    /// one turn and the act asked in another (nineteenth round).
+    #[serde(default)]
+    object_in_text: bool,
+    /// News written for publication (Article 50(4)): a hit sets aside the
+    /// Annex III matches of the text it is in, which the news reports on
+    /// rather than decides (nineteenth round).
+    #[serde(default)]
+    reports_news: bool,
 }
 
 #[derive(Deserialize)]
@@ -301,6 +312,10 @@ pub(super) struct RuleMeta {
     pub met_by_disclosure: bool,
     pub forbidden_when_negated: bool,
     pub exception_to: Option<usize>,
+    /// The object may be anywhere in the user's text (`object_in_text`).
+    pub object_in_text: bool,
+    /// A hit sets aside the conversation's Annex III matches (`reports_news`).
+    pub reports_news: bool,
     /// Whether any pack gives it acts (without, an anchor alone matches).
     pub has_acts: bool,
     /// Whether any pack gives it objects (then one is always required).
@@ -417,6 +432,8 @@ fn rule_metas(raw: &RawTable, index: &HashMap<&str, usize>) -> Result<Vec<RuleMe
             met_by_disclosure: r.met_by_disclosure,
             forbidden_when_negated: r.forbidden_when_negated,
             exception_to,
+            object_in_text: r.object_in_text,
+            reports_news: r.reports_news,
             has_acts: false,
             has_objects: false,
         });
