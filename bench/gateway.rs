@@ -36,7 +36,7 @@ use common::load::{self, Target};
 use common::mock::MockOptions;
 use common::procs::{self, Server};
 use common::receiver::Receiver;
-use common::report::{Phase, Report, Streams, TargetFigures};
+use common::report::{Phase, Report, Streams, TargetFigures, WebhookOutcomes};
 use common::tollgate::{self, Seed};
 
 /// The allocator the binary uses, for the in-process roles.
@@ -336,6 +336,7 @@ async fn run(options: Options) -> Report {
         })
         .sum();
     let webhook_deliveries = receiver.count();
+    let webhook_outcomes = webhook_outcomes(&http, &gate).await;
     drop(gate);
     let scaling = if options.scaling && options.wants("scaling") {
         let plan = common::scale::Plan {
@@ -353,8 +354,36 @@ async fn run(options: Options) -> Report {
         targets,
         scaling,
         webhook_deliveries,
+        webhook_outcomes,
         tollgate_requests,
     }
+}
+
+/// What the server says became of its webhook events, from its
+/// `/metrics`: events dropped at a full queue, and deliveries by result
+/// (`None` when the metrics cannot be read).
+async fn webhook_outcomes(http: &reqwest::Client, gate: &Server) -> Option<WebhookOutcomes> {
+    let url = format!("http://{}/metrics", gate.addr);
+    let text = http.get(url).send().await.ok()?.text().await.ok()?;
+    let mut outcomes = WebhookOutcomes::default();
+    for line in text.lines() {
+        let Some((name, value)) = line.rsplit_once(' ') else {
+            continue;
+        };
+        let Ok(value) = value.parse::<f64>() else {
+            continue;
+        };
+        if name == "tollgate_webhook_events_dropped_total" {
+            outcomes.dropped += value as u64;
+        } else if name.starts_with("tollgate_webhook_deliveries_total{") {
+            if name.contains("result=\"success\"") {
+                outcomes.delivered += value as u64;
+            } else {
+                outcomes.failed += value as u64;
+            }
+        }
+    }
+    Some(outcomes)
 }
 
 fn main() {

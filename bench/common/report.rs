@@ -168,7 +168,19 @@ pub struct Report {
     pub targets: Vec<TargetFigures>,
     pub scaling: Vec<Scaling>,
     pub webhook_deliveries: u64,
+    pub webhook_outcomes: Option<WebhookOutcomes>,
     pub tollgate_requests: u64,
+}
+
+/// The server's own count of its webhook events (its `/metrics`).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct WebhookOutcomes {
+    /// Deliveries the receiver answered with a success.
+    pub delivered: u64,
+    /// Deliveries that failed (timeout, error status, refused).
+    pub failed: u64,
+    /// Events dropped because the delivery queue was full.
+    pub dropped: u64,
 }
 
 impl Report {
@@ -410,6 +422,12 @@ impl Report {
             "  webhook deliveries received: {} for {} Tollgate requests",
             self.webhook_deliveries, self.tollgate_requests
         );
+        if let Some(o) = self.webhook_outcomes {
+            println!(
+                "  the server's count: {} delivered, {} failed, {} dropped at its full queue",
+                o.delivered, o.failed, o.dropped
+            );
+        }
     }
 
     pub fn json(&self) -> Value {
@@ -431,6 +449,9 @@ impl Report {
                 })),
             })).collect::<Vec<_>>(),
             "webhook_deliveries": self.webhook_deliveries,
+            "webhook_outcomes": self.webhook_outcomes.map(|o| json!({
+                "delivered": o.delivered, "failed": o.failed, "dropped": o.dropped,
+            })),
             "tollgate_requests": self.tollgate_requests,
         })
     }
