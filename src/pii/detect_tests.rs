@@ -11,6 +11,20 @@ fn kinds(text: &str) -> Vec<(Kind, &str)> {
         .collect()
 }
 
+/// Each text holds exactly the one value given, of its kind.
+fn found_alone(cases: &[(&str, Kind, &str)]) {
+    for &(text, kind, value) in cases {
+        assert_eq!(kinds(text), [(kind, value)], "{text}");
+    }
+}
+
+/// No text holds anything the scan reports.
+fn none_found(texts: &[&str]) {
+    for text in texts {
+        assert!(kinds(text).is_empty(), "{text}: {:?}", kinds(text));
+    }
+}
+
 #[test]
 fn a_lone_digit_is_no_phone_and_no_panic() {
     for text in ["request 0", "0", "call 0 now", "7"] {
@@ -48,7 +62,7 @@ fn phones_of_each_country_are_found_and_order_numbers_are_not() {
     ] {
         assert_eq!(kinds(text), [(Kind::Phone, phone)], "{text}");
     }
-    for text in [
+    none_found(&[
         "Order 612345678 shipped",
         "Bestellnummer 792100479 vom 12.03.2024.",
         "Bestellnummer 4711 vom 12.03.2024",
@@ -56,9 +70,7 @@ fn phones_of_each_country_are_found_and_order_numbers_are_not() {
         "pi is 3.14159265358979",
         "version 1.2.3",
         "at 10:30:45",
-    ] {
-        assert!(kinds(text).is_empty(), "{text}: {:?}", kinds(text));
-    }
+    ]);
 }
 
 #[test]
@@ -102,7 +114,7 @@ fn ip_addresses_v4_and_v6_are_found() {
 
 #[test]
 fn national_ids_with_valid_check_digits_are_found_and_wrong_ones_are_not() {
-    for (text, kind, value) in [
+    found_alone(&[
         ("Steuer-ID 86095742719", Kind::DeTaxId, "86095742719"),
         (
             "NIR 2 55 08 14 168 025 38",
@@ -123,10 +135,8 @@ fn national_ids_with_valid_check_digits_are_found_and_wrong_ones_are_not() {
         ("BSN 123456782", Kind::NlBsn, "123456782"),
         ("PESEL 44051401359", Kind::PlPesel, "44051401359"),
         ("NIF 501964843", Kind::PtNif, "501964843"),
-    ] {
-        assert_eq!(kinds(text), [(kind, value)], "{text}");
-    }
-    for text in [
+    ]);
+    none_found(&[
         "Steuer-ID 86095742718",
         "NIR 2 55 08 14 168 025 39",
         "NIR 1 85 03 2A 004 123 25",
@@ -138,9 +148,7 @@ fn national_ids_with_valid_check_digits_are_found_and_wrong_ones_are_not() {
         "PESEL 44051401358",
         "NIF 123456780",
         "Bestellnummer 123456782",
-    ] {
-        assert!(kinds(text).is_empty(), "{text}: {:?}", kinds(text));
-    }
+    ]);
 }
 
 #[test]
@@ -218,7 +226,7 @@ fn the_international_prefix_is_a_phone_in_groups_or_named_and_no_is_a_word() {
 /// brackets, Maestro cards and a number left for a message are found.
 #[test]
 fn file_names_sections_and_register_numbers_are_none_of_ours() {
-    for text in [
+    none_found(&[
         "Upload icon@2x.png and icon@3x.png to the CDN.",
         "Fehlende Datei: header@2x.webp",
         "build output: bundle@1.2.0.js and styles@main.css",
@@ -235,9 +243,7 @@ fn file_names_sections_and_register_numbers_are_none_of_ours() {
         "Numero di protocollo 0007781/2025",
         "Vermeld betalingskenmerk 0612 7788 99 bij uw overschrijving.",
         "entidade 11249, referência 961 224 508, valor 20,00 €",
-    ] {
-        assert!(kinds(text).is_empty(), "{text}: {:?}", kinds(text));
-    }
+    ]);
     // An address word nearer than the section word still makes an address.
     assert_eq!(
         kinds("section 4: the server at 10.2.3.4 refused"),
@@ -252,7 +258,7 @@ fn file_names_sections_and_register_numbers_are_none_of_ours() {
 
 #[test]
 fn split_nies_bracketed_dnis_maestro_cards_and_message_numbers_are_found() {
-    for (text, kind, value) in [
+    found_alone(&[
         ("NIE X-2345671-Q, alta el lunes", Kind::EsDni, "X-2345671-Q"),
         ("su NIE es Z 7654320 V", Kind::EsDni, "Z 7654320 V"),
         (
@@ -276,24 +282,20 @@ fn split_nies_bracketed_dnis_maestro_cards_and_message_numbers_are_found() {
             Kind::Phone,
             "912345678",
         ),
-    ] {
-        assert_eq!(kinds(text), [(kind, value)], "{text}");
-    }
+    ]);
     // A wrong letter or check digit is still refused.
-    for text in [
+    none_found(&[
         "NIE X-2345671-R",
         "copia del DNI (48291736R)",
         "Maestro 6761 1000 3344 5565",
-    ] {
-        assert!(kinds(text).is_empty(), "{text}: {:?}", kinds(text));
-    }
+    ]);
 }
 
 /// The sixth independent set's classes (docs/compliance-operations.md),
 /// on values and wording of our own: the harmless case, then the real one.
 #[test]
 fn versions_chain_along_a_line_and_dated_references_are_no_phones() {
-    for text in [
+    none_found(&[
         // Only the first version is next to the word that says so.
         "Release 8.4.1.2 replaces 8.3.9.7; units on 7.1.0.4 keep it.",
         "probe 5.6.2.1044 accepts the range 2.0.0.0 to 2.7.255.255",
@@ -305,9 +307,7 @@ fn versions_chain_along_a_line_and_dated_references_are_no_phones() {
         "Référence 05-2024-331-19 à rappeler.",
         "Uw dossiercode is 0900 2024 1188.",
         "CEF:0|Vendor|Box|1.0|0123456789|Event|5|src=x",
-    ] {
-        assert!(kinds(text).is_empty(), "{text}: {:?}", kinds(text));
-    }
+    ]);
     // An address word between keeps the address; a version after an
     // address does not make it one.
     assert_eq!(
@@ -326,7 +326,7 @@ fn versions_chain_along_a_line_and_dated_references_are_no_phones() {
 
 #[test]
 fn service_numbers_bracketed_mobiles_maestro_and_log_addresses_are_found() {
-    for (text, kind, value) in [
+    found_alone(&[
         (
             "Karte verloren? Sperr-Notruf 116 116.",
             Kind::Phone,
@@ -375,10 +375,8 @@ fn service_numbers_bracketed_mobiles_maestro_and_log_addresses_are_found() {
             Kind::Ip,
             "192.0.2.44",
         ),
-    ] {
-        assert_eq!(kinds(text), [(kind, value)], "{text}");
-    }
-    for text in [
+    ]);
+    none_found(&[
         // A 116 number that is not assigned; unnamed North American shapes.
         "Sperr-Notruf 116 999.",
         "North American shape, unnamed: 415-555-0142",
@@ -386,14 +384,12 @@ fn service_numbers_bracketed_mobiles_maestro_and_log_addresses_are_found() {
         "con DNI 31.415.926-M",
         "service number 273645109",
         "VALUES (7, 'Ewa', '85071403218');",
-    ] {
-        assert!(kinds(text).is_empty(), "{text}: {:?}", kinds(text));
-    }
+    ]);
 }
 
 #[test]
 fn punctuation_outside_ascii_ends_a_number_and_a_letter_does_not() {
-    for (text, kind, value) in [
+    found_alone(&[
         (
             "Zahle mit 4453 3314 7893 2885\u{2026} danke",
             Kind::Card,
@@ -420,9 +416,7 @@ fn punctuation_outside_ascii_ends_a_number_and_a_letter_does_not() {
             Kind::Email,
             "lena.berg@example.net",
         ),
-    ] {
-        assert_eq!(kinds(text), [(kind, value)], "{text}");
-    }
+    ]);
     // A letter outside ASCII still goes on a word.
     for text in ["kod 0171234567\u{17c}", "4453331478932885\u{e9}"] {
         assert!(kinds(text).is_empty(), "{text}: {:?}", kinds(text));
@@ -431,13 +425,11 @@ fn punctuation_outside_ascii_ends_a_number_and_a_letter_does_not() {
 
 #[test]
 fn a_date_ends_a_number_and_its_time_is_no_phone() {
-    for text in [
+    none_found(&[
         "Zahlung erfasst 04/02/2025 09:45, Beleg 77",
         "paid 2025-02-14 10:05 at the desk",
         "ritiro 03.11.2025 18:20",
-    ] {
-        assert!(kinds(text).is_empty(), "{text}: {:?}", kinds(text));
-    }
+    ]);
     // The number after a date is read on its own.
     assert_eq!(
         kinds("Anruf 14.02.2025 0171 2345678"),
@@ -447,13 +439,11 @@ fn a_date_ends_a_number_and_its_time_is_no_phone() {
 
 #[test]
 fn a_letter_suffix_makes_a_reference_and_a_named_initial_does_not() {
-    for text in [
+    none_found(&[
         "erfasst unter 0221 4471 9023/B",
         "filed as 0221-4471-9023-C, thanks",
         "unser Zeichen 0221 4471 9023 / KR",
-    ] {
-        assert!(kinds(text).is_empty(), "{text}: {:?}", kinds(text));
-    }
+    ]);
     assert_eq!(
         kinds("Tel 0221 4471 9023 / M. Roux"),
         [(Kind::Phone, "0221 4471 9023")]
@@ -469,7 +459,7 @@ fn a_letter_suffix_makes_a_reference_and_a_named_initial_does_not() {
 
 #[test]
 fn a_customer_number_is_no_phone_and_the_customers_phone_is() {
-    for text in [
+    none_found(&[
         "Kunden-Nr. 0612 345 678",
         "customer no. 612 345 678",
         "c\u{f3}digo de cliente 612 345 678",
@@ -477,9 +467,7 @@ fn a_customer_number_is_no_phone_and_the_customers_phone_is() {
         "n.\u{ba} de cliente 912 345 678",
         "Klantnummer: 06 1234 5678",
         "case no. 0612 345 678",
-    ] {
-        assert!(kinds(text).is_empty(), "{text}: {:?}", kinds(text));
-    }
+    ]);
     for (text, value) in [
         ("Bitte den Kunden anrufen: 0171 2345678", "0171 2345678"),
         ("client's mobile 06 12 34 56 78", "06 12 34 56 78"),

@@ -314,7 +314,8 @@ pub(super) struct RuleMeta {
     pub exception_to: Option<usize>,
     /// The object may be anywhere in the user's text (`object_in_text`).
     pub object_in_text: bool,
-    /// A hit sets aside the conversation's Annex III matches (`reports_news`).
+    /// A hit sets aside the Annex III matches of the text it is in
+    /// (`reports_news`); a declared purpose's stay.
     pub reports_news: bool,
     /// Whether any pack gives it acts (without, an anchor alone matches).
     pub has_acts: bool,
