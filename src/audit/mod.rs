@@ -494,10 +494,14 @@ mod tests {
     async fn a_pruned_prefix_leaves_a_checkpoint_the_rest_verifies_from() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path()).unwrap();
+        // A second apart: entries written within one millisecond would
+        // share a time, and pruning before the third's would take the
+        // fourth too.
         for i in 0..5 {
             record(
                 &store,
-                Draft::new("", "cli".into(), "test.act", &format!("t{i}")),
+                Draft::new("", "cli".into(), "test.act", &format!("t{i}"))
+                    .at(1_700_000_000_000 + i * 1_000),
             )
             .await
             .unwrap();
