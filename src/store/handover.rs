@@ -1,9 +1,9 @@
 //! What stands between a charge's two halves and its caller, and between
 //! an answered charge and the readers.
 //!
-//! The writer hands a charge's record to the journal before it applies the
-//! charge to redb, so the `fdatasync` and the B-tree work run at the same
-//! time: the caller is answered by whichever of the two finishes second
+//! A charge's record goes to the journal as its job goes to the writer
+//! (the caller hands both over, see `writer.rs`), so the `fdatasync` and
+//! the B-tree work run at the same time: the caller is answered by whichever of the two finishes second
 //! ([`Meeting`]). It is answered before the redb transaction commits (the
 //! journal is what makes it durable), so a reader that starts after the
 //! answer waits the few microseconds until that commit is visible

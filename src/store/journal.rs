@@ -255,17 +255,16 @@ impl Journal {
     /// Queues records, in sequence order; each `done` runs once it is
     /// durable (or the write failed).
     pub fn append(&self, records: Vec<Append>) {
-        if records.is_empty() {
-            return;
+        match self.appender() {
+            Some(appender) => appender.append(records),
+            None => fail(records, StoreError::Closed),
         }
-        let Some(queue) = &self.queue else {
-            fail(records, StoreError::Closed);
-            return;
-        };
-        if let Err(mpsc::SendError(Message::Append(records))) = queue.send(Message::Append(records))
-        {
-            fail(records, StoreError::Closed);
-        }
+    }
+
+    /// A handle that queues records from other threads; the journal
+    /// stops only once every appender is dropped.
+    pub fn appender(&self) -> Option<Appender> {
+        self.queue.clone().map(Appender)
     }
 
     /// Tells the journal that redb is durable up to `seq`.
@@ -287,6 +286,26 @@ impl Journal {
 impl Drop for Journal {
     fn drop(&mut self) {
         self.close();
+    }
+}
+
+/// Queues records for the journal's thread (see [`Journal::appender`]).
+/// Whoever appends from several threads keeps them in sequence order.
+#[derive(Clone)]
+pub struct Appender(mpsc::Sender<Message>);
+
+impl Appender {
+    /// Queues records, in sequence order; each `done` runs once it is
+    /// durable (or the write failed).
+    pub fn append(&self, records: Vec<Append>) {
+        if records.is_empty() {
+            return;
+        }
+        if let Err(mpsc::SendError(Message::Append(records))) =
+            self.0.send(Message::Append(records))
+        {
+            fail(records, StoreError::Closed);
+        }
     }
 }
 

@@ -3,16 +3,19 @@
 //! Callers queue a job and wait; the thread drains the queue and applies the
 //! whole batch to its open write transaction (group commit).
 //!
-//! Charges are journaled jobs ([`Writer::write_journaled`]). When their
-//! batch is taken, each gets its journal sequence and its record goes to the
-//! [`journal`](super::journal) at once; the batch is applied to redb while
-//! the journal writes and syncs. The open transaction takes the batches that
-//! come within [`COMMIT_DELAY`] (at most [`MAX_OPEN`] charges), so that the
-//! copy-on-write of the B-tree pages is paid once for all of them, and is
-//! committed with `Durability::None` (visible to every reader, no fsync)
-//! together with the highest sequence it settles (the watermark,
-//! `META_APPLIED_SEQ`). A charge's caller is
-//! answered when both its record is durable and its batch is applied
+//! Charges are journaled jobs ([`Writer::write_journaled`]). The caller's
+//! thread gives each its journal sequence and hands its record to the
+//! [`journal`](super::journal) and its job to this thread in one step under
+//! one lock ([`Intake`]), so both queues hold charges in sequence order and
+//! the journal starts its write without waiting for this thread to wake;
+//! the batch is applied to redb while the journal writes and syncs. The
+//! open transaction takes the batches that come within [`COMMIT_DELAY`]
+//! (at most [`MAX_OPEN`] charges), so that the copy-on-write of the B-tree
+//! pages is paid once for all of them, and is committed with
+//! `Durability::None` (visible to every reader, no fsync) together with the
+//! highest sequence it settles (the watermark, `META_APPLIED_SEQ`). A
+//! charge's caller is answered when both its record is durable and its
+//! batch is applied
 //! ([`handover::Meeting`](super::handover)), before the commit: readers
 //! wait for that commit ([`handover::Visibility`](super::handover)), and
 //! ask for it at once (a `Flush` job) rather than wait for the delay. Every
@@ -49,7 +52,9 @@
 //! A commit that fails after its charges were answered leaves them durable
 //! in the journal only: the writer then stops (every later job gets the
 //! error, no checkpoint moves the watermark past them), and the next start
-//! replays them.
+//! replays them. The records of charges refused after that point are in
+//! the journal too (their callers handed them over): the replay charges
+//! them, as it charges any durable record whose caller heard no answer.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -61,8 +66,8 @@ use redb::{Database, WriteTransaction};
 use tokio::sync::{mpsc, oneshot};
 
 use super::StoreError;
-use super::handover::{Answer, Visibility};
-use super::journal::{Journal, JournalStats};
+use super::handover::{Answer, Meeting, Visibility};
+use super::journal::{Append, Appender, Journal, JournalStats};
 use super::opened::Tables;
 use batch::{Open, end_open, run_batch};
 
@@ -110,8 +115,9 @@ enum Kind {
 trait Job: Answer {
     fn apply(&mut self, tables: &Tables<'_>) -> Result<(), StoreError>;
     fn kind(&self) -> Kind;
-    /// A charge: its journal record, until handed to the journal.
-    fn take_record(&mut self) -> Vec<u8>;
+    /// A charge: its sequence and its meeting with the journal, which
+    /// already has its record.
+    fn take_charge(&mut self) -> Option<(u64, Arc<Meeting>)>;
     /// An applied charge: what applies it again if its transaction must be
     /// aborted, and what answers its caller.
     fn split(self: Box<Self>) -> (Box<dyn Again>, Box<dyn Answer>);
@@ -155,7 +161,7 @@ struct TypedJob<T, F> {
     work: F,
     output: Option<T>,
     reply: oneshot::Sender<Result<T, StoreError>>,
-    record: Option<Vec<u8>>,
+    charge: Option<(u64, Arc<Meeting>)>,
     kind: Kind,
 }
 
@@ -216,8 +222,8 @@ where
         self.kind
     }
 
-    fn take_record(&mut self) -> Vec<u8> {
-        self.record.take().unwrap_or_default()
+    fn take_charge(&mut self) -> Option<(u64, Arc<Meeting>)> {
+        self.charge.take()
     }
 
     fn split(self: Box<Self>) -> (Box<dyn Again>, Box<dyn Answer>) {
@@ -241,7 +247,7 @@ fn empty_job(kind: Kind) -> Box<dyn Job> {
         work: Raw(|_: &WriteTransaction| Ok(())),
         output: None,
         reply,
-        record: None,
+        charge: None,
         kind,
     })
 }
@@ -284,6 +290,8 @@ impl std::fmt::Debug for WriterStats {
 
 pub struct Writer {
     queue: Mutex<Option<mpsc::Sender<Box<dyn Job>>>>,
+    /// Where charges get their sequence; `None` once closing.
+    intake: Mutex<Option<Intake>>,
     thread: Mutex<Option<JoinHandle<()>>>,
     /// Asks for a checkpoint when charges wait for one and nothing else
     /// comes; stops when its channel closes.
@@ -293,11 +301,23 @@ pub struct Writer {
     pub stats: Arc<WriterStats>,
 }
 
-/// The writer thread's view of the journal: the next sequence to give and
-/// what is applied but not yet durable in redb.
+/// Where a charge gets its journal sequence: its record goes to the journal
+/// and its job to the writer's queue under this one lock, so that the
+/// journal writes and the writer applies charges in the same order (the
+/// module's argument needs it) and the journal need not wait for the
+/// writer's thread to wake before it writes.
+struct Intake {
+    next_seq: u64,
+    journal: Appender,
+}
+
+/// The writer thread's view of the journal: the charges it took and what
+/// is applied but not yet durable in redb.
 struct Sequencer {
     journal: Journal,
-    next_seq: u64,
+    /// The highest charge sequence the writer has taken from its queue:
+    /// every lower one was taken before it (the queue is in sequence order).
+    seen: u64,
     /// The watermark committed to redb, durable or not.
     applied: u64,
     /// Every sequence up to this one is applied or failed: the watermark
@@ -340,9 +360,14 @@ impl Writer {
         let thread_stats = stats.clone();
         let visibility = Arc::new(Visibility::default());
         let sequencer_every = checkpoint_every();
-        let sequencer = Sequencer {
-            journal: Journal::start(journal_dir, next_seq, stats.journal.clone())?,
+        let journal = Journal::start(journal_dir, next_seq, stats.journal.clone())?;
+        let intake = Intake {
             next_seq,
+            journal: journal.appender().ok_or(StoreError::Closed)?,
+        };
+        let sequencer = Sequencer {
+            journal,
+            seen: next_seq - 1,
             applied: next_seq - 1,
             settled: next_seq - 1,
             pending: 0,
@@ -364,6 +389,7 @@ impl Writer {
         let ticker = start_ticker(queue.downgrade(), stats.clone(), sequencer_every);
         Ok(Writer {
             queue: Mutex::new(Some(queue)),
+            intake: Mutex::new(Some(intake)),
             thread: Mutex::new(Some(thread)),
             ticker: Mutex::new(Some(ticker)),
             visibility,
@@ -422,22 +448,41 @@ impl Writer {
             .clone()
             .ok_or(StoreError::Closed)?;
         let (reply, answer) = oneshot::channel();
-        self.stats.queued.fetch_add(1, Ordering::Relaxed);
-        let kind = if record.is_some() {
-            Kind::Charge
-        } else {
-            Kind::Write
+        let Ok(permit) = queue.reserve().await else {
+            return Err(StoreError::Closed);
         };
-        let job = Box::new(TypedJob {
+        let job = TypedJob {
             work,
             output: None,
             reply,
-            record,
-            kind,
-        });
-        if queue.send(job).await.is_err() {
-            self.stats.queued.fetch_sub(1, Ordering::Relaxed);
-            return Err(StoreError::Closed);
+            charge: None,
+            kind: Kind::Write,
+        };
+        match record {
+            None => {
+                self.stats.queued.fetch_add(1, Ordering::Relaxed);
+                permit.send(Box::new(job));
+            }
+            Some(record) => {
+                let mut intake = self.intake.lock().expect("writer intake lock");
+                let intake = intake.as_mut().ok_or(StoreError::Closed)?;
+                let seq = intake.next_seq;
+                intake.next_seq += 1;
+                let meeting = Arc::new(Meeting::default());
+                let met = meeting.clone();
+                // The journal first: its write is what the caller waits for.
+                intake.journal.append(vec![Append {
+                    seq,
+                    payload: record,
+                    done: Box::new(move |outcome| met.durable(outcome)),
+                }]);
+                self.stats.queued.fetch_add(1, Ordering::Relaxed);
+                permit.send(Box::new(TypedJob {
+                    charge: Some((seq, meeting)),
+                    kind: Kind::Charge,
+                    ..job
+                }));
+            }
         }
         answer.await.map_err(|_| StoreError::Closed)?
     }
@@ -449,6 +494,9 @@ impl Writer {
             drop(stop);
             let _ = ticker.join();
         }
+        // No charge is sequenced after this; the journal's thread ends
+        // once the writer's own handle goes too.
+        self.intake.lock().expect("writer intake lock").take();
         self.queue.lock().expect("writer queue lock").take();
         let thread = self.thread.lock().expect("writer thread lock").take();
         if let Some(thread) = thread {

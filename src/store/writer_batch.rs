@@ -10,7 +10,7 @@ use redb::{Database, Durability, WriteTransaction};
 
 use super::super::StoreError;
 use super::super::handover::Meeting;
-use super::super::journal::{self, Append};
+use super::super::journal;
 use super::super::opened::Tables;
 use super::super::tables::META;
 use super::{Again, COMMIT_DELAY, Job, Kind, MAX_OPEN, Sequencer, WriterStats};
@@ -70,7 +70,7 @@ pub(super) fn run_batch(
         }
         return;
     }
-    let mut entries = to_journal(batch, seq);
+    let mut entries = take_charges(batch, seq);
     let size = entries.len();
     match apply(db, &mut entries, seq) {
         Ok(()) => {
@@ -115,35 +115,22 @@ pub(super) fn run_batch(
             }
         }
     }
-    seq.settled = seq.next_seq - 1;
+    seq.settled = seq.seen;
 }
 
-/// Gives each charge its sequence and hands the records to the journal,
-/// which writes and syncs them while the batch is applied.
-fn to_journal(batch: Vec<Box<dyn Job>>, seq: &mut Sequencer) -> Vec<Entry> {
-    let mut records = Vec::new();
-    let entries = batch
+/// Takes each charge's sequence and meeting (its record is with the
+/// journal already, which writes and syncs it while the batch is applied).
+fn take_charges(batch: Vec<Box<dyn Job>>, seq: &mut Sequencer) -> Vec<Entry> {
+    batch
         .into_iter()
         .map(|mut job| {
-            if job.kind() != Kind::Charge {
-                return Entry { job, charge: None };
+            let charge = job.take_charge();
+            if let Some((sequence, _)) = &charge {
+                seq.seen = *sequence;
             }
-            let meeting = Arc::new(Meeting::default());
-            let met = meeting.clone();
-            records.push(Append {
-                seq: seq.next_seq,
-                payload: job.take_record(),
-                done: Box::new(move |outcome| met.durable(outcome)),
-            });
-            seq.next_seq += 1;
-            Entry {
-                job,
-                charge: Some((seq.next_seq - 1, meeting)),
-            }
+            Entry { job, charge }
         })
-        .collect();
-    seq.journal.append(records);
-    entries
+        .collect()
 }
 
 /// Applies entries to the open transaction (begun if there is none); on

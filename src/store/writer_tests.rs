@@ -251,3 +251,49 @@ async fn charges_and_plain_writes_of_one_batch_share_its_tables() {
     drop(store);
     assert_eq!(total(&Store::open(dir.path()).unwrap()), 200);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_charge_reaches_the_journal_while_the_writer_is_busy() {
+    // The caller hands a charge's record to the journal itself: its write
+    // and sync start while the writer thread is still busy with an earlier
+    // job, not once that thread takes the charge from its queue.
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let (release, held) = std::sync::mpsc::channel::<()>();
+    let (started, busy) = tokio::sync::oneshot::channel::<()>();
+    let mut started = Some(started);
+    let blocker = store.write(move |_| {
+        if let Some(started) = started.take() {
+            let _ = started.send(());
+        }
+        let _ = held.recv();
+        Ok(())
+    });
+    // Queued once the writer thread is inside the blocking job.
+    let charged = async {
+        busy.await.unwrap();
+        charge(&store, 7).await
+    };
+    let journal_dir = dir.path().join(crate::store::journal::JOURNAL_DIR);
+    let watched = async {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        let journaled = loop {
+            let found = crate::store::journal::scan(&journal_dir, 0).unwrap();
+            if found.records.iter().any(|(_, record)| record == b"7") {
+                break true;
+            }
+            if std::time::Instant::now() > deadline {
+                break false;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        };
+        release.send(()).unwrap();
+        journaled
+    };
+    let (blocked, charged, journaled) = tokio::join!(blocker, charged, watched);
+    assert!(journaled, "the record waited for the writer thread");
+    blocked.unwrap();
+    charged.unwrap();
+    assert_eq!(total(&store), 7);
+    store.close();
+}
