@@ -39,6 +39,43 @@ fn the_segment(dir: &Path) -> PathBuf {
 fn crc32c_matches_the_standard_check_value() {
     assert_eq!(crc32c(&[b"123456789"]), 0xE306_9283);
     assert_eq!(crc32c(&[b"1234", b"56789"]), 0xE306_9283);
+    // RFC 3720 (iSCSI), B.4: 32 bytes of zeros, of ones, ascending.
+    assert_eq!(crc32c(&[&[0u8; 32]]), 0x8A91_36AA);
+    assert_eq!(crc32c(&[&[0xFFu8; 32]]), 0x62A8_AB43);
+    let ascending: Vec<u8> = (0u8..32).collect();
+    assert_eq!(crc32c(&[&ascending]), 0x46DD_794E);
+}
+
+#[test]
+fn crc32c_by_eight_bytes_matches_the_byte_at_a_time_definition() {
+    // The bitwise definition, one byte at a time, against the sliced one
+    // on every length up to 70 and every split of the parts.
+    fn bitwise(data: &[u8]) -> u32 {
+        let mut crc = !0u32;
+        for &byte in data {
+            crc ^= u32::from(byte);
+            for _ in 0..8 {
+                crc = if crc & 1 == 1 {
+                    (crc >> 1) ^ 0x82F6_3B78
+                } else {
+                    crc >> 1
+                };
+            }
+        }
+        !crc
+    }
+    let data: Vec<u8> = (0..70u32).map(|i| (i * 37 + 11) as u8).collect();
+    for len in 0..data.len() {
+        let whole = &data[..len];
+        for split in 0..=len {
+            let (a, b) = whole.split_at(split);
+            assert_eq!(
+                crc32c(&[a, b]),
+                bitwise(whole),
+                "length {len}, split {split}"
+            );
+        }
+    }
 }
 
 #[test]
