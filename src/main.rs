@@ -14,7 +14,7 @@ fn main() -> ExitCode {
     if !matches!(cli.command, tollgate::cli::Command::Serve(_)) {
         restore_sigpipe();
     }
-    let runtime = match tokio::runtime::Runtime::new() {
+    let runtime = match runtime() {
         Ok(runtime) => runtime,
         Err(e) => {
             eprintln!("tollgate: cannot start the async runtime: {e}");
@@ -28,6 +28,23 @@ fn main() -> ExitCode {
             ExitCode::from(failure.exit_code)
         }
     }
+}
+
+/// The async runtime. Its worker threads: `TOKIO_WORKER_THREADS` when set
+/// (tokio's own variable), else one fewer than the cores, at least one. The
+/// server has two busy threads of its own beside the workers, the store's
+/// writer and the charge journal, which do about a third of a request's
+/// work; with a worker per core the four contend for the cores and every
+/// hand-off between them is a wake-up across cores (docs/benchmarks.md,
+/// "One worker fewer than the cores").
+fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    builder.enable_all();
+    if std::env::var_os("TOKIO_WORKER_THREADS").is_none() {
+        let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+        builder.worker_threads(cores.saturating_sub(1).max(1));
+    }
+    builder.build()
 }
 
 /// A command's output piped into a reader that stops early (`| head`)
