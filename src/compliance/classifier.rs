@@ -57,6 +57,8 @@ mod tests_round18;
 mod tests_round19;
 #[cfg(test)]
 mod tests_round19b;
+#[cfg(test)]
+mod tests_round20;
 mod text;
 
 use std::fmt;

@@ -190,6 +190,24 @@ impl Classifier {
                 _ => self.match_rule(rule, &scanned, &mut tally),
             }
         }
+        // A deployment set before the public (twentieth round): Article
+        // 50(1) without one of its words, unless the deployment discloses
+        // that it is an AI.
+        if let Some((source, evidence)) = exceptions::public_facing(&scanned) {
+            for rule in (0..rules.len()).filter(|&r| rules[r].public_facing) {
+                match &disclosed {
+                    _ if tally.hits.iter().any(|h| h.0 == rule) => {}
+                    Some(_) if candidate[rule] => {}
+                    Some((source, why)) => tally.set_aside.push(SetAside {
+                        rule: rules[rule].id.clone(),
+                        source: *source,
+                        why: why.clone(),
+                    }),
+                    None => tally.hits.push((rule, source, evidence.clone())),
+                }
+            }
+        }
+        self.escalate(&scanned, &mut tally);
         let mut c = self.conclude(&scanned, tally);
         if disabled.is_none() {
             // Cross-validation of the rules' terms measures the rules alone.
@@ -323,6 +341,64 @@ impl Classifier {
                 _ => rule,
             };
             tally.hits.push((target, Source::Instructions, evidence));
+        }
+    }
+
+    /// An Annex III hit in the conditions of an Article 5 practice
+    /// (twentieth round): the rule marked `escalates_from` it hits too when
+    /// the request also holds its terms of the kinds it needs, anywhere in
+    /// the texts read (not a tool's own prompt, not a pasted document).
+    /// Remote identification of faces with a live signal and a police or
+    /// public place is Article 5(1)(h); with scraping, Article 5(1)(e);
+    /// emotion recognition with workers or students, Article 5(1)(f). Not
+    /// when a carve-out of the practice or an exception marker is there.
+    fn escalate(&self, s: &Scanned, tally: &mut Tally) {
+        let rules = &self.compiled.rules;
+        let read: Vec<&Found> = s
+            .texts
+            .iter()
+            .zip(&s.found)
+            .filter(|((source, _), _)| !(s.tool_prompt && *source == Source::Instructions))
+            .flat_map(|(_, found)| found)
+            .collect();
+        for (rule, meta) in rules.iter().enumerate() {
+            let Some((from, needs)) = &meta.escalates_from else {
+                continue;
+            };
+            let r = rule as u16;
+            let Some(&(_, source, _)) = tally.hits.iter().find(|h| h.0 == *from) else {
+                continue;
+            };
+            if tally.hits.iter().any(|h| h.0 == rule)
+                || s.exception(rule).is_some()
+                || read.iter().any(|f| f.role == Role::Suppressor(r))
+            {
+                continue;
+            }
+            let words: Option<Vec<String>> = needs
+                .iter()
+                .map(|need| {
+                    let role = need.role(r);
+                    s.texts
+                        .iter()
+                        .zip(&s.found)
+                        .find_map(|((source, text), found)| {
+                            if s.tool_prompt && *source == Source::Instructions {
+                                return None;
+                            }
+                            let f = found.iter().find(|f| f.role == role)?;
+                            Some(format!("\"{}\"", text.words(f.token, f.last)))
+                        })
+                })
+                .collect();
+            if let Some(words) = words {
+                let evidence = format!(
+                    "{} with {} in the same request",
+                    rules[*from].id,
+                    words.join(" and ")
+                );
+                tally.hits.push((rule, source, evidence));
+            }
         }
     }
 
