@@ -21,6 +21,7 @@
 
 mod across;
 mod documents;
+mod escalation;
 pub mod eval;
 mod exceptions;
 mod lexical;
