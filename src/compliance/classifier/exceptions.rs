@@ -274,7 +274,7 @@ pub(super) fn public_facing(s: &Scanned) -> Option<(Source, String)> {
         .find_map(|((source, text), found)| {
             let first = |role: Role| found.iter().find(|f| f.role == role);
             let (role, audience, channel) = (
-                first(Role::PublicRole)?,
+                first(Role::Addressed)?,
                 first(Role::Audience)?,
                 first(Role::Channel)?,
             );

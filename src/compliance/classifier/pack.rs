@@ -323,7 +323,7 @@ pub(super) enum Role {
     Machine,
     Clitic,
     Passing,
-    PublicRole,
+    Addressed,
     Audience,
     Channel,
     Reference,
@@ -588,7 +588,7 @@ fn add_pack(
     add(builder, &f.machine, Role::Machine, None)?;
     add(builder, &f.clitic, Role::Clitic, None)?;
     add(builder, &f.passing, Role::Passing, None)?;
-    add(builder, &f.public_role, Role::PublicRole, None)?;
+    add(builder, &f.public_role, Role::Addressed, None)?;
     add(builder, &f.audience, Role::Audience, None)?;
     add(builder, &f.channel, Role::Channel, None)?;
     add(builder, &f.reference, Role::Reference, Some(Edge::Word))?;
