@@ -21,6 +21,7 @@
 
 mod across;
 mod documents;
+mod escalation;
 pub mod eval;
 mod exceptions;
 mod lexical;
@@ -57,6 +58,8 @@ mod tests_round18;
 mod tests_round19;
 #[cfg(test)]
 mod tests_round19b;
+#[cfg(test)]
+mod tests_round20;
 mod text;
 
 use std::fmt;

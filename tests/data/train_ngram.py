@@ -224,8 +224,9 @@ def batch(case):
     requests written for training (ids OT-A-en-001...) in four folds of
     150, by part and the parity of their number; the second ordinary set
     (ids O2-en-001..., sixteenth round), the third (O3-en-001...,
-    seventeenth round), the fourth (O4-en-001..., eighteenth round) and
-    the fifth (O5-en-001..., nineteenth round) are folds of their own."""
+    seventeenth round), the fourth (O4-en-001..., eighteenth round), the
+    fifth (O5-en-001..., nineteenth round) and the sixth (O6-en-001...,
+    twentieth round) are folds of their own."""
     parts = case["id"].split("-")
     if parts[0] == "OT":
         return f"OT{parts[1]}{int(parts[-1]) % 2}"

@@ -40,6 +40,29 @@ pub(super) fn whole_text(
 ) -> Option<String> {
     whole_text_with(text, found, source, level)
         .or_else(|| coding_task(found, level, tool_frame).map(|f| describe_coding(text, f)))
+        .or_else(|| no_real_people(text, found, source, level))
+}
+
+/// Made-up people or no real data in the user's turns ("fictitious
+/// applicants", "keine echten Kundendaten", "nessun cliente vero"): the
+/// work decides nothing about a real person (twentieth round), unless
+/// concrete people are pointed at. Not an Article 5 practice, whose system
+/// is banned whatever data it is built or shown on; and, like a coding
+/// task, the learned layers still read such a text.
+fn no_real_people(
+    text: &Normalised,
+    found: &[Found],
+    source: Source,
+    level: Level,
+) -> Option<String> {
+    if source != Source::Content || level >= Level::Prohibited || concrete_people(found) {
+        return None;
+    }
+    let f = found.iter().find(|f| f.role == Role::NoRealPeople)?;
+    Some(format!(
+        "the request names no real person (\"{}\")",
+        text.words(f.token, f.last)
+    ))
 }
 
 /// [`whole_text`] without the coding task: what the learned layers leave
@@ -229,6 +252,48 @@ pub(super) fn disclosure(s: &Scanned) -> Option<(Source, String)> {
         })
 }
 
+/// Whether the deployer sets the model before the public: in the declared
+/// use or the deployer's instructions (not a tool's own prompt), the model
+/// addressed as a deployment's assistant or told to answer people
+/// (`public_role`), members of the public (`audience`: customers, callers,
+/// citizens, anyone) and a public channel (`channel`: the website, the
+/// app, the phone line) in the same text. Actor, target and context: a
+/// deployment that talks to the public directly, which Article 50(1) asks
+/// to say it is an AI (twentieth round). Not when the text is an ordinary
+/// task on texts (tickets routed, reviews moderated, a reply drafted for a
+/// person to send): there the model talks to no one.
+pub(super) fn public_facing(s: &Scanned) -> Option<(Source, String)> {
+    s.texts
+        .iter()
+        .zip(&s.found)
+        .filter(|((source, _), _)| match source {
+            Source::Purpose => true,
+            Source::Instructions => !s.tool_prompt,
+            Source::Content => false,
+        })
+        .find_map(|((source, text), found)| {
+            let first = |role: Role| found.iter().find(|f| f.role == role);
+            let (role, audience, channel) = (
+                first(Role::Addressed)?,
+                first(Role::Audience)?,
+                first(Role::Channel)?,
+            );
+            if ordinary_task(text, found, Level::Limited).is_some() {
+                return None;
+            }
+            let quote = |f: &Found| text.words(f.token, f.last);
+            Some((
+                *source,
+                format!(
+                    "the deployment talks to the public: \"{}\", \"{}\", \"{}\"",
+                    quote(role),
+                    quote(audience),
+                    quote(channel)
+                ),
+            ))
+        })
+}
+
 /// Whether a disclosure is negated: a negation word of any pack at most
 /// three words before it, in its sentence ("never say that you are an
 /// AI", "sag niemals, dass du eine KI bist", "nunca digas que eres una
@@ -252,11 +317,13 @@ fn hidden(text: &Normalised, found: &[Found], d: &Found) -> bool {
 /// restart any worker that hangs").
 pub(super) fn without_machines(mut found: Vec<Found>) -> Vec<Found> {
     // The English "there's a" normalised is "there s a": its "s a" is no
-    // S.A. (seventeenth round).
+    // S.A. (seventeenth round), and "I'm" is "i m", whose "m" is no
+    // Monsieur (twentieth round).
     let clitics = spans(&found, |role| role == Role::Clitic);
     if !clitics.is_empty() {
         found.retain(|f| {
-            f.role != Role::LegalPerson || !clitics.iter().any(|&c| holds(c, (f.token, f.last)))
+            !matches!(f.role, Role::LegalPerson | Role::Person)
+                || !clitics.iter().any(|&c| holds(c, (f.token, f.last)))
         });
     }
     let machines = spans(&found, |role| role == Role::Machine);

@@ -60,7 +60,7 @@ impl Scanned {
     }
 
     /// An exception marker of `rule` anywhere, with the words that claim it.
-    fn exception(&self, rule: usize) -> Option<&str> {
+    pub(super) fn exception(&self, rule: usize) -> Option<&str> {
         self.texts
             .iter()
             .zip(&self.found)
@@ -76,8 +76,8 @@ impl Scanned {
 /// What the rules collect over one request: (rule, source, evidence) hits,
 /// the matches set aside, and the rules that had an anchor but no act.
 #[derive(Default)]
-struct Tally {
-    hits: Vec<(usize, Source, String)>,
+pub(super) struct Tally {
+    pub(super) hits: Vec<(usize, Source, String)>,
     set_aside: Vec<SetAside>,
     anchored: Vec<usize>,
     /// Rules with terms in a software tool's own prompt, not evaluated.
@@ -190,6 +190,24 @@ impl Classifier {
                 _ => self.match_rule(rule, &scanned, &mut tally),
             }
         }
+        // A deployment set before the public (twentieth round): Article
+        // 50(1) without one of its words, unless the deployment discloses
+        // that it is an AI.
+        if let Some((source, evidence)) = exceptions::public_facing(&scanned) {
+            for rule in (0..rules.len()).filter(|&r| rules[r].public_facing) {
+                match &disclosed {
+                    _ if tally.hits.iter().any(|h| h.0 == rule) => {}
+                    Some(_) if candidate[rule] => {}
+                    Some((source, why)) => tally.set_aside.push(SetAside {
+                        rule: rules[rule].id.clone(),
+                        source: *source,
+                        why: why.clone(),
+                    }),
+                    None => tally.hits.push((rule, source, evidence.clone())),
+                }
+            }
+        }
+        self.escalate(&scanned, &mut tally);
         let mut c = self.conclude(&scanned, tally);
         if disabled.is_none() {
             // Cross-validation of the rules' terms measures the rules alone.

@@ -89,6 +89,20 @@ struct RawRule {
     /// rather than decides (nineteenth round).
     #[serde(default)]
     reports_news: bool,
+    /// Met when the deployer's instructions or declared use set the model
+    /// before the public (`public_role`, `audience` and `channel` terms in
+    /// one text): Article 50(1), whose duty is to tell those people that
+    /// they talk to an AI (twentieth round).
+    #[serde(default)]
+    public_facing: bool,
+    /// When the rule named here hits, this rule hits too if the request
+    /// also holds the terms of this rule that `escalation_needs` names
+    /// (`anchor`, `act`, `object`), anywhere in its texts: the Annex III
+    /// use in the conditions of an Article 5 practice (twentieth round).
+    #[serde(default)]
+    escalates_from: Option<String>,
+    #[serde(default)]
+    escalation_needs: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -151,6 +165,12 @@ struct RawFraming {
     /// rule applies unless concrete people are pointed at.
     #[serde(default)]
     own_work: Vec<String>,
+    /// Made-up people or no real data ("fictitious applicants", "synthetic
+    /// data only", "nessun cliente vero"): in the user's turns, no Annex
+    /// III or Article 50 rule applies unless concrete people are pointed
+    /// at (twentieth round).
+    #[serde(default)]
+    no_real_people: Vec<String>,
     /// The deployment tells people it is an AI ("say that you are an
     /// AI", "stell dich als KI vor"): unless negated, what Article 50(1)
     /// asks is done, so rules `met_by_disclosure` do not apply.
@@ -219,6 +239,21 @@ struct RawFraming {
     /// suppresses high and limited rules, never an Article 5 one.
     #[serde(default)]
     building: Vec<String>,
+    /// The model addressed as a deployment's assistant or agent, or told
+    /// to answer people ("you are the virtual assistant of", "du bist der
+    /// Sprachassistent", "tu réponds aux"): with an `audience` and a
+    /// `channel` in the same text, the deployment talks to the public
+    /// (Article 50(1); twentieth round).
+    #[serde(default)]
+    public_role: Vec<String>,
+    /// Members of the public as the people the model talks to: customers,
+    /// callers, citizens, patients, visitors, anyone.
+    #[serde(default)]
+    audience: Vec<String>,
+    /// A public channel: the website, the app, the phone line, WhatsApp,
+    /// a chat window, text to speech.
+    #[serde(default)]
+    channel: Vec<String>,
     /// Negations before a verb: an act at most two words after one is not
     /// an act ("do not rank", "ne classe pas").
     #[serde(default)]
@@ -279,6 +314,7 @@ pub(super) enum Role {
     Research,
     Decided,
     OwnWork,
+    NoRealPeople,
     Moderation,
     Drafting,
     Targeting,
@@ -287,6 +323,9 @@ pub(super) enum Role {
     Machine,
     Clitic,
     Passing,
+    Addressed,
+    Audience,
+    Channel,
     Reference,
     SelfUse,
     LegalPerson,
@@ -303,6 +342,34 @@ pub(super) enum Edge {
     Infix,
 }
 
+/// A kind of a rule's terms that an escalation needs in the request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Need {
+    Anchor,
+    Act,
+    Object,
+}
+
+impl Need {
+    fn parse(s: &str) -> Option<Need> {
+        match s {
+            "anchor" => Some(Need::Anchor),
+            "act" => Some(Need::Act),
+            "object" => Some(Need::Object),
+            _ => None,
+        }
+    }
+
+    /// The role of rule `r`'s terms of this kind.
+    pub(super) fn role(self, r: u16) -> Role {
+        match self {
+            Need::Anchor => Role::Anchor(r),
+            Need::Act => Role::Act(r),
+            Need::Object => Role::Object(r),
+        }
+    }
+}
+
 #[derive(Debug)]
 pub(super) struct RuleMeta {
     pub id: String,
@@ -317,6 +384,11 @@ pub(super) struct RuleMeta {
     /// A hit sets aside the Annex III matches of the text it is in
     /// (`reports_news`); a declared purpose's stay.
     pub reports_news: bool,
+    /// Met by a deployment set before the public (`public_facing`).
+    pub public_facing: bool,
+    /// The rule whose hit this one escalates (`escalates_from`), with the
+    /// kinds of this rule's terms the request must also hold.
+    pub escalates_from: Option<(usize, Vec<Need>)>,
     /// Whether any pack gives it acts (without, an anchor alone matches).
     pub has_acts: bool,
     /// Whether any pack gives it objects (then one is always required).
@@ -425,6 +497,33 @@ fn rule_metas(raw: &RawTable, index: &HashMap<&str, usize>) -> Result<Vec<RuleMe
                 )
             })?),
         };
+        let escalates_from = match &r.escalates_from {
+            None => None,
+            Some(id) => {
+                let from = *index.get(id.as_str()).ok_or_else(|| {
+                    pack_error(
+                        RULES_FILE,
+                        format!("rule {}: escalates_from names an unknown rule `{id}`", r.id),
+                    )
+                })?;
+                let needs = r
+                    .escalation_needs
+                    .iter()
+                    .map(|n| {
+                        Need::parse(n).ok_or_else(|| {
+                            pack_error(
+                                RULES_FILE,
+                                format!(
+                                    "rule {}: escalation_needs: `{n}` is not anchor, act or object",
+                                    r.id
+                                ),
+                            )
+                        })
+                    })
+                    .collect::<Result<Vec<Need>, PackError>>()?;
+                Some((from, needs))
+            }
+        };
         rules.push(RuleMeta {
             id: r.id.clone(),
             level: r.level,
@@ -435,6 +534,8 @@ fn rule_metas(raw: &RawTable, index: &HashMap<&str, usize>) -> Result<Vec<RuleMe
             exception_to,
             object_in_text: r.object_in_text,
             reports_news: r.reports_news,
+            public_facing: r.public_facing,
+            escalates_from,
             has_acts: false,
             has_objects: false,
         });
@@ -478,6 +579,7 @@ fn add_pack(
     add(builder, &f.research, Role::Research, None)?;
     add(builder, &f.decided, Role::Decided, None)?;
     add(builder, &f.own_work, Role::OwnWork, None)?;
+    add(builder, &f.no_real_people, Role::NoRealPeople, None)?;
     add(builder, &f.moderation, Role::Moderation, None)?;
     add(builder, &f.drafting, Role::Drafting, None)?;
     add(builder, &f.targeting, Role::Targeting, None)?;
@@ -486,6 +588,9 @@ fn add_pack(
     add(builder, &f.machine, Role::Machine, None)?;
     add(builder, &f.clitic, Role::Clitic, None)?;
     add(builder, &f.passing, Role::Passing, None)?;
+    add(builder, &f.public_role, Role::Addressed, None)?;
+    add(builder, &f.audience, Role::Audience, None)?;
+    add(builder, &f.channel, Role::Channel, None)?;
     add(builder, &f.reference, Role::Reference, Some(Edge::Word))?;
     add(builder, &f.self_use, Role::SelfUse, None)?;
     add(builder, &f.legal_person, Role::LegalPerson, None)?;
