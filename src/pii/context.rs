@@ -80,6 +80,7 @@ const LABEL_STEMS: &[&str] = &[
     "schade",
     "referen",
     "referênc",
+    "référenc",
     "entidade",
     "kenmerk",
     "betalingskenmerk",
@@ -92,6 +93,13 @@ const LABEL_STEMS: &[&str] = &[
     "kundennr",
     "klantnummer",
     "klantnr",
+    // contracts (`Vertragsnummer`, `contractnummer`, `n.º do contrato`)
+    "contract",
+    "vertrag",
+    "contrato",
+    "contratt",
+    "kontrakt",
+    "umow",
     // products and parts
     "artikel",
     "article",
@@ -151,6 +159,7 @@ const LABEL_WORDS: &[&str] = &[
     "ust",
     "krs",
     "kvk",
+    "contrat",
 ];
 
 /// Company and tax register labels, which label a number from up to
@@ -389,13 +398,27 @@ fn compound_label(word: &[u8]) -> bool {
 /// invoice, part, policy or company number...) by one of the two words
 /// before it, and not as a phone by the other.
 pub(super) fn labelled_reference(b: &[u8], start: usize) -> bool {
-    let words = last_words(b, start, 4);
+    let words = last_words(b, start, 6);
+    // `your reference is 0 800 ...`: the label is read past a verb that
+    // joins it to the number, and an article.
+    let joining = words.iter().take(2).take_while(|w| joins(w)).count();
+    let words = &words[joining..words.len().min(joining + 4)];
     // `no` is a word in Portuguese, Spanish and Italian (`disponível no
     // 00351 ...`): a number sign only as `no.`, `no:` or `nº`.
     let skip = usize::from(words.first().is_some_and(|w| w == b"no") && !signed_no(b, start));
     labels_reference(&words[skip..words.len().min(2)])
         || register_number(&words)
         || customer_number(&words)
+}
+
+/// Verbs that join a label to its number (`is`, `est`, `lautet`, `è`,
+/// `jest`), and articles after them (`est le`, `es el`, `é o`).
+fn joins(word: &[u8]) -> bool {
+    const JOINING: &[&str] = &[
+        "is", "est", "ist", "lautet", "es", "è", "é", "jest", "wynosi", "le", "la", "el", "il",
+        "the", "o", "het",
+    ];
+    JOINING.iter().any(|j| word == j.as_bytes())
 }
 
 /// Words that say "customer" or "client" (`klienta`, `cliente`, `Kunden`),

@@ -1,6 +1,8 @@
 //! E-mail addresses: a local part, an `@` and a host with a top-level
-//! domain; an image asset's name (`logo@2x.png`) is not one. Split from
-//! `detect.rs`, whose scan calls [`emails`].
+//! domain; an image asset's name (`logo@2x.png`) is not one, nor a login
+//! on a machine (`ssh ops@db-3.example.org`, `git@host:repo.git`, a host
+//! under a domain no mail reaches). Split from `detect.rs`, whose scan
+//! calls [`emails`].
 
 use super::chars::{word_at, word_before};
 use super::detect::{Kind, Span};
@@ -37,7 +39,7 @@ pub(super) fn emails(b: &[u8], out: &mut Vec<Span>) {
         if dot == 0 || tld.len() < 2 || !tld.iter().all(u8::is_ascii_alphabetic) {
             continue;
         }
-        if is_file_name(host, tld) {
+        if is_file_name(host, tld) || is_login(b, start, end, tld) {
             continue;
         }
         out.push(Span {
@@ -70,4 +72,60 @@ fn is_file_name(host: &[u8], tld: &[u8]) -> bool {
         || FILE_EXTENSIONS
             .iter()
             .any(|ext| tld.eq_ignore_ascii_case(ext))
+}
+
+/// Top-level domains that are never delegated, used for machines on a
+/// private network (`.lan`, `.internal`, mDNS's `.local`, `home.arpa`):
+/// no mail reaches an address there, so `user@host` names a login.
+const PRIVATE_DOMAINS: &[&[u8]] = &[
+    b"lan",
+    b"local",
+    b"localdomain",
+    b"internal",
+    b"intranet",
+    b"intern",
+    b"corp",
+    b"home",
+    b"arpa",
+];
+
+/// Commands that log in to a machine as `user@host`.
+const LOGIN_COMMANDS: &[&[u8]] = &[b"ssh", b"scp", b"sftp", b"mosh", b"ssh-copy-id"];
+
+/// Whether `b[start..end]`, an `@` address, is a login on a machine: a
+/// host followed by `:` and a path (`git@host:team/repo.git`, scp), a
+/// host under a private top-level domain, or the argument of a login
+/// command (`ssh -p 2222 ops@host`; its options may come between).
+fn is_login(b: &[u8], start: usize, end: usize, tld: &[u8]) -> bool {
+    let path = b.get(end) == Some(&b':')
+        && b.get(end + 1)
+            .is_some_and(|c| c.is_ascii_alphanumeric() || b"/~.".contains(c));
+    if path || PRIVATE_DOMAINS.iter().any(|d| tld.eq_ignore_ascii_case(d)) {
+        return true;
+    }
+    // The tokens before the address on its line, nearest first.
+    let line_start = b[..start]
+        .iter()
+        .rposition(|&c| c == b'\n')
+        .map_or(0, |nl| nl + 1);
+    let mut tokens = b[line_start..start]
+        .split(|c| c.is_ascii_whitespace())
+        .filter(|t| !t.is_empty())
+        .rev()
+        .take(6)
+        .peekable();
+    while let Some(token) = tokens.next() {
+        if LOGIN_COMMANDS.contains(&token) {
+            return true;
+        }
+        // An option, or the value of the option before it (`-i key`).
+        let value_of_option = tokens.peek().is_some_and(|t| t.starts_with(b"-"));
+        if !token.starts_with(b"-") && !value_of_option {
+            return false;
+        }
+        if value_of_option {
+            tokens.next();
+        }
+    }
+    false
 }
