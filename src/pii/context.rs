@@ -93,13 +93,11 @@ const LABEL_STEMS: &[&str] = &[
     "kundennr",
     "klantnummer",
     "klantnr",
-    // contracts (`Vertragsnummer`, `contractnummer`, `n.º do contrato`)
-    "contract",
-    "vertrag",
-    "contrato",
-    "contratt",
-    "kontrakt",
-    "umow",
+    // a contract's number written as one word (`Vertragsnummer`,
+    // `contractnummer`); a contract word alone is prose ("il rinnovo del
+    // contratto; fisso 011 ..."), see `customer_number`
+    "vertragsn",
+    "contractn",
     // products and parts
     "artikel",
     "article",
@@ -159,7 +157,6 @@ const LABEL_WORDS: &[&str] = &[
     "ust",
     "krs",
     "kvk",
-    "contrat",
 ];
 
 /// Company and tax register labels, which label a number from up to
@@ -422,15 +419,19 @@ fn joins(word: &[u8]) -> bool {
 }
 
 /// Words that say "customer" or "client" (`klienta`, `cliente`, `Kunden`),
-/// or "case" (`case no.`): what a number of a record is kept for.
-const CUSTOMER_STEMS: &[&str] = &["customer", "client", "klient", "klant", "kunde", "case"];
+/// "case" (`case no.`) or "contract" (`numer umowy`, `contrat n°`): what
+/// a number of a record is kept for.
+const CUSTOMER_STEMS: &[&str] = &[
+    "customer", "client", "klient", "klant", "kunde", "case", "contract", "vertrag", "contrat",
+    "kontrakt", "umow",
+];
 /// Words that say "number" or "code" of something.
 const NUMBER_WORDS: &[&str] = &[
     "number", "numer", "número", "numero", "numéro", "nummer", "nr", "no", "n", "nº", "n°", "º",
     "°", "num", "code", "codice", "código", "codigo", "kod",
 ];
 
-/// Whether the number is labelled as a customer (or case) number by the
+/// Whether the number is labelled as a customer (case, contract) number by the
 /// words before it (nearest first): the number word and the customer word
 /// side by side in either order (`nr klienta`, `customer no.`,
 /// `Kunden-Nr.`, `codice cliente`), or joined by `de` (`código de
