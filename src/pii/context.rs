@@ -395,11 +395,14 @@ fn compound_label(word: &[u8]) -> bool {
 /// invoice, part, policy or company number...) by one of the two words
 /// before it, and not as a phone by the other.
 pub(super) fn labelled_reference(b: &[u8], start: usize) -> bool {
-    let words = last_words(b, start, 6);
+    let mut words = last_words(b, start, 4);
     // `your reference is 0 800 ...`: the label is read past a verb that
-    // joins it to the number, and an article.
+    // joins it to the number, and an article (words read again only then).
     let joining = words.iter().take(2).take_while(|w| joins(w)).count();
-    let words = &words[joining..words.len().min(joining + 4)];
+    if joining > 0 {
+        words = last_words(b, start, 4 + joining).split_off(joining);
+    }
+    let words = &words[..];
     // `no` is a word in Portuguese, Spanish and Italian (`disponível no
     // 00351 ...`): a number sign only as `no.`, `no:` or `nº`.
     let skip = usize::from(words.first().is_some_and(|w| w == b"no") && !signed_no(b, start));

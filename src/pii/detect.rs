@@ -113,7 +113,12 @@ fn boundary_before(b: &[u8], i: usize) -> bool {
     if matches!(prev, b'.' | b',') && i >= 2 && b[i - 2].is_ascii_digit() && b[i].is_ascii_digit() {
         // A field of a comma-separated line may be an address
         // (`...,tcp,60,203.0.113.9,...`): no decimals are a dotted quad.
-        return prev == b',' && quad_at(b, i);
+        let first = b[i..]
+            .iter()
+            .take(4)
+            .take_while(|c| c.is_ascii_digit())
+            .count();
+        return prev == b',' && first <= 3 && b.get(i + first) == Some(&b'.') && quad_at(b, i);
     }
     true
 }

@@ -602,5 +602,10 @@ fn a_login_on_a_machine_is_no_email_address() {
             Kind::Email,
             "admin@example.org",
         ),
+        (
+            "send it by ssh to ops@example.org",
+            Kind::Email,
+            "ops@example.org",
+        ),
     ]);
 }

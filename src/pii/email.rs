@@ -103,29 +103,33 @@ fn is_login(b: &[u8], start: usize, end: usize, tld: &[u8]) -> bool {
     if path || PRIVATE_DOMAINS.iter().any(|d| tld.eq_ignore_ascii_case(d)) {
         return true;
     }
-    // The tokens before the address on its line, nearest first.
-    let line_start = b[..start]
-        .iter()
-        .rposition(|&c| c == b'\n')
-        .map_or(0, |nl| nl + 1);
-    let mut tokens = b[line_start..start]
-        .split(|c| c.is_ascii_whitespace())
-        .filter(|t| !t.is_empty())
-        .rev()
-        .take(6)
-        .peekable();
-    while let Some(token) = tokens.next() {
-        if LOGIN_COMMANDS.contains(&token) {
-            return true;
+    // The tokens before the address on its line, nearest first: a
+    // command, options and their values (`ssh -i key ops@host`).
+    let mut end = start;
+    let mut after_option_value = false;
+    for _ in 0..6 {
+        while end > 0 && matches!(b[end - 1], b' ' | b'\t') {
+            end -= 1;
         }
-        // An option, or the value of the option before it (`-i key`).
-        let value_of_option = tokens.peek().is_some_and(|t| t.starts_with(b"-"));
-        if !token.starts_with(b"-") && !value_of_option {
+        let mut from = end;
+        while from > 0 && !b[from - 1].is_ascii_whitespace() {
+            from -= 1;
+        }
+        let token = &b[from..end];
+        if token.is_empty() {
             return false;
         }
-        if value_of_option {
-            tokens.next();
+        // A token that is no option may be the value of the option before
+        // it, not a command's argument ("per ssh an admin@..." is mail).
+        if LOGIN_COMMANDS.contains(&token) {
+            return !after_option_value;
         }
+        let option = token.starts_with(b"-");
+        if !option && after_option_value {
+            return false;
+        }
+        after_option_value = !option;
+        end = from;
     }
     false
 }
