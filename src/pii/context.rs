@@ -398,11 +398,14 @@ pub(super) fn labelled_reference(b: &[u8], start: usize) -> bool {
     let mut words = last_words(b, start, 4);
     // `your reference is 0 800 ...`: the label is read past a verb that
     // joins it to the number, and an article (words read again only then).
-    let joining = words.iter().take(2).take_while(|w| joins(w)).count();
+    let joining = match (words.first(), words.get(1)) {
+        (Some(verb), _) if joins(verb) => 1,
+        (Some(article), Some(verb)) if is_article(article) && joins(verb) => 2,
+        _ => 0,
+    };
     if joining > 0 {
         words = last_words(b, start, 4 + joining).split_off(joining);
     }
-    let words = &words[..];
     // `no` is a word in Portuguese, Spanish and Italian (`disponível no
     // 00351 ...`): a number sign only as `no.`, `no:` or `nº`.
     let skip = usize::from(words.first().is_some_and(|w| w == b"no") && !signed_no(b, start));
@@ -412,13 +415,19 @@ pub(super) fn labelled_reference(b: &[u8], start: usize) -> bool {
 }
 
 /// Verbs that join a label to its number (`is`, `est`, `lautet`, `è`,
-/// `jest`), and articles after them (`est le`, `es el`, `é o`).
+/// `jest`).
 fn joins(word: &[u8]) -> bool {
     const JOINING: &[&str] = &[
-        "is", "est", "ist", "lautet", "es", "è", "é", "jest", "wynosi", "le", "la", "el", "il",
-        "the", "o", "het",
+        "is", "est", "ist", "lautet", "es", "è", "é", "jest", "wynosi",
     ];
     JOINING.iter().any(|j| word == j.as_bytes())
+}
+
+/// Articles after a joining verb (`est le`, `es el`, `é o`). An article
+/// alone joins nothing (`ligue para o 912 ...`).
+fn is_article(word: &[u8]) -> bool {
+    const ARTICLES: &[&str] = &["le", "la", "el", "il", "the", "o", "a", "het"];
+    ARTICLES.iter().any(|a| word == a.as_bytes())
 }
 
 /// Words that say "customer" or "client" (`klienta`, `cliente`, `Kunden`),
