@@ -379,7 +379,7 @@ fn the_labelled_set_meets_precision_and_recall() {
     assert!(recall >= 0.97, "recall {recall:.4}: {misses:#?}");
 }
 
-/// The independent sets (`tests/data/pii/independent-{1,...,7}.jsonl`,
+/// The independent sets (`tests/data/pii/independent-{1,...,8}.jsonl`,
 /// about 530 snippets each in 8 languages, 46 to 48 % near-misses, each by
 /// an author who never read the detectors or the other sets): the same
 /// goals. Each was measured before the changes it led to
@@ -403,7 +403,13 @@ fn the_labelled_set_meets_precision_and_recall() {
 /// identifiers in padded table cells missed, a date and its time,
 /// references with a letter suffix, customer numbers and a fingerprint's
 /// colon run read as phones and an address; `1-800-...` missed), found
-/// whole after its classes.
+/// whole after its classes. Set 8 at 97.69 % and 98.96 % (after sets 1 to
+/// 7: 381 found, 9 false, 4 missed; networks with a prefix and a netmask,
+/// a software compound's version, a git login, a login on a private
+/// domain, a lottery draw and contract and joined references read as
+/// addresses, e-mails and phones; addresses in comma-separated fields,
+/// an IPv6 address before its port and a trunk set apart in brackets
+/// missed), found whole after its classes.
 /// Set 2's author left private and documentation addresses (10.x,
 /// 192.168.x, 2001:db8::) unlabelled where set 1's labelled them: its
 /// nine such addresses count as false positives here, so its precision
@@ -418,6 +424,7 @@ fn the_independent_sets_meet_precision_and_recall() {
         ("independent-5.jsonl", 0.99),
         ("independent-6.jsonl", 0.99),
         ("independent-7.jsonl", 0.99),
+        ("independent-8.jsonl", 0.99),
     ] {
         let (rows, precision, recall, misses) = measure(file);
         assert!(rows >= 500, "{file}");

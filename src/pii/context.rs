@@ -80,6 +80,7 @@ const LABEL_STEMS: &[&str] = &[
     "schade",
     "referen",
     "referênc",
+    "référenc",
     "entidade",
     "kenmerk",
     "betalingskenmerk",
@@ -92,6 +93,11 @@ const LABEL_STEMS: &[&str] = &[
     "kundennr",
     "klantnummer",
     "klantnr",
+    // a contract's number written as one word (`Vertragsnummer`,
+    // `contractnummer`); a contract word alone is prose ("il rinnovo del
+    // contratto; fisso 011 ..."), see `customer_number`
+    "vertragsn",
+    "contractn",
     // products and parts
     "artikel",
     "article",
@@ -389,7 +395,17 @@ fn compound_label(word: &[u8]) -> bool {
 /// invoice, part, policy or company number...) by one of the two words
 /// before it, and not as a phone by the other.
 pub(super) fn labelled_reference(b: &[u8], start: usize) -> bool {
-    let words = last_words(b, start, 4);
+    let mut words = last_words(b, start, 4);
+    // `your reference is 0 800 ...`: the label is read past a verb that
+    // joins it to the number, and an article (words read again only then).
+    let joining = match (words.first(), words.get(1)) {
+        (Some(verb), _) if joins(verb) => 1,
+        (Some(article), Some(verb)) if is_article(article) && joins(verb) => 2,
+        _ => 0,
+    };
+    if joining > 0 {
+        words = last_words(b, start, 4 + joining).split_off(joining);
+    }
     // `no` is a word in Portuguese, Spanish and Italian (`disponível no
     // 00351 ...`): a number sign only as `no.`, `no:` or `nº`.
     let skip = usize::from(words.first().is_some_and(|w| w == b"no") && !signed_no(b, start));
@@ -398,16 +414,36 @@ pub(super) fn labelled_reference(b: &[u8], start: usize) -> bool {
         || customer_number(&words)
 }
 
+/// Verbs that join a label to its number (`is`, `est`, `lautet`, `è`,
+/// `jest`).
+fn joins(word: &[u8]) -> bool {
+    const JOINING: &[&str] = &[
+        "is", "est", "ist", "lautet", "es", "è", "é", "jest", "wynosi",
+    ];
+    JOINING.iter().any(|j| word == j.as_bytes())
+}
+
+/// Articles after a joining verb (`est le`, `es el`, `é o`). An article
+/// alone joins nothing (`ligue para o 912 ...`).
+fn is_article(word: &[u8]) -> bool {
+    const ARTICLES: &[&str] = &["le", "la", "el", "il", "the", "o", "a", "het"];
+    ARTICLES.iter().any(|a| word == a.as_bytes())
+}
+
 /// Words that say "customer" or "client" (`klienta`, `cliente`, `Kunden`),
-/// or "case" (`case no.`): what a number of a record is kept for.
-const CUSTOMER_STEMS: &[&str] = &["customer", "client", "klient", "klant", "kunde", "case"];
+/// "case" (`case no.`) or "contract" (`numer umowy`, `contrat n°`): what
+/// a number of a record is kept for.
+const CUSTOMER_STEMS: &[&str] = &[
+    "customer", "client", "klient", "klant", "kunde", "case", "contract", "vertrag", "contrat",
+    "kontrakt", "umow",
+];
 /// Words that say "number" or "code" of something.
 const NUMBER_WORDS: &[&str] = &[
     "number", "numer", "número", "numero", "numéro", "nummer", "nr", "no", "n", "nº", "n°", "º",
     "°", "num", "code", "codice", "código", "codigo", "kod",
 ];
 
-/// Whether the number is labelled as a customer (or case) number by the
+/// Whether the number is labelled as a customer (case, contract) number by the
 /// words before it (nearest first): the number word and the customer word
 /// side by side in either order (`nr klienta`, `customer no.`,
 /// `Kunden-Nr.`, `codice cliente`), or joined by `de` (`código de

@@ -12,6 +12,7 @@ use super::context::{
     BSN_WORDS, NIF_WORDS, PESEL_WORDS, PHONE_WORDS, STEUER_WORDS, named, named_before, quoted_value,
 };
 use super::ids::{corsican_nirs, spaced_dni, split_nie};
+use super::ip::{ipv4_octets_valid, ipv6, names_no_host};
 use super::phone::national_phone;
 use super::version::version_before;
 
@@ -110,7 +111,14 @@ fn boundary_before(b: &[u8], i: usize) -> bool {
         return false;
     }
     if matches!(prev, b'.' | b',') && i >= 2 && b[i - 2].is_ascii_digit() && b[i].is_ascii_digit() {
-        return false;
+        // A field of a comma-separated line may be an address
+        // (`...,tcp,60,203.0.113.9,...`): no decimals are a dotted quad.
+        let first = b[i..]
+            .iter()
+            .take(4)
+            .take_while(|c| c.is_ascii_digit())
+            .count();
+        return prev == b',' && first <= 3 && b.get(i + first) == Some(&b'.') && quad_at(b, i);
     }
     true
 }
@@ -256,59 +264,18 @@ fn date_end(b: &[u8], i: usize) -> Option<usize> {
 }
 
 /// Whether the bracket at `i` closes right after the first group of
-/// digits: `(030) 123 456`.
+/// digits: `(030) 123 456`, or with the trunk set apart, `(0 40) 123 456`.
 fn area_code_in_brackets(b: &[u8], i: usize) -> bool {
-    let digits = b[i + 1..].iter().take_while(|c| c.is_ascii_digit()).count();
-    b.get(i + 1 + digits) == Some(&b')')
+    let digits = |p: usize| b[p..].iter().take_while(|c| c.is_ascii_digit()).count();
+    let mut end = i + 1 + digits(i + 1);
+    if end == i + 2 && b[i + 1] == b'0' && b.get(end) == Some(&b' ') {
+        end += 1 + digits(end + 1);
+    }
+    end > i + 1 && b.get(end) == Some(&b')') && b[end - 1].is_ascii_digit()
 }
 
 fn upper(token: &[u8]) -> Vec<u8> {
     token.iter().map(u8::to_ascii_uppercase).collect()
-}
-
-/// An IPv6 address: hex digits, colons (at least two) and an optional
-/// embedded IPv4, parsed by the standard library.
-fn ipv6(b: &[u8], i: usize) -> Option<usize> {
-    if inside_colon_run(b, i) {
-        return None;
-    }
-    let mut end = i;
-    let mut colons = 0;
-    while end < b.len() && (b[end].is_ascii_hexdigit() || b[end] == b':' || b[end] == b'.') {
-        colons += usize::from(b[end] == b':');
-        end += 1;
-    }
-    if colons < 2 || word_at(b, end) {
-        return None;
-    }
-    // Sentence punctuation after the address is not part of it.
-    for cut in [end, end - 1] {
-        if cut <= i {
-            break;
-        }
-        let candidate = std::str::from_utf8(&b[i..cut]).ok()?;
-        if candidate.parse::<std::net::Ipv6Addr>().is_ok() {
-            return Some(cut);
-        }
-    }
-    None
-}
-
-/// Whether `i` follows a group of hex digits and a colon: the tail of a
-/// longer colon-separated run (a certificate's fingerprint `3A:9F:...`,
-/// read from its ninth-last pair, parses as an IPv6 address). A group
-/// glued to a word is a label, not a group (`[IPv6:2001:db8::1]`).
-fn inside_colon_run(b: &[u8], i: usize) -> bool {
-    if i < 2 || b[i - 1] != b':' {
-        return false;
-    }
-    let hex = b[..i - 1]
-        .iter()
-        .rev()
-        .take_while(|c| c.is_ascii_hexdigit())
-        .count();
-    let group_start = i - 1 - hex;
-    (1..=4).contains(&hex) && (group_start == 0 || !word_before(b, group_start))
 }
 
 /// An IBAN, compact or in groups of four separated by single spaces, at
@@ -358,6 +325,11 @@ fn number(b: &[u8], i: usize) -> Result<Span, usize> {
     number_span(b, i).map_err(|()| {
         let mut end = i + 1;
         while end < b.len() && (b[end].is_ascii_alphanumeric() || b" -./()".contains(&b[end])) {
+            // `04 - 17 - 23`: a list is skipped whole, as the run read it.
+            if spaced_separator(b, end) {
+                end += 3;
+                continue;
+            }
             if !b[end].is_ascii_alphanumeric() && !b.get(end + 1).is_some_and(u8::is_ascii_digit) {
                 break;
             }
@@ -370,6 +342,14 @@ fn number(b: &[u8], i: usize) -> Result<Span, usize> {
         }
         end
     })
+}
+
+/// Whether `p` starts ` - ` or ` / ` before a digit.
+fn spaced_separator(b: &[u8], p: usize) -> bool {
+    b.get(p) == Some(&b' ')
+        && matches!(b.get(p + 1), Some(b'-' | b'/'))
+        && b.get(p + 2) == Some(&b' ')
+        && b.get(p + 3).is_some_and(u8::is_ascii_digit)
 }
 
 /// Whether a dotted quad of valid octets starts at `p`, followed by no
@@ -407,6 +387,9 @@ fn number_span(b: &[u8], i: usize) -> Result<Span, ()> {
     // MAC address `192.168.2.31 9c:b6:...`): its four dotted groups, then
     // a separator that is not a dot.
     if !plus && groups.len() > 4 && quad_at(b, i) && !version_before(b, i) {
+        if names_no_host(b, i) {
+            return Err(());
+        }
         return Ok(Span {
             start: i,
             end: i + groups[..4].iter().sum::<usize>() + 3,
@@ -436,7 +419,11 @@ fn number_span(b: &[u8], i: usize) -> Result<Span, ()> {
         && ipv4_octets_valid(digits, groups)
         && !version_before(b, i)
     {
-        return span(Kind::Ip);
+        return if names_no_host(b, i) {
+            Err(())
+        } else {
+            span(Kind::Ip)
+        };
     }
     if plus {
         return if (8..=15).contains(&n) {
@@ -529,19 +516,6 @@ fn scan_number(b: &[u8], mut p: usize) -> Result<Run, ()> {
     })
 }
 
-/// Each dotted group is at most 255, with no leading zero.
-fn ipv4_octets_valid(digits: &[u8], groups: &[usize]) -> bool {
-    let mut k = 0;
-    groups.iter().all(|&g| {
-        let v = digits[k..k + g]
-            .iter()
-            .fold(0u32, |v, &d| v * 10 + u32::from(d - b'0'));
-        let leading_zero = g > 1 && digits[k] == b'0';
-        k += g;
-        v <= 255 && !leading_zero
-    })
-}
-
 /// The kind of a number without a `+`: national identifiers (checksum,
 /// and for the ambiguous lengths a naming word before), cards, phones.
 fn national_number(b: &[u8], i: usize, run: &Run) -> Option<Kind> {
@@ -585,6 +559,16 @@ fn national_number(b: &[u8], i: usize, run: &Run) -> Option<Kind> {
         // Dotted numbers are amounts, versions and dates, except the
         // `06.12.34.56.78` style of French and Dutch phones and a number
         // a phone word names (`cell. 348.112.6630`).
+        return None;
+    }
+    // Groups set apart by more than one ` - ` or ` / ` are a list of
+    // numbers (drawn numbers, scores), not one phone: a phone is written
+    // with one such gap at most (`010 - 412 66 38`).
+    let gaps = seps
+        .windows(3)
+        .filter(|w| *w == b" - " || *w == b" / ")
+        .count();
+    if gaps > 1 {
         return None;
     }
     if national_phone(b, i..*end, digits, groups) {

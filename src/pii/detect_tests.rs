@@ -505,3 +505,107 @@ fn a_north_american_number_with_its_trunk_is_a_phone() {
         assert!(kinds(text).is_empty(), "{text}: {:?}", kinds(text));
     }
 }
+
+#[test]
+fn a_network_with_its_prefix_and_a_netmask_name_no_host() {
+    none_found(&[
+        "route 172.20.0.0/16 over the tunnel",
+        "netmask 255.255.252.0 on the branch LAN",
+        "Subnetz 10.64.0.0/10, Maske 255.192.0.0",
+    ]);
+    found_alone(&[
+        ("inet 172.20.3.41/16 on eth1", Kind::Ip, "172.20.3.41"),
+        ("allow 198.51.100.7/32 only", Kind::Ip, "198.51.100.7"),
+    ]);
+}
+
+#[test]
+fn an_ipv6_address_before_a_port_and_a_csv_address_are_found() {
+    found_alone(&[
+        (
+            "accepted 2001:db8:4:1:9:8:7:6:8443 ->",
+            Kind::Ip,
+            "2001:db8:4:1:9:8:7:6",
+        ),
+        ("deny,udp,53,198.51.100.23,eth0", Kind::Ip, "198.51.100.23"),
+    ]);
+    none_found(&["at 10:15:30 the job ran", "sizes 4,1.2.3.4.5 in mm"]);
+}
+
+#[test]
+fn a_trunk_set_apart_in_brackets_is_an_area_code() {
+    found_alone(&[(
+        "Büro (0 40) 41 23 56 78, ab neun",
+        Kind::Phone,
+        "(0 40) 41 23 56 78",
+    )]);
+    none_found(&["Spielstand (0 2) nach der Pause"]);
+}
+
+#[test]
+fn a_list_with_spaced_separators_is_no_phone_and_one_gap_is() {
+    none_found(&[
+        "Zahlen der Woche: 03 - 11 - 19 - 26 - 34 - 48",
+        "Ziehung 05 / 12 / 28 / 33 / 40 / 47",
+    ]);
+    found_alone(&[("Praxis 0621 - 388 41 20", Kind::Phone, "0621 - 388 41 20")]);
+}
+
+#[test]
+fn contract_numbers_and_labels_joined_by_a_verb_are_no_phones() {
+    none_found(&[
+        "Vertragsnummer 0171 2233445 bitte angeben",
+        "numer umowy: 601 234 567",
+        "Ihre Referenz lautet 0211 5567 889",
+        "Our reference is 06 4455 7788",
+        "la référence est le 02 98 76 54 32",
+    ]);
+    found_alone(&[
+        (
+            "Vertrag gekündigt, Handy 0171 2233445",
+            Kind::Phone,
+            "0171 2233445",
+        ),
+        ("my number is 06 4455 7788", Kind::Phone, "06 4455 7788"),
+        (
+            "Kündigung des Vertrags; Festnetz 030 4455 6677",
+            Kind::Phone,
+            "030 4455 6677",
+        ),
+    ]);
+}
+
+#[test]
+fn a_software_compound_makes_a_version_and_a_server_keeps_its_address() {
+    none_found(&[
+        "Lagersoftware 5.11.2.3 läuft",
+        "Druckerfirmware 2.14.0.7 installiert",
+    ]);
+    found_alone(&[("Druckerserver 10.20.30.40", Kind::Ip, "10.20.30.40")]);
+}
+
+#[test]
+fn a_login_on_a_machine_is_no_email_address() {
+    none_found(&[
+        "git clone git@code.example.org:team/app.git",
+        "ssh -p 2222 ops@db-3.example.org",
+        "log in as deploy@ci-1.office.lan",
+    ]);
+    found_alone(&[
+        (
+            "schreib an ops@example.org: danke",
+            Kind::Email,
+            "ops@example.org",
+        ),
+        (
+            "Your SSH key goes to admin@example.org",
+            Kind::Email,
+            "admin@example.org",
+        ),
+        (
+            "send it by ssh to ops@example.org",
+            Kind::Email,
+            "ops@example.org",
+        ),
+    ]);
+}

@@ -1,6 +1,8 @@
 //! E-mail addresses: a local part, an `@` and a host with a top-level
-//! domain; an image asset's name (`logo@2x.png`) is not one. Split from
-//! `detect.rs`, whose scan calls [`emails`].
+//! domain; an image asset's name (`logo@2x.png`) is not one, nor a login
+//! on a machine (`ssh ops@db-3.example.org`, `git@host:repo.git`, a host
+//! under a domain no mail reaches). Split from `detect.rs`, whose scan
+//! calls [`emails`].
 
 use super::chars::{word_at, word_before};
 use super::detect::{Kind, Span};
@@ -37,7 +39,7 @@ pub(super) fn emails(b: &[u8], out: &mut Vec<Span>) {
         if dot == 0 || tld.len() < 2 || !tld.iter().all(u8::is_ascii_alphabetic) {
             continue;
         }
-        if is_file_name(host, tld) {
+        if is_file_name(host, tld) || is_login(b, start, end, tld) {
             continue;
         }
         out.push(Span {
@@ -70,4 +72,64 @@ fn is_file_name(host: &[u8], tld: &[u8]) -> bool {
         || FILE_EXTENSIONS
             .iter()
             .any(|ext| tld.eq_ignore_ascii_case(ext))
+}
+
+/// Top-level domains that are never delegated, used for machines on a
+/// private network (`.lan`, `.internal`, mDNS's `.local`, `home.arpa`):
+/// no mail reaches an address there, so `user@host` names a login.
+const PRIVATE_DOMAINS: &[&[u8]] = &[
+    b"lan",
+    b"local",
+    b"localdomain",
+    b"internal",
+    b"intranet",
+    b"intern",
+    b"corp",
+    b"home",
+    b"arpa",
+];
+
+/// Commands that log in to a machine as `user@host`.
+const LOGIN_COMMANDS: &[&[u8]] = &[b"ssh", b"scp", b"sftp", b"mosh", b"ssh-copy-id"];
+
+/// Whether `b[start..end]`, an `@` address, is a login on a machine: a
+/// host followed by `:` and a path (`git@host:team/repo.git`, scp), a
+/// host under a private top-level domain, or the argument of a login
+/// command (`ssh -p 2222 ops@host`; its options may come between).
+fn is_login(b: &[u8], start: usize, end: usize, tld: &[u8]) -> bool {
+    let path = b.get(end) == Some(&b':')
+        && b.get(end + 1)
+            .is_some_and(|c| c.is_ascii_alphanumeric() || b"/~.".contains(c));
+    if path || PRIVATE_DOMAINS.iter().any(|d| tld.eq_ignore_ascii_case(d)) {
+        return true;
+    }
+    // The tokens before the address on its line, nearest first: a
+    // command, options and their values (`ssh -i key ops@host`).
+    let mut end = start;
+    let mut after_option_value = false;
+    for _ in 0..6 {
+        while end > 0 && matches!(b[end - 1], b' ' | b'\t') {
+            end -= 1;
+        }
+        let mut from = end;
+        while from > 0 && !b[from - 1].is_ascii_whitespace() {
+            from -= 1;
+        }
+        let token = &b[from..end];
+        if token.is_empty() {
+            return false;
+        }
+        // A token that is no option may be the value of the option before
+        // it, not a command's argument ("per ssh an admin@..." is mail).
+        if LOGIN_COMMANDS.contains(&token) {
+            return !after_option_value;
+        }
+        let option = token.starts_with(b"-");
+        if !option && after_option_value {
+            return false;
+        }
+        after_option_value = !option;
+        end = from;
+    }
+    false
 }

@@ -17,6 +17,7 @@ mod context;
 pub mod detect;
 mod email;
 mod ids;
+mod ip;
 mod phone;
 pub mod stream;
 mod version;

@@ -17,6 +17,7 @@ const VERSION_STEMS: &[&str] = &[
     "versao",
     "wersj",
     "firmware",
+    "software",
     "release",
     "build",
     "patch",
@@ -123,10 +124,29 @@ pub(super) fn version_before(b: &[u8], start: usize) -> bool {
     named_version(b, start) || version_nearby(b, start)
 }
 
+/// German and Dutch compounds whose last part names software or its
+/// version (`Kassensoftware`, `Druckerfirmware`, `Appversie`): the word
+/// just before a quad, ending so, makes it a version.
+const VERSION_ENDS: &[&[u8]] = &[b"software", b"firmware", b"version", b"versie", b"update"];
+
 /// A version or update word in the 64 bytes of the line before `start`,
 /// with no address word nearer.
 fn named_version(b: &[u8], start: usize) -> bool {
     let window = line_before(b, start, 64);
+    let word = window
+        .iter()
+        .rposition(u8::is_ascii_alphabetic)
+        .filter(|&end| window[end + 1..].iter().all(|c| b" :=".contains(c)))
+        .map(|end| {
+            let from = window[..=end]
+                .iter()
+                .rposition(|c| !c.is_ascii_alphabetic())
+                .map_or(0, |at| at + 1);
+            &window[from..=end]
+        });
+    if word.is_some_and(|w| w.len() > 8 && VERSION_ENDS.iter().any(|e| w.ends_with(e))) {
+        return true;
+    }
     let last = |stems: &[&str]| starts(&window, stems);
     let version = last(VERSION_STEMS).max(last_word(&window, VERSION_WORDS, true));
     match (version, last(ADDRESS_STEMS)) {
