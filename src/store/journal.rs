@@ -81,7 +81,7 @@ fn crc_tables() -> &'static [[u32; 256]; 8] {
     static TABLES: std::sync::OnceLock<[[u32; 256]; 8]> = std::sync::OnceLock::new();
     TABLES.get_or_init(|| {
         let mut tables = [[0u32; 256]; 8];
-        for i in 0..256 {
+        for (i, slot) in tables[0].iter_mut().enumerate() {
             let mut crc = i as u32;
             for _ in 0..8 {
                 crc = if crc & 1 == 1 {
@@ -90,12 +90,13 @@ fn crc_tables() -> &'static [[u32; 256]; 8] {
                     crc >> 1
                 };
             }
-            tables[0][i] = crc;
+            *slot = crc;
         }
-        for i in 0..256 {
-            for k in 1..8 {
-                let previous = tables[k - 1][i];
-                tables[k][i] = (previous >> 8) ^ tables[0][(previous & 0xFF) as usize];
+        for k in 1..8 {
+            let (done, rest) = tables.split_at_mut(k);
+            let (first, previous) = (&done[0], &done[k - 1]);
+            for (slot, &before) in rest[0].iter_mut().zip(previous.iter()) {
+                *slot = (before >> 8) ^ first[(before & 0xFF) as usize];
             }
         }
         tables
