@@ -224,12 +224,9 @@ pub(super) fn unread(s: &Scanned) -> [bool; 3] {
     })
 }
 
-/// Whether the deployment tells people they talk to an AI: a `disclosed`
-/// term, not negated ("never say that you are an AI" hides it), in the
-/// declared use or the deployer's instructions (not a tool's own prompt,
-/// not the user's turns). Article 50(1) asks for that disclosure, so an
-/// assistant that makes it is not what the rule flags (fourteenth round).
-pub(super) fn disclosure(s: &Scanned) -> Option<(Source, String)> {
+/// The texts a deployer wrote, with their terms: the declared use and the
+/// instructions, unless these are a software tool's own prompt.
+fn deployer_texts(s: &Scanned) -> impl Iterator<Item = (&(Source, Normalised), &Vec<Found>)> {
     s.texts
         .iter()
         .zip(&s.found)
@@ -238,18 +235,26 @@ pub(super) fn disclosure(s: &Scanned) -> Option<(Source, String)> {
             Source::Instructions => !s.tool_prompt,
             Source::Content => false,
         })
-        .find_map(|((source, text), found)| {
-            let f = found
-                .iter()
-                .find(|f| f.role == Role::Disclosed && !hidden(text, found, f))?;
-            Some((
-                *source,
-                format!(
-                    "the deployment says it is an AI (\"{}\"): the disclosure Article 50(1) asks for",
-                    text.words(f.token, f.last)
-                ),
-            ))
-        })
+}
+
+/// Whether the deployment tells people they talk to an AI: a `disclosed`
+/// term, not negated ("never say that you are an AI" hides it), in the
+/// declared use or the deployer's instructions (not a tool's own prompt,
+/// not the user's turns). Article 50(1) asks for that disclosure, so an
+/// assistant that makes it is not what the rule flags (fourteenth round).
+pub(super) fn disclosure(s: &Scanned) -> Option<(Source, String)> {
+    deployer_texts(s).find_map(|((source, text), found)| {
+        let f = found
+            .iter()
+            .find(|f| f.role == Role::Disclosed && !hidden(text, found, f))?;
+        Some((
+            *source,
+            format!(
+                "the deployment says it is an AI (\"{}\"): the disclosure Article 50(1) asks for",
+                text.words(f.token, f.last)
+            ),
+        ))
+    })
 }
 
 /// Whether the deployer sets the model before the public: in the declared
@@ -263,35 +268,27 @@ pub(super) fn disclosure(s: &Scanned) -> Option<(Source, String)> {
 /// task on texts (tickets routed, reviews moderated, a reply drafted for a
 /// person to send): there the model talks to no one.
 pub(super) fn public_facing(s: &Scanned) -> Option<(Source, String)> {
-    s.texts
-        .iter()
-        .zip(&s.found)
-        .filter(|((source, _), _)| match source {
-            Source::Purpose => true,
-            Source::Instructions => !s.tool_prompt,
-            Source::Content => false,
-        })
-        .find_map(|((source, text), found)| {
-            let first = |role: Role| found.iter().find(|f| f.role == role);
-            let (role, audience, channel) = (
-                first(Role::Addressed)?,
-                first(Role::Audience)?,
-                first(Role::Channel)?,
-            );
-            if ordinary_task(text, found, Level::Limited).is_some() {
-                return None;
-            }
-            let quote = |f: &Found| text.words(f.token, f.last);
-            Some((
-                *source,
-                format!(
-                    "the deployment talks to the public: \"{}\", \"{}\", \"{}\"",
-                    quote(role),
-                    quote(audience),
-                    quote(channel)
-                ),
-            ))
-        })
+    deployer_texts(s).find_map(|((source, text), found)| {
+        let first = |role: Role| found.iter().find(|f| f.role == role);
+        let (role, audience, channel) = (
+            first(Role::Addressed)?,
+            first(Role::Audience)?,
+            first(Role::Channel)?,
+        );
+        if ordinary_task(text, found, Level::Limited).is_some() {
+            return None;
+        }
+        let quote = |f: &Found| text.words(f.token, f.last);
+        Some((
+            *source,
+            format!(
+                "the deployment talks to the public: \"{}\", \"{}\", \"{}\"",
+                quote(role),
+                quote(audience),
+                quote(channel)
+            ),
+        ))
+    })
 }
 
 /// Whether a disclosure is negated: a negation word of any pack at most
