@@ -31,6 +31,9 @@ pub struct Tasks {
     stop: CancellationToken,
     loops: TaskTracker,
     detached: TaskTracker,
+    /// Set in the handle of a loop started by [`Tasks::spawn_thread`]: the
+    /// work it spawns, which its thread waits for.
+    on_thread: Option<TaskTracker>,
 }
 
 impl Tasks {
@@ -46,7 +49,46 @@ impl Tasks {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        self.loops.spawn(work)
+        match &self.on_thread {
+            Some(on_thread) => self.loops.spawn(on_thread.track_future(work)),
+            None => self.loops.spawn(work),
+        }
+    }
+
+    /// Starts a long-lived loop on a thread of its own, in a
+    /// single-threaded runtime: for work that should not take turns with
+    /// the requests on the runtime's workers (webhook deliveries). `start`
+    /// gets the set to spawn through; what the loop spawns with it runs on
+    /// that thread too. Shutdown waits for the loop as for any other, and
+    /// the thread runs until the loop and everything it spawned have ended.
+    pub fn spawn_thread<F>(
+        &self,
+        name: &str,
+        start: impl FnOnce(Tasks) -> F + Send + 'static,
+    ) -> std::io::Result<()>
+    where
+        F: Future<Output = ()> + 'static,
+    {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        let on_thread = TaskTracker::new();
+        let tasks = Tasks {
+            on_thread: Some(on_thread.clone()),
+            ..self.clone()
+        };
+        let token = self.loops.token();
+        std::thread::Builder::new()
+            .name(name.to_owned())
+            .spawn(move || {
+                runtime.block_on(async move {
+                    start(tasks).await;
+                    on_thread.close();
+                    on_thread.wait().await;
+                    drop(token);
+                })
+            })?;
+        Ok(())
     }
 
     /// Starts work a request leaves behind; shutdown waits for it before
@@ -110,8 +152,8 @@ impl Tasks {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::Arc;
     use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{Arc, Mutex};
 
     #[tokio::test]
     async fn stopping_waits_for_a_loop_that_ends_on_the_token() {
@@ -140,6 +182,36 @@ mod tests {
         // Still open: a late charge can be detached after a drain.
         tasks.detach(async {}).await.unwrap();
         assert_eq!(tasks.detached_running(), 0);
+    }
+
+    #[tokio::test]
+    async fn a_loop_on_its_own_thread_runs_its_work_there_and_is_waited_for() {
+        let tasks = Tasks::new();
+        let (threads, done) = (
+            Arc::new(Mutex::new(Vec::new())),
+            Arc::new(AtomicBool::new(false)),
+        );
+        let (seen, finished) = (threads.clone(), done.clone());
+        tasks
+            .spawn_thread("test-loop", move |tasks| async move {
+                let name = || std::thread::current().name().map(str::to_owned);
+                seen.lock().unwrap().push(name());
+                let (on_thread, stop) = (seen.clone(), tasks.clone());
+                // Work the loop spawns: it outlives the loop, and
+                // shutdown still waits for it.
+                tasks.spawn(async move {
+                    stop.stopping().await;
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                    on_thread.lock().unwrap().push(name());
+                    finished.store(true, Ordering::SeqCst);
+                });
+                tasks.stopping().await;
+            })
+            .unwrap();
+        assert!(tasks.stop_loops(Duration::from_secs(10)).await);
+        assert!(done.load(Ordering::SeqCst));
+        let threads = threads.lock().unwrap();
+        assert_eq!(*threads, vec![Some("test-loop".to_owned()); 2]);
     }
 
     #[tokio::test]

@@ -11,8 +11,12 @@
 //! private ones (see [`crate::base::net_guard`]). Logs name a URL's origin only:
 //! the path and query of a webhook URL often carry a token.
 //!
+//! The dispatcher and its deliveries run on a thread of their own (a
+//! single-threaded runtime), so webhook work never holds up a request on
+//! the runtime's workers.
+//!
 //! Nothing queued is lost on a clean stop: the dispatcher and its
-//! deliveries run on the server's task set; when it stops, the events still
+//! deliveries belong to the server's task set; when it stops, the events still
 //! queued go to the pending outbox ([`super::pending`]), and at start the
 //! dispatcher delivers what the pending outbox holds before anything else.
 
@@ -124,7 +128,7 @@ impl Events {
                 recent: Mutex::default(),
             }),
         };
-        let dispatcher = Dispatcher {
+        let mut dispatcher = Dispatcher {
             store,
             operator_urls: settings.operator_urls.clone(),
             allow_private: settings.allow_private_targets,
@@ -134,7 +138,14 @@ impl Events {
             events: handle.clone(),
             tasks: tasks.clone(),
         };
-        tasks.spawn(dispatcher.run(events));
+        // A thread of its own: building, signing and sending a delivery
+        // does not take turns with the requests on the runtime's workers.
+        tasks
+            .spawn_thread("tollgate-webhooks", move |tasks| {
+                dispatcher.tasks = tasks;
+                dispatcher.run(events)
+            })
+            .expect("starting the webhook dispatcher's thread");
         handle
     }
 
