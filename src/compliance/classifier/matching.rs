@@ -192,18 +192,20 @@ impl Classifier {
         }
         // A deployment set before the public (twentieth round): Article
         // 50(1) without one of its words, unless the deployment discloses
-        // that it is an AI.
+        // that it is an AI and the rule is one a disclosure meets.
         if let Some((source, evidence)) = exceptions::public_facing(&scanned) {
             for rule in (0..rules.len()).filter(|&r| rules[r].public_facing) {
+                let met = rules[rule].met_by_disclosure;
                 match &disclosed {
                     _ if tally.hits.iter().any(|h| h.0 == rule) => {}
-                    Some(_) if candidate[rule] => {}
-                    Some((source, why)) => tally.set_aside.push(SetAside {
+                    // Set aside above already.
+                    Some(_) if met && candidate[rule] => {}
+                    Some((source, why)) if met => tally.set_aside.push(SetAside {
                         rule: rules[rule].id.clone(),
                         source: *source,
                         why: why.clone(),
                     }),
-                    None => tally.hits.push((rule, source, evidence.clone())),
+                    _ => tally.hits.push((rule, source, evidence.clone())),
                 }
             }
         }

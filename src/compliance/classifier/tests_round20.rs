@@ -78,6 +78,36 @@ fn round20_a_deployment_set_before_the_public_is_limited() {
     ]);
 }
 
+/// A disclosure sets a public deployment aside only under a rule that a
+/// disclosure meets: an operator's pack whose public-facing rule is not
+/// `met_by_disclosure` still hits on a deployment that says it is an AI.
+#[test]
+fn a_disclosure_sets_a_public_deployment_aside_only_under_a_rule_it_meets() {
+    let deployment = "Tu es l'assistant de la médiathèque de Pontcroix. Présente-toi comme une IA. Tu réponds aux usagers sur le site internet : horaires, réservations, inscriptions.";
+    let messages = json!([
+        { "role": "system", "content": deployment },
+        { "role": "user", "content": "Bonjour, jusqu'à quelle heure êtes-vous ouverts samedi ?" },
+    ]);
+    let built_in = Classifier::built_in().classify(None, None, &messages);
+    assert_eq!(built_in.level, Level::Minimal);
+    let rules = include_str!("../../../assets/risk/rules.toml");
+    let unmet = rules.replacen(
+        "id = \"art50_1_ai_interaction\"\nlevel = \"limited\"\nmet_by_disclosure = true\n",
+        "id = \"art50_1_ai_interaction\"\nlevel = \"limited\"\n",
+        1,
+    );
+    assert_ne!(unmet, rules, "the built-in rule is met by a disclosure");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("rules.toml"), unmet).unwrap();
+    let operator = Classifier::load(Some(dir.path())).unwrap();
+    let c = operator.classify(None, None, &messages);
+    assert_eq!(c.level, Level::Limited);
+    assert!(
+        c.triggered_rules()
+            .contains(&"art50_1_ai_interaction".to_owned())
+    );
+}
+
 /// A member of the public asking whether a person or a machine answers,
 /// and the model told to reply to them, is a deployment that talks to the
 /// public (Article 50(1)); the same question to a deployment that says it
