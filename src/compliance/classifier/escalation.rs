@@ -23,13 +23,9 @@ impl Classifier {
     /// when a carve-out of the practice or an exception marker is there.
     pub(super) fn escalate(&self, s: &Scanned, tally: &mut Tally) {
         let rules = &self.compiled.rules;
-        let read: Vec<&Found> = s
-            .texts
-            .iter()
-            .zip(&s.found)
-            .filter(|((source, _), _)| !(s.tool_prompt && *source == Source::Instructions))
-            .flat_map(|(_, found)| found)
-            .collect();
+        // Most requests have no hit a rule escalates from: the finds read
+        // are gathered only for one that has.
+        let mut read: Option<Vec<&Found>> = None;
         for (rule, meta) in rules.iter().enumerate() {
             let Some((from, needs)) = &meta.escalates_from else {
                 continue;
@@ -40,7 +36,19 @@ impl Classifier {
             };
             if tally.hits.iter().any(|h| h.0 == rule)
                 || s.exception(rule).is_some()
-                || read.iter().any(|f| f.role == Role::Suppressor(r))
+                || read
+                    .get_or_insert_with(|| {
+                        s.texts
+                            .iter()
+                            .zip(&s.found)
+                            .filter(|((source, _), _)| {
+                                !(s.tool_prompt && *source == Source::Instructions)
+                            })
+                            .flat_map(|(_, found)| found)
+                            .collect()
+                    })
+                    .iter()
+                    .any(|f| f.role == Role::Suppressor(r))
             {
                 continue;
             }
