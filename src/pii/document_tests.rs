@@ -127,3 +127,20 @@ fn a_version_word_of_an_earlier_sentence_or_before_a_machine_names_no_version() 
         "After the reboot, version 4.1.2.9 runs",
     ]);
 }
+
+#[test]
+fn a_tax_added_to_a_price_labels_no_number() {
+    found_alone(&[
+        (
+            "Preventivo 720 € + IVA, cliente 06 4455 7788",
+            Kind::Phone,
+            "06 4455 7788",
+        ),
+        (
+            "£640 plus VAT, customer 0161 496 0722",
+            Kind::Phone,
+            "0161 496 0722",
+        ),
+    ]);
+    none_found(&["Partita IVA 06 4455 7788", "our VAT 0161 496 0722"]);
+}

@@ -6,7 +6,7 @@
 //! words that name identifiers and phones.
 
 use super::chars::letter_before;
-use super::context::{PHONE_WORDS, is_letter, last_words, sentence_start};
+use super::context::{PHONE_WORDS, is_letter, last_word, last_words, line_before, sentence_start};
 
 /// Labels of numbers that are references, not a person's phone: word
 /// starts (`rechnung` finds `Rechnungsnummer`).
@@ -198,6 +198,16 @@ pub(super) fn labelled_reference(b: &[u8], start: usize) -> bool {
         words = last_words(b, start, 4 + joining).split_off(joining);
     }
     words.truncate(words_after(b, start, floor, words.len()));
+    // A tax added to a price (`890 € + IVA, cliente ...`, `plus VAT`)
+    // labels nothing, and the words before it are the price's.
+    if let Some(tax) = words.iter().position(|w| {
+        REGISTER_WORDS
+            .iter()
+            .find(|r| w.as_slice() == r.as_bytes())
+            .is_some_and(|r| tax_of_price(b, start, r))
+    }) {
+        words.truncate(tax);
+    }
     // `no` is a word in Portuguese, Spanish and Italian (`disponível no
     // 00351 ...`): a number sign only as `no.`, `no:` or `nº`.
     let skip = usize::from(words.first().is_some_and(|w| w == b"no") && !signed_no(b, start));
@@ -313,6 +323,46 @@ fn register_number(words: &[Vec<u8>]) -> bool {
         }
     }
     false
+}
+
+/// Words that add a tax to a price (`incl. VAT`, `zzgl. USt`, `più IVA`).
+const TAX_ADDED: &[&str] = &[
+    "incl",
+    "including",
+    "excl",
+    "excluding",
+    "plus",
+    "inkl",
+    "zzgl",
+    "exkl",
+    "hors",
+    "più",
+    "mais",
+    "más",
+    "bez",
+    "exclusief",
+    "inclusief",
+];
+
+/// Whether the last `word` before `start` in its line is a tax added to a
+/// price: after a `+` or a word that adds it.
+fn tax_of_price(b: &[u8], start: usize, word: &str) -> bool {
+    let window = line_before(b, start, 96);
+    let Some(at) = last_word(&window, &[word], true) else {
+        return false;
+    };
+    let before = window[..at].trim_ascii_end();
+    if before.ends_with(b"+") {
+        return true;
+    }
+    let added = before.strip_suffix(b".").unwrap_or(before);
+    TAX_ADDED.iter().any(|t| {
+        added.ends_with(t.as_bytes())
+            && added
+                .len()
+                .checked_sub(t.len() + 1)
+                .is_none_or(|p| !is_letter(added[p]))
+    })
 }
 
 /// Whether the `no` just before `start` is followed by `.`, `:` or `#`.
