@@ -183,9 +183,6 @@ pub(super) fn labelled_reference(b: &[u8], start: usize) -> bool {
     if number_between(b, start) {
         return false;
     }
-    // A label of an earlier sentence labels nothing here (`... + VAT.
-    // Customer: 0113 ...`).
-    let floor = sentence_start(b, start);
     let mut words = last_words(b, start, 4);
     // `your reference is 0 800 ...`: the label is read past a verb that
     // joins it to the number, and an article (words read again only then).
@@ -197,7 +194,23 @@ pub(super) fn labelled_reference(b: &[u8], start: usize) -> bool {
     if joining > 0 {
         words = last_words(b, start, 4 + joining).split_off(joining);
     }
-    words.truncate(words_after(b, start, floor, words.len()));
+    let labels = |words: &[Vec<u8>]| {
+        // `no` is a word in Portuguese, Spanish and Italian (`disponível no
+        // 00351 ...`): a number sign only as `no.`, `no:` or `nº`.
+        let skip = usize::from(words.first().is_some_and(|w| w == b"no") && !signed_no(b, start));
+        labels_reference(&words[skip..words.len().min(2)])
+            || register_number(words)
+            || customer_number(words)
+    };
+    // The rules below only take a label away: most numbers have none, and
+    // do not pay for them.
+    if !labels(&words) {
+        return false;
+    }
+    // A label of an earlier sentence labels nothing here (`... + VAT.
+    // Customer: 0113 ...`).
+    let in_sentence = words_after(b, start, sentence_start(b, start), words.len() + joining);
+    words.truncate(in_sentence.saturating_sub(joining));
     // A tax added to a price (`890 € + IVA, cliente ...`, `plus VAT`)
     // labels nothing, and the words before it are the price's.
     if let Some(tax) = words.iter().position(|w| {
@@ -208,12 +221,7 @@ pub(super) fn labelled_reference(b: &[u8], start: usize) -> bool {
     }) {
         words.truncate(tax);
     }
-    // `no` is a word in Portuguese, Spanish and Italian (`disponível no
-    // 00351 ...`): a number sign only as `no.`, `no:` or `nº`.
-    let skip = usize::from(words.first().is_some_and(|w| w == b"no") && !signed_no(b, start));
-    labels_reference(&words[skip..words.len().min(2)])
-        || register_number(&words)
-        || customer_number(&words)
+    labels(&words)
 }
 
 /// Whether a number stands between the number at `start` and the word
