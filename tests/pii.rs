@@ -379,7 +379,7 @@ fn the_labelled_set_meets_precision_and_recall() {
     assert!(recall >= 0.97, "recall {recall:.4}: {misses:#?}");
 }
 
-/// The independent sets (`tests/data/pii/independent-{1,...,8}.jsonl`,
+/// The independent sets (`tests/data/pii/independent-{1,...,9}.jsonl`,
 /// about 530 snippets each in 8 languages, 46 to 48 % near-misses, each by
 /// an author who never read the detectors or the other sets): the same
 /// goals. Each was measured before the changes it led to
@@ -409,7 +409,15 @@ fn the_labelled_set_meets_precision_and_recall() {
 /// domain, a lottery draw and contract and joined references read as
 /// addresses, e-mails and phones; addresses in comma-separated fields,
 /// an IPv6 address before its port and a trunk set apart in brackets
-/// missed), found whole after its classes.
+/// missed), found whole after its classes. Set 9 at 98.31 % and 97.36 %
+/// (after sets 1 to 8: 406 found, 7 false, 11 missed; phones after a
+/// price with its VAT in an earlier sentence, mobiles after a numbered
+/// list's `nr 7 –`, a trunk set apart before an area code in groups, an
+/// address after a machine's name, a Steuer-ID in a CSV row's last field
+/// and an Italian mobile in dots missed; file names with a date or a
+/// scale after `@`, X.509 object identifiers, a Polish release number
+/// and an airline ticket number read as addresses, e-mails and a
+/// phone), found whole after its classes.
 /// Set 2's author left private and documentation addresses (10.x,
 /// 192.168.x, 2001:db8::) unlabelled where set 1's labelled them: its
 /// nine such addresses count as false positives here, so its precision
@@ -425,6 +433,7 @@ fn the_independent_sets_meet_precision_and_recall() {
         ("independent-6.jsonl", 0.99),
         ("independent-7.jsonl", 0.99),
         ("independent-8.jsonl", 0.99),
+        ("independent-9.jsonl", 0.99),
     ] {
         let (rows, precision, recall, misses) = measure(file);
         assert!(rows >= 500, "{file}");

@@ -1,9 +1,10 @@
 //! The words around a candidate number that decide what it is, in the
 //! eight languages of the labelled sets: the name of an identifier that
 //! is a bare 9 or 11 digit number (BSN, NIF, Steuer-ID, PESEL), a phone
-//! word, the label of a reference that is not personal data (an order,
-//! invoice, tracking or part number, a VAT or company register number).
-//! The words that make a dotted quad a version are in `version.rs`.
+//! word, where a sentence starts. The labels of references that are not
+//! personal data (an order, invoice, tracking or part number, a VAT or
+//! company register number) are in `labels.rs`, the words that make a
+//! dotted quad a version in `version.rs`.
 //!
 //! The national phone formats, which these words tell from references,
 //! are in `phone.rs`. Words are matched at the start of a word, ignoring
@@ -11,6 +12,7 @@
 //! `tel` as a word.
 
 use super::chars::letter_before;
+use super::labels::labels_reference;
 
 /// Keywords that name an identifier, looked for just before a bare number.
 pub(super) const BSN_WORDS: &[&str] = &["bsn", "burgerservice", "sofi", "citizen service"];
@@ -20,163 +22,39 @@ pub(super) const STEUER_WORDS: &[&str] =
     &["steuer", "idnr", "identifikationsnummer", "tax id", "tin"];
 pub(super) const PESEL_WORDS: &[&str] = &["pesel"];
 pub(super) const PHONE_WORDS: &[&str] = &[
-    "tel", "phone", "fon", "mobil", "móvil", "movil", "cell", "handy", "llam", "chiam", "bel ",
-    "bellen", "zadzwo", "komórk", "contact", "kontakt", "whatsapp", "sms", "call", "ring", "appel",
+    "tel",
+    "phone",
+    "fon",
+    "mobil",
+    "móvil",
+    "movil",
+    "cell",
+    "handy",
+    "llam",
+    "chiam",
+    "bel ",
+    "bellen",
+    "zadzwo",
+    "komórk",
+    "contact",
+    "kontakt",
+    "whatsapp",
+    "sms",
+    "call",
+    "ring",
+    "appel",
     // a message left on a number: `déjame un mensaje en el 648 ...`
     // (not English "message": "System message: taxpayer number ...")
-    "mensaj", "mensag",
+    "mensaj",
+    "mensag",
     // a text message sent to a number (not "text" alone: "the text 0612...")
-    "text me", "text us", "txt",
-];
-
-/// Labels of numbers that are references, not a person's phone: word
-/// starts (`rechnung` finds `Rechnungsnummer`).
-const LABEL_STEMS: &[&str] = &[
-    // orders, invoices, shipments, tickets, claims, policies
-    "order",
-    "bestell",
-    "auftrag",
-    "commande",
-    "pedido",
-    "ordine",
-    "zamówien",
-    "zamowien",
-    "bestelling",
-    "encomenda",
-    "invoice",
-    "rechnung",
-    "factur",
-    "fattur",
-    "faktur",
-    "fatura",
-    "track",
-    "sendung",
-    "colis",
-    "envío",
-    "envio",
-    "spedizion",
-    "przesył",
-    "zending",
-    "ticket",
-    "vorgang",
-    "dossier",
-    "expedient",
-    "pratica",
-    "sprawa",
-    "sprawy",
-    "sygnatur",
-    "zaak",
-    "policy",
-    "police",
-    "póliza",
-    "poliza",
-    "polizza",
-    "apólice",
-    "apolice",
-    "claim",
-    "schaden",
-    "sinistr",
-    "szkod",
-    "schade",
-    "referen",
-    "referênc",
-    "référenc",
-    "entidade",
-    "kenmerk",
-    "betalingskenmerk",
-    "riferiment",
-    "protocol",
-    "protokol",
-    "protokó",
-    "aktenzeichen",
-    "kundennummer",
-    "kundennr",
-    "klantnummer",
-    "klantnr",
-    // a contract's number written as one word (`Vertragsnummer`,
-    // `contractnummer`); a contract word alone is prose ("il rinnovo del
-    // contratto; fisso 011 ..."), see `customer_number`
-    "vertragsn",
-    "contractn",
-    // products and parts
-    "artikel",
-    "article",
-    "artícul",
-    "articol",
-    "artykuł",
-    "ersatzteil",
-    "pièce",
-    "pieza",
-    "ricambi",
-    "onderdeel",
-    "część",
-    "czesc",
-    "peça",
-    "peca",
-    "model",
-    "serial",
-    "serien",
-    "série",
-    "serie",
-    "seryjn",
-    "isbn",
-    // company and tax numbers of companies
-    "partita",
-    "siret",
-    "siren",
-    "regon",
-    "handelsregister",
-    "registro",
-];
-/// Labels written as whole words (abbreviations and short words that
-/// start other words).
-const LABEL_WORDS: &[&str] = &[
-    "n",
-    "nr",
-    "no",
-    "nº",
-    "n°",
-    "num",
-    "part",
-    "typ",
-    "type",
-    "tipo",
-    "iva",
-    "nip",
-    "cif",
-    "ref",
-    "rea",
-    "lot",
-    "lote",
-    "lotto",
-    "polis",
-    "polisnummer",
-    "sku",
-    "ean",
-    "vat",
-    "ust",
-    "krs",
-    "kvk",
-];
-
-/// Company and tax register labels, which label a number from up to
-/// four words before it (`RCS Paris B 552 120 226`, `Partita IVA della
-/// società: 0574...`): whole words.
-const REGISTER_WORDS: &[&str] = &[
-    "rcs",
-    "siren",
-    "siret",
-    "partita",
-    "iva",
-    "handelsregister",
-    "hrb",
-    "hra",
-    "kvk",
-    "krs",
-    "regon",
-    "nip",
-    "cif",
-    "vat",
+    "text me",
+    "text us",
+    "txt",
+    // a number carried to another operator (`portabilità`, `portability`,
+    // `portabilidad`), and German's word for a phone's number
+    "portabilit",
+    "rufnummer",
 ];
 
 /// The lower-cased bytes of `b[from..to]`.
@@ -343,13 +221,13 @@ fn column_header(b: &[u8], start: usize) -> Option<Vec<u8>> {
 
 /// A letter of a word: ASCII letters, and any byte of a non-ASCII
 /// character (accented letters).
-fn is_letter(c: u8) -> bool {
+pub(super) fn is_letter(c: u8) -> bool {
     c.is_ascii_alphabetic() || c >= 0x80
 }
 
 /// The `count` words just before `start`, nearest first (skipping digits
 /// and punctuation between them, on the same line), lower-cased.
-fn last_words(b: &[u8], start: usize, count: usize) -> Vec<Vec<u8>> {
+pub(super) fn last_words(b: &[u8], start: usize, count: usize) -> Vec<Vec<u8>> {
     let mut words = Vec::with_capacity(count);
     let mut p = start;
     while words.len() < count {
@@ -380,135 +258,27 @@ fn last_words(b: &[u8], start: usize, count: usize) -> Vec<Vec<u8>> {
     words
 }
 
-/// German and Dutch compounds whose last part is a reference's label
-/// (`Buchungscode`, `klantreferentie`, `Kundenreferenz`): the label starts
-/// inside the word.
-fn compound_label(word: &[u8]) -> bool {
-    const PARTS: &[&[u8]] = &[b"referen", b"code", b"kenmerk"];
-    word.len() > 6
-        && PARTS
-            .iter()
-            .any(|part| word[1..].windows(part.len()).any(|w| w == *part))
-}
-
-/// Whether the number at `start` is labelled as a reference (an order,
-/// invoice, part, policy or company number...) by one of the two words
-/// before it, and not as a phone by the other.
-pub(super) fn labelled_reference(b: &[u8], start: usize) -> bool {
-    let mut words = last_words(b, start, 4);
-    // `your reference is 0 800 ...`: the label is read past a verb that
-    // joins it to the number, and an article (words read again only then).
-    let joining = match (words.first(), words.get(1)) {
-        (Some(verb), _) if joins(verb) => 1,
-        (Some(article), Some(verb)) if is_article(article) && joins(verb) => 2,
-        _ => 0,
-    };
-    if joining > 0 {
-        words = last_words(b, start, 4 + joining).split_off(joining);
-    }
-    // `no` is a word in Portuguese, Spanish and Italian (`disponível no
-    // 00351 ...`): a number sign only as `no.`, `no:` or `nº`.
-    let skip = usize::from(words.first().is_some_and(|w| w == b"no") && !signed_no(b, start));
-    labels_reference(&words[skip..words.len().min(2)])
-        || register_number(&words)
-        || customer_number(&words)
-}
-
-/// Verbs that join a label to its number (`is`, `est`, `lautet`, `è`,
-/// `jest`).
-fn joins(word: &[u8]) -> bool {
-    const JOINING: &[&str] = &[
-        "is", "est", "ist", "lautet", "es", "è", "é", "jest", "wynosi",
-    ];
-    JOINING.iter().any(|j| word == j.as_bytes())
-}
-
-/// Articles after a joining verb (`est le`, `es el`, `é o`). An article
-/// alone joins nothing (`ligue para o 912 ...`).
-fn is_article(word: &[u8]) -> bool {
-    const ARTICLES: &[&str] = &["le", "la", "el", "il", "the", "o", "a", "het"];
-    ARTICLES.iter().any(|a| word == a.as_bytes())
-}
-
-/// Words that say "customer" or "client" (`klienta`, `cliente`, `Kunden`),
-/// "case" (`case no.`) or "contract" (`numer umowy`, `contrat n°`): what
-/// a number of a record is kept for.
-const CUSTOMER_STEMS: &[&str] = &[
-    "customer", "client", "klient", "klant", "kunde", "case", "contract", "vertrag", "contrat",
-    "kontrakt", "umow",
-];
-/// Words that say "number" or "code" of something.
-const NUMBER_WORDS: &[&str] = &[
-    "number", "numer", "número", "numero", "numéro", "nummer", "nr", "no", "n", "nº", "n°", "º",
-    "°", "num", "code", "codice", "código", "codigo", "kod",
-];
-
-/// Whether the number is labelled as a customer (case, contract) number by the
-/// words before it (nearest first): the number word and the customer word
-/// side by side in either order (`nr klienta`, `customer no.`,
-/// `Kunden-Nr.`, `codice cliente`), or joined by `de` (`código de
-/// cliente`); no phone word nearer. "The customer's number" (`número do cliente`) is not
-/// joined so and may be their phone.
-fn customer_number(words: &[Vec<u8>]) -> bool {
-    let customer = |w: &Vec<u8>| CUSTOMER_STEMS.iter().any(|c| w.starts_with(c.as_bytes()));
-    let number = |w: &Vec<u8>| NUMBER_WORDS.iter().any(|n| w.as_slice() == n.as_bytes());
-    let phone = |w: &Vec<u8>| PHONE_WORDS.iter().any(|p| w.starts_with(p.as_bytes()));
-    for k in 0..words.len().min(3) {
-        if phone(&words[k]) {
-            return false;
-        }
-        let Some(next) = words.get(k + 1) else {
-            return false;
-        };
-        let joined_by_de = next == b"de" && words.get(k + 2).is_some_and(number);
-        if (customer(&words[k]) && (number(next) || joined_by_de))
-            || (number(&words[k]) && customer(next))
-        {
-            return true;
+/// Where the sentence holding `start` starts, in its line and the 96
+/// bytes before it: after a `.`, `!` or `?` followed by a space and a
+/// capital (`VAT. Customer`); not after an abbreviation before a digit
+/// (`Nr. 48`) or a lower-case word (`incl. VAT`).
+pub(super) fn sentence_start(b: &[u8], start: usize) -> Option<usize> {
+    let from = start.saturating_sub(96);
+    let mut p = start;
+    while p > from + 1 {
+        p -= 1;
+        match b[p] {
+            b'\n' => return None,
+            b' ' if matches!(b[p - 1], b'.' | b'!' | b'?')
+                && b.get(p + 1)
+                    .is_some_and(|c| c.is_ascii_uppercase() || *c >= 0xC3) =>
+            {
+                return Some(p + 1);
+            }
+            _ => {}
         }
     }
-    false
-}
-
-/// Whether a company or tax register label is among `words` (the four
-/// before a number, nearest first), with no phone word between it and the
-/// number (`RCS Paris B 552 120 226`, `Partita IVA della società: 0574...`).
-fn register_number(words: &[Vec<u8>]) -> bool {
-    for word in words {
-        if PHONE_WORDS.iter().any(|p| word.starts_with(p.as_bytes())) {
-            return false;
-        }
-        if REGISTER_WORDS
-            .iter()
-            .any(|r| word.as_slice() == r.as_bytes())
-        {
-            return true;
-        }
-    }
-    false
-}
-
-/// Whether the `no` just before `start` is followed by `.`, `:` or `#`.
-fn signed_no(b: &[u8], start: usize) -> bool {
-    let gap_start = b[..start]
-        .iter()
-        .rposition(|&c| is_letter(c))
-        .map_or(0, |at| at + 1);
-    b[gap_start..start]
-        .iter()
-        .any(|c| matches!(c, b'.' | b':' | b'#'))
-}
-
-/// [`labelled_reference`] on the two words before the number.
-fn labels_reference(words: &[Vec<u8>]) -> bool {
-    let is_phone = |w: &Vec<u8>| PHONE_WORDS.iter().any(|p| w.starts_with(p.as_bytes()));
-    let is_label = |w: &Vec<u8>| {
-        LABEL_WORDS.iter().any(|l| w.as_slice() == l.as_bytes())
-            || LABEL_STEMS.iter().any(|l| w.starts_with(l.as_bytes()))
-            || compound_label(w)
-    };
-    // `P.IVA`: the last word is `iva`, the one before it `p`.
-    !words.iter().any(is_phone) && words.iter().any(is_label)
+    None
 }
 
 /// Whether the number `b[start..end]` is a quoted value of a record (SQL
@@ -575,33 +345,6 @@ pub(super) mod tests {
             let at = text.rfind(' ').unwrap() + 1;
             assert_eq!(test(text.as_bytes(), at), expected, "{text}");
         }
-    }
-
-    #[test]
-    fn a_reference_label_is_one_of_the_two_words_before_and_a_phone_word_wins() {
-        answers(
-            labelled_reference,
-            true,
-            &[
-                "Tracking BRT: 0847",
-                "P.IVA 0123",
-                "Polizza RCA n. 0123",
-                "Ersatzteil Typ 0301",
-                "Rechnungsnummer: 0301",
-                "REGON 0123",
-            ],
-        );
-        answers(
-            labelled_reference,
-            false,
-            &[
-                "Tel. 0301",
-                "Bestellung 4711, Tel. 0301",
-                "Rechnung offen, bitte rufen Sie an: 0301",
-                "ordine n. 1\nchiamami 0301",
-                "Call 0301",
-            ],
-        );
     }
 
     #[test]

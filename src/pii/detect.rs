@@ -115,10 +115,13 @@ fn boundary_before(b: &[u8], i: usize) -> bool {
         // (`...,tcp,60,203.0.113.9,...`): no decimals are a dotted quad.
         let first = b[i..]
             .iter()
-            .take(4)
+            .take(9)
             .take_while(|c| c.is_ascii_digit())
             .count();
-        return prev == b',' && first <= 3 && b.get(i + first) == Some(&b'.') && quad_at(b, i);
+        // So may an identifier (`...,+49 30 1234 56,30964598711`): no
+        // decimals of prose run to nine digits.
+        return prev == b','
+            && ((first <= 3 && b.get(i + first) == Some(&b'.') && quad_at(b, i)) || first == 9);
     }
     true
 }
@@ -264,12 +267,25 @@ fn date_end(b: &[u8], i: usize) -> Option<usize> {
 }
 
 /// Whether the bracket at `i` closes right after the first group of
-/// digits: `(030) 123 456`, or with the trunk set apart, `(0 40) 123 456`.
+/// digits: `(030) 123 456`, or with the trunk set apart and the area code
+/// in groups, `(0 40) 123 456`, `(0 52 41) 7 38 19` (at most five digits
+/// after the trunk, as German area codes have).
 fn area_code_in_brackets(b: &[u8], i: usize) -> bool {
     let digits = |p: usize| b[p..].iter().take_while(|c| c.is_ascii_digit()).count();
     let mut end = i + 1 + digits(i + 1);
-    if end == i + 2 && b[i + 1] == b'0' && b.get(end) == Some(&b' ') {
-        end += 1 + digits(end + 1);
+    if end == i + 2 && b[i + 1] == b'0' {
+        let mut area = 0;
+        while b.get(end) == Some(&b' ') && area < 5 {
+            let group = digits(end + 1);
+            if group == 0 {
+                break;
+            }
+            area += group;
+            end += 1 + group;
+        }
+        if area > 5 {
+            return false;
+        }
     }
     end > i + 1 && b.get(end) == Some(&b')') && b[end - 1].is_ascii_digit()
 }
@@ -551,8 +567,12 @@ fn national_number(b: &[u8], i: usize, run: &Run) -> Option<Kind> {
             return Some(Kind::PtNif);
         }
     }
+    // An Italian mobile in dots (`3xx.xxx.xxxx`): no amount ends in four
+    // digits, and a version's groups are shorter.
+    let dotted_mobile = groups == &[3, 3, 4] && digits[0] == b'3';
     if only(b".")
         && separated
+        && !dotted_mobile
         && !(digits[0] == b'0' && groups.len() > 2 && n >= 9)
         && !((9..=13).contains(&n) && named_before(b, i, PHONE_WORDS))
     {
@@ -621,3 +641,7 @@ fn is_maestro(four: u32) -> bool {
 #[cfg(test)]
 #[path = "detect_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "document_tests.rs"]
+mod document_tests;

@@ -4,7 +4,7 @@
 
 use super::*;
 
-fn kinds(text: &str) -> Vec<(Kind, &str)> {
+pub(super) fn kinds(text: &str) -> Vec<(Kind, &str)> {
     scan(text)
         .into_iter()
         .map(|s| (s.kind, &text[s.start..s.end]))
@@ -12,14 +12,14 @@ fn kinds(text: &str) -> Vec<(Kind, &str)> {
 }
 
 /// Each text holds exactly the one value given, of its kind.
-fn found_alone(cases: &[(&str, Kind, &str)]) {
+pub(super) fn found_alone(cases: &[(&str, Kind, &str)]) {
     for &(text, kind, value) in cases {
         assert_eq!(kinds(text), [(kind, value)], "{text}");
     }
 }
 
 /// No text holds anything the scan reports.
-fn none_found(texts: &[&str]) {
+pub(super) fn none_found(texts: &[&str]) {
     for text in texts {
         assert!(kinds(text).is_empty(), "{text}: {:?}", kinds(text));
     }

@@ -58,17 +58,23 @@ const FILE_EXTENSIONS: &[&[u8]] = &[
     b"avif", b"pdf", b"css", b"scss", b"js", b"mjs", b"cjs", b"ts", b"tsx", b"jsx", b"json",
     b"html", b"htm", b"xml", b"yaml", b"yml", b"toml", b"txt", b"csv", b"xlsx", b"xls", b"docx",
     b"doc", b"pptx", b"mp3", b"mp4", b"wav", b"ogg", b"webm", b"woff", b"woff2", b"ttf", b"otf",
-    b"eot", b"lock", b"log", b"wasm", b"apk", b"dmg", b"tgz",
+    b"eot", b"lock", b"log", b"wasm", b"apk", b"dmg", b"tgz", b"tar", b"gz", b"xz", b"zst", b"rar",
+    b"iso", b"bak", b"tmp", b"sql", b"dwg", b"dxf", b"stl", b"psd",
 ];
 
 /// Whether the host of an `@` is a file name: its last label a file
-/// extension, or its first an asset scale (`@2x`, `@3x`).
+/// extension, or its first an asset scale (`@2x`, `@3x`), a drawing's
+/// scale or a date (`plan@1-50.pdf`, `dump@2025-01-31.tar`: digits and
+/// hyphens, which no mail domain's first label is alone).
 fn is_file_name(host: &[u8], tld: &[u8]) -> bool {
     let scale = host.len() > 3
         && host[0].is_ascii_digit()
         && host[1].eq_ignore_ascii_case(&b'x')
         && host[2] == b'.';
+    let first = host.split(|&c| c == b'.').next().unwrap_or_default();
+    let dated = first.contains(&b'-') && first.iter().all(|c| c.is_ascii_digit() || *c == b'-');
     scale
+        || dated
         || FILE_EXTENSIONS
             .iter()
             .any(|ext| tld.eq_ignore_ascii_case(ext))

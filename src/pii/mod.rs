@@ -18,6 +18,7 @@ pub mod detect;
 mod email;
 mod ids;
 mod ip;
+mod labels;
 mod phone;
 pub mod stream;
 mod version;

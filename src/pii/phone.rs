@@ -5,7 +5,8 @@
 //! a code. The words around the number are read in `context.rs`.
 
 use super::chars::word_at;
-use super::context::{PHONE_WORDS, id_named, labelled_reference, line_bounds, named_before};
+use super::context::{PHONE_WORDS, id_named, line_bounds, named_before};
+use super::labels::labelled_reference;
 
 /// National phone formats of DE, FR, ES, IT, NL, PL and PT without a `+`:
 /// a trunk `0` (or `00` international prefix) and 9 to 13 digits, or the
@@ -55,6 +56,7 @@ pub(super) fn national_phone(
         && !id_named(b, start)
         && !continues_code(b, start)
         && !dated_reference(b, start, groups)
+        && !ticket_number(b, start, groups)
         && !cef_header(b, start)
         && !reference_suffix(b, end)
 }
@@ -155,6 +157,13 @@ fn dated_reference(b: &[u8], start: usize, groups: &[usize]) -> bool {
         }
     }
     hyphens_only && year_inside
+}
+
+/// An airline ticket's number: the carrier's three-digit code, a hyphen
+/// and a ten-digit serial (`220-1234567890`). No phone plan has a
+/// three-digit area code and ten digits after it.
+fn ticket_number(b: &[u8], start: usize, groups: &[usize]) -> bool {
+    groups == [3, 10] && b[start + 3] == b'-'
 }
 
 /// Whether the number at `start` is a field of the header of a CEF event

@@ -4,7 +4,7 @@
 //! manifests write several versions in a row, and only the first is near
 //! the word that says so.
 
-use super::context::{last_word, line_before, starts};
+use super::context::{last_word, line_before, sentence_start, starts};
 
 /// Words that make a dotted quad a version, or the number of a section
 /// of a document (`section 4.2.1.3`, `OID 1.3.6.1`): word starts.
@@ -19,6 +19,12 @@ const VERSION_STEMS: &[&str] = &[
     "firmware",
     "software",
     "release",
+    // a release in the other languages (`Wydanie 5.9.1.3`, `uitgave`)
+    "wydani",
+    "rilasc",
+    "uitgave",
+    "lançament",
+    "lanzamient",
     "build",
     "patch",
     "upgrade",
@@ -115,13 +121,44 @@ const ADDRESS_STEMS: &[&str] = &[
     "conness",
     "logowan",
 ];
+/// Machines, named before their address in a ticket (`Workstation LT-04
+/// at 10.1.2.3`): address words before the quad only. Between two dotted
+/// numbers a machine is what a version runs on (`BIOS 1.2.0.4: the
+/// laptop ... since 1.1.9.2`).
+const MACHINE_STEMS: &[&str] = &[
+    "workstation",
+    "laptop",
+    "desktop",
+    "rechner",
+    "arbeitsplatz",
+    "ordinateur",
+    "poste de travail",
+    "ordenador",
+    "portátil",
+    "computer",
+    "computador",
+    "komputer",
+    "stacja robocza",
+    "werkplek",
+    "postazione",
+];
 
 /// Whether a dotted quad at `start` is a version: a version or update
 /// word before it with no address word nearer, or another dotted number
 /// of its line that is a version, with no address word between them
 /// (`Firmware 10.2.0.1 fixes ... 10.1.4.7. Units on 9.8.3.12`).
 pub(super) fn version_before(b: &[u8], start: usize) -> bool {
-    named_version(b, start) || version_nearby(b, start)
+    object_identifier(&b[start..]) || named_version(b, start) || version_nearby(b, start)
+}
+
+/// The arcs of the object identifiers that certificates and directories
+/// write (X.500 attribute types `2.5.4.n`, X.509 extensions `2.5.29.n`,
+/// `1.3.6.1...` of the Internet, `1.2.840...` of RSA and ANSI): a quad
+/// starting so is an identifier, not an address (`2.5.29.17`,
+/// SubjectAltName).
+fn object_identifier(quad: &[u8]) -> bool {
+    const ARCS: &[&[u8]] = &[b"2.5.4.", b"2.5.29.", b"1.3.6.1", b"1.2.840."];
+    ARCS.iter().any(|arc| quad.starts_with(arc))
 }
 
 /// German and Dutch compounds whose last part names software or its
@@ -132,7 +169,13 @@ const VERSION_ENDS: &[&[u8]] = &[b"software", b"firmware", b"version", b"versie"
 /// A version or update word in the 64 bytes of the line before `start`,
 /// with no address word nearer.
 fn named_version(b: &[u8], start: usize) -> bool {
-    let window = line_before(b, start, 64);
+    let mut window = line_before(b, start, 64);
+    // A version word of an earlier sentence names nothing here (`since
+    // the patch. Workstation at 10.1.2.3`).
+    if let Some(sentence) = sentence_start(b, start) {
+        let cut = window.len().saturating_sub(start - sentence);
+        window.drain(..cut);
+    }
     let word = window
         .iter()
         .rposition(u8::is_ascii_alphabetic)
@@ -149,7 +192,7 @@ fn named_version(b: &[u8], start: usize) -> bool {
     }
     let last = |stems: &[&str]| starts(&window, stems);
     let version = last(VERSION_STEMS).max(last_word(&window, VERSION_WORDS, true));
-    match (version, last(ADDRESS_STEMS)) {
+    match (version, last(ADDRESS_STEMS).max(last(MACHINE_STEMS))) {
         (Some(version), Some(address)) => version > address,
         (Some(_), None) => true,
         (None, _) => false,
@@ -170,6 +213,16 @@ impl Dotted {
     /// `5.7.1` is an SMTP status next to the client's address.
     fn is_version_shaped(&self) -> bool {
         let octet = |&(v, len): &(u32, usize)| v <= 255 && len <= 3;
+        let arc = |v: &[u32]| {
+            self.groups
+                .iter()
+                .map(|g| g.0)
+                .take(v.len())
+                .eq(v.iter().copied())
+        };
+        if arc(&[2, 5, 4]) || arc(&[2, 5, 29]) || arc(&[1, 3, 6, 1]) || arc(&[1, 2, 840]) {
+            return true;
+        }
         match self.groups.len() {
             3 => false,
             4 => !self.groups.iter().all(octet),
@@ -246,7 +299,8 @@ fn version_nearby(b: &[u8], start: usize) -> bool {
     // 10.0.0.53 runs firmware 2.1.0.4` keeps the server's address.
     // An address word before the quad leaves only the words before it to
     // decide.
-    if starts(&line_before(b, start, 64), ADDRESS_STEMS).is_some() {
+    let window = line_before(b, start, 64);
+    if starts(&window, ADDRESS_STEMS).is_some() || starts(&window, MACHINE_STEMS).is_some() {
         return false;
     }
     let mut edge = numbers[here].end;
