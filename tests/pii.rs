@@ -417,7 +417,10 @@ fn the_labelled_set_meets_precision_and_recall() {
 /// and an Italian mobile in dots missed; file names with a date or a
 /// scale after `@`, X.509 object identifiers, a Polish release number
 /// and an airline ticket number read as addresses, e-mails and a
-/// phone), found whole after its classes.
+/// phone), found whole after its classes. Set 10 at 99.48 % and 98.97 %
+/// on its first measure, after set 9's classes (384 found, 2 false, 4
+/// missed), so at the goals as it came: held here with no class of its
+/// own (it measured 98.97 % and 98.97 % before set 9's classes).
 /// Set 2's author left private and documentation addresses (10.x,
 /// 192.168.x, 2001:db8::) unlabelled where set 1's labelled them: its
 /// nine such addresses count as false positives here, so its precision
@@ -434,6 +437,7 @@ fn the_independent_sets_meet_precision_and_recall() {
         ("independent-7.jsonl", 0.99),
         ("independent-8.jsonl", 0.99),
         ("independent-9.jsonl", 0.99),
+        ("independent-10.jsonl", 0.99),
     ] {
         let (rows, precision, recall, misses) = measure(file);
         assert!(rows >= 500, "{file}");
