@@ -32,11 +32,11 @@ fn main() -> ExitCode {
 
 /// The async runtime. Its worker threads: `TOKIO_WORKER_THREADS` when set
 /// (tokio's own variable), else one fewer than the cores, at least one. The
-/// server has two busy threads of its own beside the workers, the store's
+/// server has busy threads of its own beside the workers: the store's
 /// writer and the charge journal, which do about a third of a request's
-/// work; with a worker per core the four contend for the cores and every
-/// hand-off between them is a wake-up across cores (docs/benchmarks.md,
-/// "One worker fewer than the cores").
+/// work, and the webhook deliveries; with a worker per core they all
+/// contend for the cores and every hand-off between them is a wake-up
+/// across cores (docs/benchmarks.md, "One worker fewer than the cores").
 fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
     let mut builder = tokio::runtime::Builder::new_multi_thread();
     builder.enable_all();
