@@ -61,6 +61,26 @@ fn agent() -> Value {
     ])
 }
 
+/// The coding agent's request at the length of today's agents' system
+/// prompts: its prompt twelve times over (about 3,000 words, 19 KB), as
+/// every turn of an agent's session sends it again.
+fn long_agent() -> Value {
+    let mut messages = agent();
+    let prompt = messages[0]["content"].as_str().unwrap().to_owned();
+    messages[0]["content"] = json!(vec![prompt.as_str(); 12].join("\n\n"));
+    messages
+}
+
+/// A deployer's long system prompt that is no tool's own (a support
+/// assistant's instructions and policies, about 3,000 words): read by the
+/// rules and the learned layers alike.
+fn long_deployer() -> Value {
+    let mut messages = typical();
+    let policy = "Greet the customer by name when it is known. Look up the order in the order tool before answering any question about delivery, and quote the carrier's tracking link rather than guessing a date. Refunds up to fifty euros may be promised when the parcel is more than ten days late; anything above that goes to a human agent with a short summary of the case. Never ask for a full card number or a password. When the customer is upset, acknowledge it in one sentence and move on to the fix. Offer the knowledge-base article that matches the question, and keep answers under 120 words unless the customer asks for detail. Product questions about sizes, materials and care are answered from the catalogue tool; if the catalogue has no answer, say so and offer to pass the question on. Opening hours of the shops are Monday to Saturday, nine to seven.";
+    messages[0]["content"] = json!(vec![policy; 20].join("\n\n"));
+    messages
+}
+
 fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
     let runs = if quick { 20_000 } else { 200_000 };
@@ -99,6 +119,15 @@ fn main() {
         black_box(classifier.classify(None, None, black_box(&agent)));
     });
 
+    let long_agent = long_agent();
+    let long_tool = measure(runs / 10, || {
+        black_box(classifier.classify(None, None, black_box(&long_agent)));
+    });
+    let long_deployer = long_deployer();
+    let long_own = measure(runs / 10, || {
+        black_box(classifier.classify(None, None, black_box(&long_deployer)));
+    });
+
     let us = |ns: u64| ns as f64 / 1000.0;
     println!("Tollgate risk classification (rules and the learned layers, {runs} runs each)");
     println!("  packs compiled in {load_ms:.1} ms; typical request: {words} words in 4 messages");
@@ -121,6 +150,8 @@ fn main() {
     row("classify, typical + purpose", with_purpose);
     row("classify, high-risk request", hit);
     row("classify, coding-agent prompt", tool);
+    row("classify, agent prompt 3,000 words", long_tool);
+    row("classify, deployer prompt 3,000 w.", long_own);
     println!(
         "  aim: well under 50 us -> {}",
         if us(plain.0.max(hit.0).max(tool.0)) < 50.0 {
@@ -139,6 +170,8 @@ fn main() {
         "typical_with_purpose": { "p50_ns": with_purpose.0, "p99_ns": with_purpose.1 },
         "high_risk": { "p50_ns": hit.0, "p99_ns": hit.1 },
         "coding_agent": { "p50_ns": tool.0, "p99_ns": tool.1 },
+        "coding_agent_3000_words": { "p50_ns": long_tool.0, "p99_ns": long_tool.1 },
+        "deployer_prompt_3000_words": { "p50_ns": long_own.0, "p99_ns": long_own.1 },
     });
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench");
     let _ = std::fs::create_dir_all(&dir);

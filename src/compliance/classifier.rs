@@ -28,6 +28,7 @@ mod lexical;
 mod matching;
 mod ngram;
 mod pack;
+mod recent;
 mod scanner;
 mod spans;
 #[cfg(test)]
@@ -317,6 +318,8 @@ pub struct Classifier {
     lexical: lexical::Lexical,
     /// The character n-gram models ([`ngram`]): built in, not overridable.
     ngram: ngram::Ngram,
+    /// Long instructions scanned lately ([`recent`]).
+    recent: recent::Recent,
 }
 
 impl fmt::Debug for Classifier {
@@ -343,6 +346,7 @@ impl Classifier {
             compiled: pack::load(dir)?,
             lexical: lexical::Lexical::built_in(),
             ngram: ngram::Ngram::built_in(),
+            recent: recent::Recent::default(),
         })
     }
 

@@ -238,40 +238,56 @@ impl Lexical {
             if skip {
                 continue;
             }
-            let instructions = *source == Source::Instructions;
-            let mut previous: Option<(&str, u64)> = None;
-            for word in text.text.split(' ') {
-                if word.chars().nth(2).is_none() || !word.chars().any(char::is_alphabetic) {
-                    continue;
-                }
-                let stem = match word.char_indices().nth(self.stem) {
-                    Some((end, _)) => &word[..end],
-                    None => word,
-                };
-                let stem = (stem, stem_hash(stem));
-                let mut push = |second: Option<(&str, u64)>, first: (&str, u64)| {
-                    let key = Key {
-                        instructions,
-                        first,
-                        second,
-                    };
-                    if let Some(feature) = self.index.get(&self.names, key) {
-                        found.push(Found {
-                            feature,
-                            source: *source,
-                        });
-                    }
-                };
-                push(None, stem);
-                if let Some(previous) = previous {
-                    push(Some(stem), previous);
-                }
-                previous = Some(stem);
-            }
+            // Each text's features are found once (and kept with a repeated
+            // text), each once and sorted: the texts' lists, in order, then
+            // sorted stably keep each feature where it was first found.
+            let features = text
+                .derived
+                .lexical
+                .get_or_init(|| self.text_features(text, *source == Source::Instructions));
+            found.extend(features.iter().map(|&feature| Found {
+                feature,
+                source: *source,
+            }));
         }
-        // Each feature once, where it was first found (a stable sort).
+        // Each feature once, where it was first found (a stable sort: the
+        // lists are sorted runs already).
         found.sort_by_key(|f| f.feature);
         found.dedup_by_key(|f| f.feature);
+        found
+    }
+
+    /// One text's features, each once, sorted.
+    fn text_features(&self, text: &Normalised, instructions: bool) -> Vec<u32> {
+        let mut found: Vec<u32> = Vec::new();
+        let mut previous: Option<(&str, u64)> = None;
+        for word in text.text.split(' ') {
+            if word.chars().nth(2).is_none() || !word.chars().any(char::is_alphabetic) {
+                continue;
+            }
+            let stem = match word.char_indices().nth(self.stem) {
+                Some((end, _)) => &word[..end],
+                None => word,
+            };
+            let stem = (stem, stem_hash(stem));
+            let mut push = |second: Option<(&str, u64)>, first: (&str, u64)| {
+                let key = Key {
+                    instructions,
+                    first,
+                    second,
+                };
+                if let Some(feature) = self.index.get(&self.names, key) {
+                    found.push(feature);
+                }
+            };
+            push(None, stem);
+            if let Some(previous) = previous {
+                push(Some(stem), previous);
+            }
+            previous = Some(stem);
+        }
+        found.sort_unstable();
+        found.dedup();
         found
     }
 

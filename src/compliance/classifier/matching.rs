@@ -6,10 +6,10 @@
 
 use serde_json::Value;
 
-use super::pack::{Edge, Role};
+use super::pack::Role;
 use super::spans::{
-    Found, Pair, adjacent, describe, distinct_tokens, dominant_language, inside_other_anchor,
-    is_negated, near, overlaps, spans,
+    Found, Pair, adjacent, describe, distinct_tokens, inside_other_anchor, is_negated, near,
+    overlaps, spans,
 };
 use super::text::{self, Normalised};
 use super::{Classification, Classifier, Grey, Hit, Level, SHORT_TEXT_WORDS, SetAside, Source};
@@ -237,18 +237,27 @@ impl Classifier {
             text::user_text(messages),
         ];
         let sources = [Source::Purpose, Source::Instructions, Source::Content];
-        let mut texts = std::array::from_fn(|i| (sources[i], text::normalise(&raw[i])));
+        let read = |raw: &str| self.read_text(raw, disabled);
+        let scans = std::array::from_fn::<_, 3, _>(|i| match sources[i] {
+            // What a client sends again with every turn; cross-validation
+            // (terms disabled) reads afresh.
+            Source::Instructions if disabled.is_none() => self.recent.scan(&raw[i], read),
+            _ => read(&raw[i]),
+        });
         let mut stopwords = vec![0; self.compiled.languages.len()];
-        let mut found = texts.each_mut().map(|(_, text)| {
-            let mut own = vec![0; stopwords.len()];
-            let found = exceptions::without_machines(self.scan(text, disabled, &mut own));
-            text.language = dominant_language(&own);
+        for scan in &scans {
             stopwords
                 .iter_mut()
-                .zip(&own)
+                .zip(&scan.stopwords)
                 .for_each(|(all, n)| *all += n);
-            found
-        });
+        }
+        let [a, b, c] = scans;
+        let texts = [
+            (sources[0], a.text),
+            (sources[1], b.text),
+            (sources[2], c.text),
+        ];
+        let mut found = [a.found, b.found, c.found];
         let normalised = texts.each_ref().map(|(_, t)| t);
         let pasted =
             documents::set_aside(raw.each_ref().map(String::as_str), normalised, &mut found);
@@ -432,48 +441,6 @@ impl Classifier {
             set_aside,
             judge: None,
         }
-    }
-
-    /// Every term found in `text`, with its token; stop words are only
-    /// counted, per language, into `stopwords`.
-    fn scan(
-        &self,
-        text: &Normalised,
-        disabled: Option<&[bool]>,
-        stopwords: &mut [usize],
-    ) -> Vec<Found> {
-        let mut found = Vec::new();
-        let mut occurrences = Vec::with_capacity(text.starts.len());
-        self.compiled
-            .scanner
-            .scan(&text.text, &text.starts, &mut occurrences);
-        for (end, start, pattern) in occurrences {
-            let (start, end, pattern) = (start as usize, end as usize, pattern as usize);
-            if disabled.is_some_and(|d| d[pattern]) {
-                continue;
-            }
-            let (edge, roles) = &self.compiled.patterns[pattern];
-            let fits = match edge {
-                Edge::Infix | Edge::Prefix => true,
-                Edge::Word => text.is_token_end(end),
-            };
-            if fits {
-                let token = text.token_at(start) as u32;
-                let last = text.token_at(end - 1) as u32;
-                for &role in roles {
-                    match role {
-                        Role::Stopword(lang) => stopwords[lang as usize] += 1,
-                        role => found.push(Found {
-                            role,
-                            pattern: pattern as u32,
-                            token,
-                            last,
-                        }),
-                    }
-                }
-            }
-        }
-        found
     }
 
     /// Whether `rule` matches a text, given the terms found in it, with the

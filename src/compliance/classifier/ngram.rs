@@ -98,17 +98,21 @@ impl Counts {
     }
 
     fn add(&mut self, row: u32) {
+        self.add_n(row, 1);
+    }
+
+    fn add_n(&mut self, row: u32, n: u32) {
         let mask = self.slots.len() - 1;
         let mut slot = (row as usize).wrapping_mul(0x9E37_79B9) & mask;
         loop {
             match self.slots[slot] {
                 0 => {
-                    self.order.push((row, 1));
+                    self.order.push((row, n));
                     self.slots[slot] = self.order.len() as u32;
                     return;
                 }
                 i if self.order[i as usize - 1].0 == row => {
-                    self.order[i as usize - 1].1 += 1;
+                    self.order[i as usize - 1].1 += n;
                     return;
                 }
                 _ => slot = (slot + 1) & mask,
@@ -179,53 +183,67 @@ impl Ngram {
         (hash % self.rows.len() as u64) as u32
     }
 
+    /// One text's rows with their counts, in the order first met.
+    fn text_rows(&self, normalised: &Normalised) -> Vec<(u32, u32)> {
+        let text = normalised.text.trim_matches(' ');
+        if text.is_empty() {
+            return Vec::new();
+        }
+        // At most three runs a character and two features a word.
+        let mut counts = Counts::with_room(3 * (text.len() + 2) + 2 * normalised.starts.len());
+        let mut padded = String::with_capacity(text.len() + 2);
+        padded.push(' ');
+        padded.push_str(text);
+        padded.push(' ');
+        let mut bounds: Vec<usize> = padded.char_indices().map(|(i, _)| i).collect();
+        bounds.push(padded.len());
+        let chars = bounds.len() - 1;
+        // Each start's runs of 3, 4 and 5 characters share their hash's
+        // first bytes: one FNV pass per start.
+        for start in 0..chars {
+            let mut h = fnv(b'c', &[]);
+            for (k, end) in (start + 1..=chars.min(start + RUNS[2])).enumerate() {
+                for &byte in &padded.as_bytes()[bounds[end - 1]..bounds[end]] {
+                    h = (h ^ u64::from(byte)).wrapping_mul(FNV_PRIME);
+                }
+                if k + 1 >= RUNS[0] {
+                    counts.add(self.row(h));
+                }
+            }
+        }
+        let mut previous: Option<&str> = None;
+        for word in text.split(' ').filter(|w| !w.is_empty()) {
+            counts.add(self.row(fnv(b'w', &[word])));
+            if let Some(previous) = previous {
+                counts.add(self.row(fnv(b'b', &[previous, " ", word])));
+            }
+            previous = Some(word);
+        }
+        counts.order
+    }
+
     /// A request's vector: each row once, in the order first met, with its
     /// scaled value. The script sums in its own order; the sums differ in
     /// the last bits at most (the parity test holds them to 1e-5).
     fn vector(&self, texts: &[(Source, Normalised); 3], skip: [bool; 3]) -> Vec<(u32, f64)> {
-        // At most three runs a character and two features a word.
-        let most: usize = texts
+        // Each text's rows are counted once per text (and kept with a
+        // repeated text), then summed in the texts' order: the same rows in
+        // the same first-met order as one pass over the three.
+        let read: Vec<&[(u32, u32)]> = texts
             .iter()
             .zip(skip)
             .filter(|(_, skip)| !skip)
-            .map(|((_, t), _)| 3 * (t.text.len() + 2) + 2 * t.starts.len())
-            .sum();
-        let mut counts = Counts::with_room(most);
-        let mut padded = String::new();
-        let mut bounds: Vec<usize> = Vec::new();
-        for ((_, text), skip) in texts.iter().zip(skip) {
-            let text = text.text.trim_matches(' ');
-            if skip || text.is_empty() {
-                continue;
-            }
-            padded.clear();
-            padded.push(' ');
-            padded.push_str(text);
-            padded.push(' ');
-            bounds.clear();
-            bounds.extend(padded.char_indices().map(|(i, _)| i));
-            bounds.push(padded.len());
-            let chars = bounds.len() - 1;
-            // Each start's runs of 3, 4 and 5 characters share their
-            // hash's first bytes: one FNV pass per start.
-            for start in 0..chars {
-                let mut h = fnv(b'c', &[]);
-                for (k, end) in (start + 1..=chars.min(start + RUNS[2])).enumerate() {
-                    for &byte in &padded.as_bytes()[bounds[end - 1]..bounds[end]] {
-                        h = (h ^ u64::from(byte)).wrapping_mul(FNV_PRIME);
-                    }
-                    if k + 1 >= RUNS[0] {
-                        counts.add(self.row(h));
-                    }
-                }
-            }
-            let mut previous: Option<&str> = None;
-            for word in text.split(' ').filter(|w| !w.is_empty()) {
-                counts.add(self.row(fnv(b'w', &[word])));
-                if let Some(previous) = previous {
-                    counts.add(self.row(fnv(b'b', &[previous, " ", word])));
-                }
-                previous = Some(word);
+            .map(|((_, text), _)| {
+                text.derived
+                    .ngram
+                    .get_or_init(|| self.text_rows(text))
+                    .as_slice()
+            })
+            .collect();
+        let mut counts = Counts::with_room(read.iter().map(|rows| rows.len()).sum());
+        for rows in read {
+            for &(row, n) in rows {
+                counts.add_n(row, n);
             }
         }
         let total: u32 = counts.order.iter().map(|c| c.1).sum();

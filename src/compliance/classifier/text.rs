@@ -7,13 +7,27 @@
 //! Each token also carries the number of its sentence, because an anchor
 //! and an act count together only within one sentence or a few tokens.
 
+use std::sync::{Arc, OnceLock};
+
 use serde_json::Value;
 
 /// How many of the latest user turns are read besides the system messages.
 pub(super) const RECENT_USER_TURNS: usize = 4;
 
-/// Normalised text with its token and sentence boundaries.
+/// What the learned layers derive from one text alone, computed once and
+/// shared by the copies of a text kept for its next request
+/// ([`recent`](super::recent)).
 #[derive(Debug, Default)]
+pub(super) struct Derived {
+    /// The n-gram model's rows met in the text, with their counts, in the
+    /// order first met.
+    pub ngram: OnceLock<Vec<(u32, u32)>>,
+    /// The lexical model's features in the text, each once, sorted.
+    pub lexical: OnceLock<Vec<u32>>,
+}
+
+/// Normalised text with its token and sentence boundaries.
+#[derive(Debug, Default, Clone)]
 pub(super) struct Normalised {
     /// Tokens joined by single spaces.
     pub text: String,
@@ -26,6 +40,8 @@ pub(super) struct Normalised {
     /// The pack language whose stop words the text has most of, set by the
     /// scan; None when unclear.
     pub language: Option<u8>,
+    /// What the learned layers read in it.
+    pub derived: Arc<Derived>,
 }
 
 impl Normalised {
@@ -63,6 +79,7 @@ pub(super) fn normalise(text: &str) -> Normalised {
         sentences: Vec::with_capacity(text.len() / 5),
         words: 0,
         language: None,
+        derived: Arc::default(),
     };
     let mut sentence = 0u32;
     let mut in_token = false;

@@ -1,0 +1,290 @@
+//! The long instructions scanned lately, kept for the next request that
+//! sends them again.
+//!
+//! An agent or a deployed assistant sends the same system prompt with every
+//! turn: a coding agent's is thousands of words, and reading 3,000 words
+//! took 200 to 680 µs of a classification whose user turn takes about 10
+//! (`cargo bench --bench classifier`, docs/compliance.md). What the scan
+//! finds in a text, and what the learned layers derive from it
+//! ([`Derived`](super::text::Derived), filled when first read), depend on
+//! that text alone, so they are kept here, keyed by the text itself
+//! (compared whole on every hit, never trusted to a hash), and a request
+//! that repeats the text takes a copy. Only long texts are kept (a short
+//! one is read faster than it is copied), a few of them, within a bound on
+//! the bytes held.
+
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::sync::Mutex;
+
+use super::pack::{Edge, Role};
+use super::spans::{Found, dominant_language};
+use super::text::{self, Normalised};
+use super::{Classifier, exceptions};
+
+/// Shorter texts are scanned every time.
+pub(super) const SHORTEST: usize = 2 * 1024;
+/// Longer texts are scanned every time too: a prompt this size is rare, and
+/// one would crowd out the rest.
+const LONGEST: usize = 128 * 1024;
+/// At most this many texts.
+const ENTRIES: usize = 32;
+/// At most about this many bytes held (texts, token tables, the layers'
+/// features), counted when a text is added.
+const BYTES: usize = 16 << 20;
+
+/// What the scan of one text found: the normalised text (its language
+/// set), the terms, and the stop words counted per language.
+#[derive(Clone)]
+pub(super) struct Scan {
+    pub text: Normalised,
+    pub found: Vec<Found>,
+    pub stopwords: Vec<usize>,
+}
+
+struct Entry {
+    raw: String,
+    sample: u64,
+    scan: Scan,
+    used: u64,
+}
+
+impl Entry {
+    /// What it holds, the layers' features included once read.
+    fn bytes(&self) -> usize {
+        let text = &self.scan.text;
+        let derived = &text.derived;
+        self.raw.len()
+            + text.text.len()
+            + 4 * (text.starts.len() + text.sentences.len())
+            + std::mem::size_of::<Found>() * self.scan.found.len()
+            + derived.ngram.get().map_or(0, |rows| 8 * rows.len())
+            + derived
+                .lexical
+                .get()
+                .map_or(0, |features| 4 * features.len())
+    }
+}
+
+#[derive(Default)]
+struct Kept {
+    entries: Vec<Entry>,
+    clock: u64,
+}
+
+/// The long texts scanned lately.
+#[derive(Default)]
+pub(super) struct Recent(Mutex<Kept>);
+
+/// A cheap fingerprint of a long text (its length, start and end): it
+/// only picks the candidates, which are then compared whole.
+fn sample(raw: &str) -> u64 {
+    let bytes = raw.as_bytes();
+    let mut h = DefaultHasher::new();
+    bytes.len().hash(&mut h);
+    bytes[..bytes.len().min(128)].hash(&mut h);
+    bytes[bytes.len().saturating_sub(128)..].hash(&mut h);
+    h.finish()
+}
+
+impl Recent {
+    /// Whether a text of this length is kept.
+    pub(super) fn keeps(raw: &str) -> bool {
+        (SHORTEST..=LONGEST).contains(&raw.len())
+    }
+
+    /// The scan of `raw` if it was kept, else `scan(raw)`, kept.
+    pub(super) fn scan(&self, raw: &str, scan: impl FnOnce(&str) -> Scan) -> Scan {
+        if !Recent::keeps(raw) {
+            return scan(raw);
+        }
+        let fingerprint = sample(raw);
+        {
+            let mut kept = self.0.lock().unwrap_or_else(|e| e.into_inner());
+            kept.clock += 1;
+            let now = kept.clock;
+            if let Some(entry) = kept
+                .entries
+                .iter_mut()
+                .find(|e| e.sample == fingerprint && e.raw == raw)
+            {
+                entry.used = now;
+                return entry.scan.clone();
+            }
+        }
+        // Scanned outside the lock: another request's hit waits for no scan.
+        let fresh = scan(raw);
+        let mut kept = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let entry = Entry {
+            raw: raw.to_owned(),
+            sample: fingerprint,
+            scan: fresh.clone(),
+            used: kept.clock,
+        };
+        if !kept
+            .entries
+            .iter()
+            .any(|e| e.sample == fingerprint && e.raw == raw)
+        {
+            let mut held: usize =
+                kept.entries.iter().map(Entry::bytes).sum::<usize>() + entry.bytes();
+            while !kept.entries.is_empty() && (kept.entries.len() >= ENTRIES || held > BYTES) {
+                let oldest = (0..kept.entries.len())
+                    .min_by_key(|&i| kept.entries[i].used)
+                    .expect("an entry");
+                held -= kept.entries.swap_remove(oldest).bytes();
+            }
+            kept.entries.push(entry);
+        }
+        fresh
+    }
+
+    /// How many texts are kept.
+    #[cfg(test)]
+    pub(super) fn len(&self) -> usize {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entries
+            .len()
+    }
+}
+
+impl Classifier {
+    /// Reads one text: normalised, scanned, its language told by its stop
+    /// words; terms whose `disabled` entry is true left out.
+    pub(super) fn read_text(&self, raw: &str, disabled: Option<&[bool]>) -> Scan {
+        let mut text = text::normalise(raw);
+        let mut stopwords = vec![0; self.compiled.languages.len()];
+        let found = exceptions::without_machines(self.scan(&text, disabled, &mut stopwords));
+        text.language = dominant_language(&stopwords);
+        Scan {
+            text,
+            found,
+            stopwords,
+        }
+    }
+
+    /// Every term found in `text`, with its token; stop words are only
+    /// counted, per language, into `stopwords`.
+    fn scan(
+        &self,
+        text: &Normalised,
+        disabled: Option<&[bool]>,
+        stopwords: &mut [usize],
+    ) -> Vec<Found> {
+        let mut found = Vec::new();
+        let mut occurrences = Vec::with_capacity(text.starts.len());
+        self.compiled
+            .scanner
+            .scan(&text.text, &text.starts, &mut occurrences);
+        for (end, start, pattern) in occurrences {
+            let (start, end, pattern) = (start as usize, end as usize, pattern as usize);
+            if disabled.is_some_and(|d| d[pattern]) {
+                continue;
+            }
+            let (edge, roles) = &self.compiled.patterns[pattern];
+            let fits = match edge {
+                Edge::Infix | Edge::Prefix => true,
+                Edge::Word => text.is_token_end(end),
+            };
+            if fits {
+                let token = text.token_at(start) as u32;
+                let last = text.token_at(end - 1) as u32;
+                for &role in roles {
+                    match role {
+                        Role::Stopword(lang) => stopwords[lang as usize] += 1,
+                        role => found.push(Found {
+                            role,
+                            pattern: pattern as u32,
+                            token,
+                            last,
+                        }),
+                    }
+                }
+            }
+        }
+        found
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Classifier, Level};
+    use serde_json::{Value, json};
+
+    /// A deployer's long prompt (over the shortest kept) around `middle`.
+    fn long_prompt(middle: &str) -> String {
+        let policy = "Answer questions about orders, deliveries and returns politely and briefly, quote the tracking link from the order tool, and pass anything about refunds above fifty euros to a human colleague with a short summary.";
+        let half = vec![policy; 8].join(" ");
+        format!("{half} {middle} {half}")
+    }
+
+    fn request(system: &str, user: &str) -> Value {
+        json!([
+            { "role": "system", "content": system },
+            { "role": "user", "content": user },
+        ])
+    }
+
+    #[test]
+    fn a_repeated_long_prompt_is_read_once_and_classified_as_afresh() {
+        let kept = Classifier::built_in();
+        let system = long_prompt("Keep the tone warm.");
+        assert!(super::Recent::keeps(&system));
+        let users = [
+            "Where is my parcel? It was due on Monday.",
+            "Rank these three applicants for the warehouse job and reject the weakest one.",
+            "Can I return shoes I wore once?",
+        ];
+        for user in users {
+            let messages = request(&system, user);
+            let again = kept.classify(None, None, &messages);
+            let afresh = Classifier::built_in().classify(None, None, &messages);
+            assert_eq!(again, afresh, "{user}");
+        }
+        assert_eq!(kept.recent.len(), 1);
+        // The high-risk turn is still read under the kept prompt.
+        let hit = kept.classify(None, None, &request(&system, users[1]));
+        assert_eq!(hit.level, Level::High);
+    }
+
+    #[test]
+    fn a_prompt_of_the_same_length_start_and_end_is_no_hit() {
+        // Only the middle differs: the fingerprint is the same, the text
+        // is not, and the second prompt is read for itself.
+        let kept = Classifier::built_in();
+        let harmless = long_prompt("Keep the tone warm and friendly with every customer, always.");
+        let risky = long_prompt("Score each applicant's CV and reject the weakest candidates.");
+        assert_eq!(harmless.len(), risky.len());
+        assert_eq!(super::sample(&harmless), super::sample(&risky));
+        let user = "Here is the next one.";
+        let first = kept.classify(None, None, &request(&harmless, user));
+        let second = kept.classify(None, None, &request(&risky, user));
+        // Limited: a deployment before the public (Article 50(1)).
+        assert_eq!(first.level, Level::Limited);
+        assert_eq!(second.level, Level::High);
+        assert_eq!(
+            first,
+            Classifier::built_in().classify(None, None, &request(&harmless, user))
+        );
+        assert_eq!(
+            second,
+            Classifier::built_in().classify(None, None, &request(&risky, user))
+        );
+        assert_eq!(kept.recent.len(), 2);
+    }
+
+    #[test]
+    fn the_kept_texts_are_bounded() {
+        let kept = Classifier::built_in();
+        for i in 0..(super::ENTRIES + 8) {
+            let system = long_prompt(&format!("Ticket queue number {i}."));
+            kept.classify(None, None, &request(&system, "Next ticket, please."));
+        }
+        assert_eq!(kept.recent.len(), super::ENTRIES);
+        // A short prompt is read every time and never kept.
+        let short = Classifier::built_in();
+        short.classify(None, None, &request("You are a helpful assistant.", "Hi"));
+        assert_eq!(short.recent.len(), 0);
+    }
+}
