@@ -14,6 +14,7 @@ pub mod memory;
 pub mod money;
 pub mod names;
 pub mod net_guard;
+pub mod recent;
 pub mod redact;
 pub mod secret;
 pub mod tasks;

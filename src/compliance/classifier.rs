@@ -346,7 +346,7 @@ impl Classifier {
             compiled: pack::load(dir)?,
             lexical: lexical::Lexical::built_in(),
             ngram: ngram::Ngram::built_in(),
-            recent: recent::Recent::default(),
+            recent: recent::kept(),
         })
     }
 

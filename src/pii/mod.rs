@@ -31,6 +31,8 @@ use regex_automata::meta::Regex;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::base::recent::{Recent, Weigh};
+
 pub use detect::Kind;
 pub use stream::{StreamRestorer, restore_stream};
 
@@ -137,6 +139,24 @@ impl Pattern {
     }
 }
 
+/// The built-in spans of the long texts read lately: a system prompt sent
+/// again with every turn of an agent's session is scanned once
+/// ([`crate::base::recent`]). 64 texts, about 8 MiB.
+static RECENT: LazyLock<Recent<Arc<Vec<detect::Span>>>> =
+    LazyLock::new(|| Recent::new(64, 8 << 20));
+
+impl Weigh for Arc<Vec<detect::Span>> {
+    fn bytes(&self) -> usize {
+        std::mem::size_of::<detect::Span>() * self.len()
+    }
+}
+
+/// The built-in spans of `text` ([`detect::scan`]), read once for a long
+/// text sent again.
+fn builtin_spans(text: &str) -> Arc<Vec<detect::Span>> {
+    RECENT.get(text, |text| Arc::new(detect::scan(text)))
+}
+
 /// The detectors of one tenant: the built-in ones and its patterns.
 #[derive(Debug, Default)]
 pub struct Redactor {
@@ -174,8 +194,8 @@ impl Redactor {
     /// The spans to redact in `text`: (start, end, label), in order, not
     /// overlapping (a built-in span wins over a tenant's).
     pub fn find<'a>(&'a self, text: &str) -> Vec<(usize, usize, &'a str)> {
-        let mut spans: Vec<(usize, usize, &str)> = detect::scan(text)
-            .into_iter()
+        let mut spans: Vec<(usize, usize, &str)> = builtin_spans(text)
+            .iter()
             .map(|s| (s.start, s.end, s.kind.label()))
             .collect();
         if self.tenant.is_empty() {
@@ -387,6 +407,24 @@ pub fn restore<'t>(table: &HashMap<String, String>, text: &'t str) -> Cow<'t, st
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_text_sent_again_is_scanned_once_and_redacted_in_each_session() {
+        let policy = "Answer politely and pass refunds above fifty euros to a colleague. ".repeat(40);
+        let text = format!("{policy} Escalations go to desk.lead@example.org or +49 30 901820.");
+        assert!(Recent::<Arc<Vec<detect::Span>>>::keeps(&text));
+        let first = Session::new(Mode::Logs, &[]).redact(&text).into_owned();
+        // Kept: the second session's scan is the first one's.
+        let kept = RECENT.get(&text, |_| panic!("scanned again"));
+        assert_eq!(kept.len(), 2);
+        let mut second = Session::new(Mode::Logs, &[]);
+        second.redact("first: other@example.org");
+        let again = second.redact(&text).into_owned();
+        assert!(first.ends_with("go to [EMAIL_1] or [PHONE_1]."), "{first}");
+        // Numbered in the session that redacts, not the one that scanned.
+        assert!(again.ends_with("go to [EMAIL_2] or [PHONE_1]."), "{again}");
+        assert_eq!(second.counts()["EMAIL"], 2);
+    }
 
     #[test]
     fn the_same_value_gets_the_same_placeholder_and_types_count_separately() {

@@ -241,7 +241,7 @@ impl Classifier {
         let scans = std::array::from_fn::<_, 3, _>(|i| match sources[i] {
             // What a client sends again with every turn; cross-validation
             // (terms disabled) reads afresh.
-            Source::Instructions if disabled.is_none() => self.recent.scan(&raw[i], read),
+            Source::Instructions if disabled.is_none() => self.recent.get(&raw[i], read),
             _ => read(&raw[i]),
         });
         let mut stopwords = vec![0; self.compiled.languages.len()];

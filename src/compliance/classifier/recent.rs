@@ -1,38 +1,37 @@
-//! The long instructions scanned lately, kept for the next request that
-//! sends them again.
+//! One text read: normalised, scanned and its language told; and the long
+//! instructions read lately, kept for the next request that sends them
+//! again ([`crate::base::recent`]).
 //!
 //! An agent or a deployed assistant sends the same system prompt with every
-//! turn: a coding agent's is thousands of words, and reading 3,000 words
-//! took 200 to 680 µs of a classification whose user turn takes about 10
-//! (`cargo bench --bench classifier`, docs/compliance.md). What the scan
-//! finds in a text, and what the learned layers derive from it
-//! ([`Derived`](super::text::Derived), filled when first read), depend on
-//! that text alone, so they are kept here, keyed by the text itself
-//! (compared whole on every hit, never trusted to a hash), and a request
-//! that repeats the text takes a copy. Only long texts are kept (a short
-//! one is read faster than it is copied), a few of them, within a bound on
-//! the bytes held.
+//! turn: reading a 3,000-word prompt took 200 to 680 µs of a classification
+//! whose user turn takes about 10 (`cargo bench --bench classifier`,
+//! docs/compliance.md). What the scan finds in a text, and what the learned
+//! layers derive from it ([`Derived`](super::text::Derived), filled when
+//! first read), depend on that text alone, so a repeated text's reading is
+//! copied from the last one.
 
-use std::hash::{DefaultHasher, Hash, Hasher};
-use std::sync::Mutex;
+use crate::base::recent::{self, Weigh};
 
 use super::pack::{Edge, Role};
 use super::spans::{Found, dominant_language};
 use super::text::{self, Normalised};
 use super::{Classifier, exceptions};
 
-/// Shorter texts are scanned every time.
-pub(super) const SHORTEST: usize = 2 * 1024;
-/// Longer texts are scanned every time too: a prompt this size is rare, and
-/// one would crowd out the rest.
-const LONGEST: usize = 128 * 1024;
-/// At most this many texts.
-const ENTRIES: usize = 32;
+/// At most this many texts kept.
+pub(super) const ENTRIES: usize = 32;
 /// At most about this many bytes held (texts, token tables, the layers'
-/// features), counted when a text is added.
+/// features).
 const BYTES: usize = 16 << 20;
 
-/// What the scan of one text found: the normalised text (its language
+/// The long instructions read lately.
+pub(super) type Recent = recent::Recent<Scan>;
+
+/// A classifier's kept readings.
+pub(super) fn kept() -> Recent {
+    Recent::new(ENTRIES, BYTES)
+}
+
+/// What the reading of one text found: the normalised text (its language
 /// set), the terms, and the stop words counted per language.
 #[derive(Clone)]
 pub(super) struct Scan {
@@ -41,111 +40,20 @@ pub(super) struct Scan {
     pub stopwords: Vec<usize>,
 }
 
-struct Entry {
-    raw: String,
-    sample: u64,
-    scan: Scan,
-    used: u64,
-}
-
-impl Entry {
-    /// What it holds, the layers' features included once read.
+impl Weigh for Scan {
+    /// The normalised text, its token tables, its terms, and the layers'
+    /// features once read.
     fn bytes(&self) -> usize {
-        let text = &self.scan.text;
+        let text = &self.text;
         let derived = &text.derived;
-        self.raw.len()
-            + text.text.len()
+        text.text.len()
             + 4 * (text.starts.len() + text.sentences.len())
-            + std::mem::size_of::<Found>() * self.scan.found.len()
+            + std::mem::size_of::<Found>() * self.found.len()
             + derived.ngram.get().map_or(0, |rows| 8 * rows.len())
             + derived
                 .lexical
                 .get()
                 .map_or(0, |features| 4 * features.len())
-    }
-}
-
-#[derive(Default)]
-struct Kept {
-    entries: Vec<Entry>,
-    clock: u64,
-}
-
-/// The long texts scanned lately.
-#[derive(Default)]
-pub(super) struct Recent(Mutex<Kept>);
-
-/// A cheap fingerprint of a long text (its length, start and end): it
-/// only picks the candidates, which are then compared whole.
-fn sample(raw: &str) -> u64 {
-    let bytes = raw.as_bytes();
-    let mut h = DefaultHasher::new();
-    bytes.len().hash(&mut h);
-    bytes[..bytes.len().min(128)].hash(&mut h);
-    bytes[bytes.len().saturating_sub(128)..].hash(&mut h);
-    h.finish()
-}
-
-impl Recent {
-    /// Whether a text of this length is kept.
-    pub(super) fn keeps(raw: &str) -> bool {
-        (SHORTEST..=LONGEST).contains(&raw.len())
-    }
-
-    /// The scan of `raw` if it was kept, else `scan(raw)`, kept.
-    pub(super) fn scan(&self, raw: &str, scan: impl FnOnce(&str) -> Scan) -> Scan {
-        if !Recent::keeps(raw) {
-            return scan(raw);
-        }
-        let fingerprint = sample(raw);
-        {
-            let mut kept = self.0.lock().unwrap_or_else(|e| e.into_inner());
-            kept.clock += 1;
-            let now = kept.clock;
-            if let Some(entry) = kept
-                .entries
-                .iter_mut()
-                .find(|e| e.sample == fingerprint && e.raw == raw)
-            {
-                entry.used = now;
-                return entry.scan.clone();
-            }
-        }
-        // Scanned outside the lock: another request's hit waits for no scan.
-        let fresh = scan(raw);
-        let mut kept = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        let entry = Entry {
-            raw: raw.to_owned(),
-            sample: fingerprint,
-            scan: fresh.clone(),
-            used: kept.clock,
-        };
-        if !kept
-            .entries
-            .iter()
-            .any(|e| e.sample == fingerprint && e.raw == raw)
-        {
-            let mut held: usize =
-                kept.entries.iter().map(Entry::bytes).sum::<usize>() + entry.bytes();
-            while !kept.entries.is_empty() && (kept.entries.len() >= ENTRIES || held > BYTES) {
-                let oldest = (0..kept.entries.len())
-                    .min_by_key(|&i| kept.entries[i].used)
-                    .expect("an entry");
-                held -= kept.entries.swap_remove(oldest).bytes();
-            }
-            kept.entries.push(entry);
-        }
-        fresh
-    }
-
-    /// How many texts are kept.
-    #[cfg(test)]
-    pub(super) fn len(&self) -> usize {
-        self.0
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .entries
-            .len()
     }
 }
 
@@ -256,7 +164,10 @@ mod tests {
         let harmless = long_prompt("Keep the tone warm and friendly with every customer, always.");
         let risky = long_prompt("Score each applicant's CV and reject the weakest candidates.");
         assert_eq!(harmless.len(), risky.len());
-        assert_eq!(super::sample(&harmless), super::sample(&risky));
+        assert_eq!(
+            crate::base::recent::fingerprint(&harmless),
+            crate::base::recent::fingerprint(&risky)
+        );
         let user = "Here is the next one.";
         let first = kept.classify(None, None, &request(&harmless, user));
         let second = kept.classify(None, None, &request(&risky, user));
