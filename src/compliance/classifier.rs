@@ -61,6 +61,8 @@ mod tests_round19;
 mod tests_round19b;
 #[cfg(test)]
 mod tests_round20;
+#[cfg(test)]
+mod tests_round21;
 mod text;
 
 use std::fmt;
