@@ -410,7 +410,8 @@ mod tests {
 
     #[test]
     fn a_long_text_sent_again_is_scanned_once_and_redacted_in_each_session() {
-        let policy = "Answer politely and pass refunds above fifty euros to a colleague. ".repeat(40);
+        let policy =
+            "Answer politely and pass refunds above fifty euros to a colleague. ".repeat(40);
         let text = format!("{policy} Escalations go to desk.lead@example.org or +49 30 901820.");
         assert!(Recent::<Arc<Vec<detect::Span>>>::keeps(&text));
         let first = Session::new(Mode::Logs, &[]).redact(&text).into_owned();
