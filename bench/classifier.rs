@@ -69,7 +69,7 @@ fn agent() -> Value {
 fn long_agent() -> Value {
     let mut messages = agent();
     let prompt = messages[0]["content"].as_str().unwrap().to_owned();
-    messages[0]["content"] = json!(vec![prompt.as_str(); 12].join("\n\n"));
+    messages[0]["content"] = json!([prompt.as_str(); 12].join("\n\n"));
     messages
 }
 
@@ -79,7 +79,7 @@ fn long_agent() -> Value {
 fn long_deployer() -> Value {
     let mut messages = typical();
     let policy = "Greet the customer by name when it is known. Look up the order in the order tool before answering any question about delivery, and quote the carrier's tracking link rather than guessing a date. Refunds up to fifty euros may be promised when the parcel is more than ten days late; anything above that goes to a human agent with a short summary of the case. Never ask for a full card number or a password. When the customer is upset, acknowledge it in one sentence and move on to the fix. Offer the knowledge-base article that matches the question, and keep answers under 120 words unless the customer asks for detail. Product questions about sizes, materials and care are answered from the catalogue tool; if the catalogue has no answer, say so and offer to pass the question on. Opening hours of the shops are Monday to Saturday, nine to seven.";
-    messages[0]["content"] = json!(vec![policy; 20].join("\n\n"));
+    messages[0]["content"] = json!([policy; 20].join("\n\n"));
     messages
 }
 

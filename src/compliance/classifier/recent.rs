@@ -123,7 +123,7 @@ mod tests {
     /// A deployer's long prompt (over the shortest kept) around `middle`.
     fn long_prompt(middle: &str) -> String {
         let policy = "Answer questions about orders, deliveries and returns politely and briefly, quote the tracking link from the order tool, and pass anything about refunds above fifty euros to a human colleague with a short summary.";
-        let half = vec![policy; 8].join(" ");
+        let half = [policy; 8].join(" ");
         format!("{half} {middle} {half}")
     }
 
