@@ -63,6 +63,8 @@ mod tests_round19b;
 mod tests_round20;
 #[cfg(test)]
 mod tests_round21;
+#[cfg(test)]
+mod tests_round22;
 mod text;
 
 use std::fmt;

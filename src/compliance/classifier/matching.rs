@@ -190,6 +190,20 @@ impl Classifier {
                 _ => self.match_rule(rule, &scanned, &mut tally),
             }
         }
+        // The disclosure meets its rules whether or not one of their terms
+        // is in the request: the learned layers, which read no disclosure,
+        // do not raise them either ("Du bist eine KI und sagst das zu
+        // Beginn", with no customer-service word left to make the rule a
+        // candidate; the purpose-term audit, 2026-11-28).
+        if let Some((source, why)) = &disclosed {
+            for rule in (0..rules.len()).filter(|&r| !candidate[r] && rules[r].met_by_disclosure) {
+                tally.set_aside.push(SetAside {
+                    rule: rules[rule].id.clone(),
+                    source: *source,
+                    why: why.clone(),
+                });
+            }
+        }
         // A deployment set before the public (twentieth round): Article
         // 50(1) without one of its words, unless the deployment discloses
         // that it is an AI and the rule is one a disclosure meets.
@@ -199,12 +213,7 @@ impl Classifier {
                 match &disclosed {
                     _ if tally.hits.iter().any(|h| h.0 == rule) => {}
                     // Set aside above already.
-                    Some(_) if met && candidate[rule] => {}
-                    Some((source, why)) if met => tally.set_aside.push(SetAside {
-                        rule: rules[rule].id.clone(),
-                        source: *source,
-                        why: why.clone(),
-                    }),
+                    Some(_) if met => {}
                     _ => tally.hits.push((rule, source, evidence.clone())),
                 }
             }
