@@ -70,7 +70,10 @@ pub async fn run(cli: Cli) -> Result<(), Failure> {
     match &cli.command {
         Command::Config(ConfigCommand::Check { file }) => check_config(file),
         Command::Risk(command) => risk::run(&load(None)?.risk_rules.classifier(), command),
-        Command::Serve(args) => serve(load(Some(args))?).await,
+        Command::Serve(args) => {
+            let start_up = crate::base::memory::StartUp::begin();
+            serve(load(Some(args))?, start_up).await
+        }
         Command::Init => init(&load(None)?).await,
         Command::Models(ModelsCommand::List { json }) => {
             let config = load(None)?;
@@ -231,7 +234,7 @@ fn init_logging(config: &Config) {
     };
 }
 
-async fn serve(config: Config) -> Result<(), Failure> {
+async fn serve(config: Config, start_up: crate::base::memory::StartUp) -> Result<(), Failure> {
     init_logging(&config);
     crate::auth::sessions::warm_up();
     let store = open_store(&config.data_dir, config.store_cache_mb)?;
@@ -272,7 +275,7 @@ async fn serve(config: Config) -> Result<(), Failure> {
         .local_addr()
         .map_err(|e| Failure::new(e.to_string()))?;
     let base_url = format!("http://{addr}");
-    crate::base::memory::release_freed();
+    start_up.done();
     if let Some(first) = first {
         print!("{}", first.announce(&base_url));
     }
