@@ -27,6 +27,14 @@ impl Classifier {
         if !meta.has_acts {
             return None;
         }
+        // No anchor of the rule in one text with an act of it in the other:
+        // nothing can pair, whatever the framings. Most candidate rules of a
+        // long prompt stop here, before its framings are read for each.
+        let holds = |found: &[Found], role: Role| found.iter().any(|f| f.role == role);
+        let (anchor, act) = (Role::Anchor(r), Role::Act(r));
+        if !(holds(a.1, anchor) && holds(b.1, act) || holds(b.1, anchor) && holds(a.1, act)) {
+            return None;
+        }
         // What each text offers: its unframed anchors and unnegated,
         // unframed acts; None when the text is fiction.
         let offer = |(text, found, source): (&Normalised, &[Found], Source)| {

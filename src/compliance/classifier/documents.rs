@@ -364,8 +364,10 @@ fn label(line: &str, words: &[&str]) -> Option<usize> {
 
 /// The token ranges (first, last) of the documents pasted into `raw`
 /// (normalised as `text`), none when fewer than [`MIN_OUTSIDE_WORDS`]
-/// tokens are outside them.
-fn locate(raw: &str, text: &Normalised) -> Vec<(u32, u32)> {
+/// tokens are outside them. Read with the text's terms
+/// ([`Classifier::read_text`](super::Classifier::read_text)), so a long
+/// prompt sent again is not searched again.
+pub(super) fn locate(raw: &str, text: &Normalised) -> Vec<(u32, u32)> {
     let ranges = blocks(raw);
     if ranges.is_empty() {
         return Vec::new();
@@ -385,21 +387,18 @@ fn locate(raw: &str, text: &Normalised) -> Vec<(u32, u32)> {
 }
 
 /// Sets aside the terms found inside the documents pasted into the
-/// instructions and the user's turns (`raw`, normalised as `texts`, the
-/// declared use first and never read for blocks): the terms of a rule
+/// instructions and the user's turns (`blocks`, as [`locate`] found them
+/// in `texts`; the declared use first, never read for blocks, so with
+/// none): the terms of a rule
 /// whose act or purpose term is found outside every block, in any text,
 /// stay; the others go, with the whole-text framings of the blocks
 /// (fiction, research, the Act, a decision taken, one's own work), which
 /// judge the request, not the document.
 pub(super) fn set_aside(
-    raw: [&str; 3],
+    blocks: [Vec<(u32, u32)>; 3],
     texts: [&Normalised; 3],
     found: &mut [Vec<Found>; 3],
 ) -> [Pasted; 3] {
-    let blocks: [Vec<(u32, u32)>; 3] = std::array::from_fn(|i| match i {
-        0 => Vec::new(),
-        _ => locate(raw[i], texts[i]),
-    });
     if blocks.iter().all(Vec::is_empty) {
         return Default::default();
     }

@@ -246,11 +246,13 @@ impl Classifier {
             text::user_text(messages),
         ];
         let sources = [Source::Purpose, Source::Instructions, Source::Content];
-        let read = |raw: &str| self.read_text(raw, disabled);
+        // The declared use is never read for pasted documents.
+        let read = |raw: &str| self.read_text(raw, disabled, true);
         let scans = std::array::from_fn::<_, 3, _>(|i| match sources[i] {
             // What a client sends again with every turn; cross-validation
             // (terms disabled) reads afresh.
             Source::Instructions if disabled.is_none() => self.recent.get(&raw[i], read),
+            Source::Purpose => self.read_text(&raw[i], disabled, false),
             _ => read(&raw[i]),
         });
         let mut stopwords = vec![0; self.compiled.languages.len()];
@@ -268,8 +270,7 @@ impl Classifier {
         ];
         let mut found = [a.found, b.found, c.found];
         let normalised = texts.each_ref().map(|(_, t)| t);
-        let pasted =
-            documents::set_aside(raw.each_ref().map(String::as_str), normalised, &mut found);
+        let pasted = documents::set_aside([a.blocks, b.blocks, c.blocks], normalised, &mut found);
         // A software tool's own prompt (a coding agent, an IDE assistant, an
         // SDK template) is written by its vendor about the model's work on
         // code, not about a use on people: what its words match is set

@@ -15,7 +15,7 @@ use crate::base::recent::{self, Weigh};
 use super::pack::{Edge, Role};
 use super::spans::{Found, dominant_language};
 use super::text::{self, Normalised};
-use super::{Classifier, exceptions};
+use super::{Classifier, documents, exceptions};
 
 /// At most this many texts kept.
 pub(super) const ENTRIES: usize = 32;
@@ -32,12 +32,15 @@ pub(super) fn kept() -> Recent {
 }
 
 /// What the reading of one text found: the normalised text (its language
-/// set), the terms, and the stop words counted per language.
+/// set), the terms, the stop words counted per language, and the token
+/// ranges of the documents pasted into it ([`documents::locate`]; none
+/// for a declared use, which is never read for documents).
 #[derive(Clone)]
 pub(super) struct Scan {
     pub text: Normalised,
     pub found: Vec<Found>,
     pub stopwords: Vec<usize>,
+    pub blocks: Vec<(u32, u32)>,
 }
 
 impl Weigh for Scan {
@@ -49,6 +52,7 @@ impl Weigh for Scan {
         text.text.len()
             + 4 * (text.starts.len() + text.sentences.len())
             + std::mem::size_of::<Found>() * self.found.len()
+            + 8 * self.blocks.len()
             + derived.ngram.get().map_or(0, |rows| 8 * rows.len())
             + derived
                 .lexical
@@ -59,16 +63,22 @@ impl Weigh for Scan {
 
 impl Classifier {
     /// Reads one text: normalised, scanned, its language told by its stop
-    /// words; terms whose `disabled` entry is true left out.
-    pub(super) fn read_text(&self, raw: &str, disabled: Option<&[bool]>) -> Scan {
+    /// words; terms whose `disabled` entry is true left out; the documents
+    /// pasted into it located if it may hold some (`pasted`).
+    pub(super) fn read_text(&self, raw: &str, disabled: Option<&[bool]>, pasted: bool) -> Scan {
         let mut text = text::normalise(raw);
         let mut stopwords = vec![0; self.compiled.languages.len()];
         let found = exceptions::without_machines(self.scan(&text, disabled, &mut stopwords));
         text.language = dominant_language(&stopwords);
+        let blocks = match pasted {
+            true => documents::locate(raw, &text),
+            false => Vec::new(),
+        };
         Scan {
             text,
             found,
             stopwords,
+            blocks,
         }
     }
 
