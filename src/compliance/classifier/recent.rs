@@ -196,6 +196,34 @@ mod tests {
     }
 
     #[test]
+    fn a_document_pasted_into_a_kept_prompt_is_set_aside_every_time() {
+        // The document's token ranges are kept with the prompt's reading:
+        // a turn sent again under it sets the handbook's recruitment and
+        // staff terms aside as the first reading did.
+        let kept = Classifier::built_in();
+        let half = long_prompt("Quote the handbook section you rely on.");
+        let system = format!(
+            "{half}\nExcerpt from the HR handbook: Managers rank the applicants for every opening, reject the weakest candidates and score each employee's performance every quarter.\n\n{half}"
+        );
+        let messages = request(
+            &system,
+            "How many days of annual leave do I get in my first year?",
+        );
+        let afresh = Classifier::built_in().classify(None, None, &messages);
+        assert!(
+            afresh
+                .set_aside
+                .iter()
+                .any(|s| s.rule == "annex3_4a_recruitment" && s.why.contains("pasted document")),
+            "{afresh:#?}"
+        );
+        for _ in 0..2 {
+            assert_eq!(kept.classify(None, None, &messages), afresh);
+        }
+        assert_eq!(kept.recent.len(), 1);
+    }
+
+    #[test]
     fn the_kept_texts_are_bounded() {
         let kept = Classifier::built_in();
         for i in 0..(super::ENTRIES + 8) {
