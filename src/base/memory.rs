@@ -14,7 +14,7 @@
 //! purges freed pages, and purges them only when an allocation or a
 //! collection comes after that second. Start-up ends within it, and an idle
 //! server allocates nothing, so about 12 MB freed by the last steps of
-//! start-up stayed resident for good (52.7 MB idle instead of 40.3,
+//! start-up stayed resident for good (52 MB idle instead of 41 to 42,
 //! measured 2026-11-28). The delay is restored for serving: purging every
 //! freed page at once would cost system calls and page faults per request.
 
