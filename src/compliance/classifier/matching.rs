@@ -246,12 +246,12 @@ impl Classifier {
             text::user_text(messages),
         ];
         let sources = [Source::Purpose, Source::Instructions, Source::Content];
-        // The declared use is never read for pasted documents.
         let read = |raw: &str| self.read_text(raw, disabled, true);
         let scans = std::array::from_fn::<_, 3, _>(|i| match sources[i] {
             // What a client sends again with every turn; cross-validation
             // (terms disabled) reads afresh.
             Source::Instructions if disabled.is_none() => self.recent.get(&raw[i], read),
+            // The declared use is never read for pasted documents.
             Source::Purpose => self.read_text(&raw[i], disabled, false),
             _ => read(&raw[i]),
         });
