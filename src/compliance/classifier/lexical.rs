@@ -48,12 +48,89 @@ pub(super) struct Lexical {
     threshold: f64,
     /// Each class: the area id (or `minimal`), its level and its bias.
     classes: Vec<(String, Level, f64)>,
-    /// Feature text → row of `weights`.
+    /// Feature text → row of `features`.
     index: Index,
-    /// Feature texts by row, for the explanation.
-    names: Vec<String>,
-    /// Each feature's non-zero weights: (class, weight).
-    weights: Vec<Vec<(u16, f64)>>,
+    /// The features' texts and weights.
+    features: Features,
+}
+
+/// The features' texts and non-zero weights, flat: about 39,000 features
+/// with 390,000 weights take 2 MB this way, against about 12 MB as a
+/// `String` and a `Vec` of their own per feature (measured with heaptrack;
+/// docs/benchmarks.md, "The lexical model's table, flat").
+#[derive(Debug, Default)]
+struct Features {
+    /// Every feature's text, one after the other.
+    text: String,
+    /// Where each feature's text ends in `text`.
+    text_ends: Vec<u32>,
+    /// Every feature's weights: (class, weight in thousandths).
+    pairs: Vec<(u16, i16)>,
+    /// Where each feature's weights end in `pairs`.
+    pair_ends: Vec<u32>,
+}
+
+impl Features {
+    fn len(&self) -> usize {
+        self.text_ends.len()
+    }
+
+    /// The range of row `row` in a table of ends.
+    fn span(ends: &[u32], row: usize) -> std::ops::Range<usize> {
+        let start = match row {
+            0 => 0,
+            _ => ends[row - 1] as usize,
+        };
+        start..ends[row] as usize
+    }
+
+    fn name(&self, row: usize) -> &str {
+        &self.text[Features::span(&self.text_ends, row)]
+    }
+
+    /// Row `row`'s weights: (class, weight). A weight is its thousandths
+    /// divided by 1,000, which is the same `f64` as the asset's decimal
+    /// parsed (both are the nearest to the same number; `push` checks it).
+    fn weights(&self, row: usize) -> impl Iterator<Item = (usize, f64)> + '_ {
+        self.pairs[Features::span(&self.pair_ends, row)]
+            .iter()
+            .map(|&(class, milli)| (usize::from(class), f64::from(milli) / 1000.0))
+    }
+
+    /// Adds a feature: its text and its `class:weight` pairs, each weight
+    /// with at most three decimals.
+    fn push(&mut self, name: &str, pairs: &str, classes: usize) -> Result<(), String> {
+        for pair in pairs.split(' ') {
+            let bad = || format!("bad weight {pair:?}");
+            let (class, weight) = pair.split_once(':').ok_or_else(bad)?;
+            let class: u16 = class.parse().map_err(|_| bad())?;
+            if usize::from(class) >= classes {
+                return Err("class out of range".to_owned());
+            }
+            let weight: f64 = weight.parse().map_err(|_| bad())?;
+            let milli = (weight * 1000.0).round();
+            if !(f64::from(i16::MIN)..=f64::from(i16::MAX)).contains(&milli)
+                || milli / 1000.0 != weight
+            {
+                return Err(format!(
+                    "weight {pair:?}: more than three decimals or too large"
+                ));
+            }
+            self.pairs.push((class, milli as i16));
+        }
+        self.text.push_str(name);
+        self.text_ends.push(self.text.len() as u32);
+        self.pair_ends.push(self.pairs.len() as u32);
+        Ok(())
+    }
+
+    /// Gives back the room the vectors grew into while parsing.
+    fn shrink(&mut self) {
+        self.text.shrink_to_fit();
+        self.text_ends.shrink_to_fit();
+        self.pairs.shrink_to_fit();
+        self.pair_ends.shrink_to_fit();
+    }
 }
 
 /// Feature texts → rows: an open-addressing table keyed by a hash made
@@ -112,13 +189,14 @@ fn stem_hash(stem: &str) -> u64 {
 }
 
 impl Index {
-    fn new(names: &[String]) -> Index {
-        let size = (names.len() * 2).next_power_of_two().max(2);
+    fn new(features: &Features) -> Index {
+        let size = (features.len() * 2).next_power_of_two().max(2);
         let mut slots = vec![0u32; size];
-        for (row, name) in names.iter().enumerate() {
+        for row in 0..features.len() {
+            let name = features.name(row);
             let (instructions, text) = match name.strip_prefix(INSTRUCTIONS) {
                 Some(rest) => (true, rest),
-                None => (false, name.as_str()),
+                None => (false, name),
             };
             let (first, second) = match text.split_once(' ') {
                 Some((a, b)) => (a, Some((b, stem_hash(b)))),
@@ -139,7 +217,7 @@ impl Index {
     }
 
     /// The row of the feature `key`, if the model has it.
-    fn get(&self, names: &[String], key: Key) -> Option<u32> {
+    fn get(&self, features: &Features, key: Key) -> Option<u32> {
         if self.slots.is_empty() {
             return None;
         }
@@ -147,7 +225,7 @@ impl Index {
         let mut at = key.hash() as usize & mask;
         loop {
             let row = self.slots[at].checked_sub(1)?;
-            if key.spells(&names[row as usize]) {
+            if key.spells(features.name(row as usize)) {
                 return Some(row);
             }
             at = (at + 1) & mask;
@@ -176,8 +254,7 @@ impl Lexical {
             threshold: 1.0,
             classes: Vec::new(),
             index: Index::default(),
-            names: Vec::new(),
-            weights: Vec::new(),
+            features: Features::default(),
         };
         for (n, line) in text.lines().enumerate() {
             let bad = |what: &str| format!("lexical model line {}: {what}", n + 1);
@@ -197,33 +274,25 @@ impl Lexical {
                     level.parse().map_err(|e: String| bad(&e))?,
                     bias.parse().map_err(|_| bad("bad bias"))?,
                 )),
-                ["f", feature, weights] => {
-                    let mut row = Vec::new();
-                    for pair in weights.split(' ') {
-                        let (class, weight) = pair.split_once(':').ok_or_else(|| bad(pair))?;
-                        let class: u16 = class.parse().map_err(|_| bad(pair))?;
-                        if usize::from(class) >= model.classes.len() {
-                            return Err(bad("class out of range"));
-                        }
-                        row.push((class, weight.parse().map_err(|_| bad(pair))?));
-                    }
-                    model.names.push((*feature).to_owned());
-                    model.weights.push(row);
-                }
+                ["f", feature, weights] => model
+                    .features
+                    .push(feature, weights, model.classes.len())
+                    .map_err(|e| bad(&e))?,
                 _ => return Err(bad("unknown line")),
             }
         }
         if model.stem == 0 || model.classes.is_empty() {
             return Err("lexical model: no stem or no class".to_owned());
         }
-        model.index = Index::new(&model.names);
+        model.features.shrink();
+        model.index = Index::new(&model.features);
         Ok(model)
     }
 
     /// How many features the model has.
     #[cfg(test)]
     pub(super) fn features(&self) -> usize {
-        self.names.len()
+        self.features.len()
     }
 
     /// The features of a request's three texts (purpose, instructions,
@@ -276,7 +345,7 @@ impl Lexical {
                     first,
                     second,
                 };
-                if let Some(feature) = self.index.get(&self.names, key) {
+                if let Some(feature) = self.index.get(&self.features, key) {
                     found.push(feature);
                 }
             };
@@ -300,8 +369,8 @@ impl Lexical {
         };
         let mut z: Vec<f64> = self.classes.iter().map(|c| c.2).collect();
         for f in found {
-            for &(class, weight) in &self.weights[f.feature as usize] {
-                z[usize::from(class)] += weight * scale;
+            for (class, weight) in self.features.weights(f.feature as usize) {
+                z[class] += weight * scale;
             }
         }
         let max = z.iter().copied().fold(f64::NEG_INFINITY, f64::max);
@@ -408,10 +477,10 @@ impl Lexical {
     /// it as evidence.
     fn hit(&self, best: usize, level: Level, probability: f64, found: &[Found]) -> Hit {
         let weight_of = |f: &Found| {
-            self.weights[f.feature as usize]
-                .iter()
-                .find(|(c, _)| usize::from(*c) == best)
-                .map_or(0.0, |&(_, w)| w)
+            self.features
+                .weights(f.feature as usize)
+                .find(|&(c, _)| c == best)
+                .map_or(0.0, |(_, w)| w)
         };
         let mut top: Vec<(f64, &Found)> = found
             .iter()
@@ -423,7 +492,7 @@ impl Lexical {
         let source = top.first().map_or(Source::Content, |(_, f)| f.source);
         let features: Vec<String> = top
             .iter()
-            .map(|(w, f)| format!("\"{}\" {w:+.2}", self.names[f.feature as usize]))
+            .map(|(w, f)| format!("\"{}\" {w:+.2}", self.features.name(f.feature as usize)))
             .collect();
         let area = &self.classes[best].0;
         Hit {
@@ -494,6 +563,33 @@ mod tests {
                 .contains("line 1")
         );
         assert!(Lexical::parse("# nothing\n").is_err());
+        // The weights are kept in thousandths: a fourth decimal, or a
+        // weight beyond what thousandths in 16 bits hold, is refused.
+        for weights in ["0:0.0005", "0:40", "0:x"] {
+            let text = format!("stem\t6\nclass\tminimal\tminimal\t0\nf\tx\t{weights}\n");
+            let err = Lexical::parse(&text).unwrap_err();
+            assert!(err.contains("line 3"), "{weights}: {err}");
+        }
+    }
+
+    #[test]
+    fn weights_read_back_as_the_decimals_parsed() {
+        let text = "stem\t6\nclass\tminimal\tminimal\t0\nclass\ta\thigh\t0\n\
+                    f\tfirst\t0:-0.079 1:0.531\nf\tnext word\t1:-32.5\n";
+        let model = Lexical::parse(text).unwrap();
+        assert_eq!(model.features.len(), 2);
+        assert_eq!(model.features.name(0), "first");
+        assert_eq!(model.features.name(1), "next word");
+        let first: Vec<(usize, f64)> = model.features.weights(0).collect();
+        assert_eq!(
+            first,
+            ["-0.079", "0.531"]
+                .map(|w| w.parse::<f64>().unwrap())
+                .into_iter()
+                .enumerate()
+                .collect::<Vec<_>>()
+        );
+        assert_eq!(model.features.weights(1).collect::<Vec<_>>(), [(1, -32.5)]);
     }
 
     #[test]
