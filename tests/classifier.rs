@@ -518,3 +518,92 @@ fn ordinary_traffic_is_not_refused_by_the_learned_layers_and_the_rules_do_not_ra
         .count();
     assert!(refused <= 3, "{misses:#?}");
 }
+
+/// `tollgate classify` (and `risk classify`) run in an empty directory
+/// with no TOLLGATE_ variable: the embedded configuration's packs.
+fn classify(args: &[&str]) -> std::process::Output {
+    let dir = tempfile::tempdir().unwrap();
+    let mut command = Command::new(BIN);
+    command.current_dir(dir.path()).args(args);
+    for (name, _) in std::env::vars().filter(|(k, _)| k.starts_with("TOLLGATE_")) {
+        command.env_remove(name);
+    }
+    command.output().unwrap()
+}
+
+#[test]
+fn classify_explains_which_rules_fired_on_what_words_and_what_was_set_aside() {
+    let text = "Score this loan applicant and decide: approve or reject.";
+    let out = classify(&["classify", "--explain", "--json", text]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let view: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(view["level"], "high");
+    assert_eq!(view["triggered_rules"][0], "annex3_5b_creditworthiness");
+    let hit = &view["explanation"]["hits"][0];
+    assert_eq!(hit["rule"], "annex3_5b_creditworthiness");
+    assert!(
+        hit["matched"].as_str().unwrap().contains("\"loan\""),
+        "{hit}"
+    );
+    assert!(hit["means"].as_str().unwrap().contains("Annex III 5(b)"));
+    // The other reading of "applicant" (recruitment) is set aside, with why.
+    let aside = view["explanation"]["set_aside"].as_array().unwrap();
+    assert!(
+        aside
+            .iter()
+            .any(|s| s["rule"] == "annex3_4a_recruitment" && s["why"].as_str().is_some()),
+        "{aside:?}"
+    );
+    // The same command under `risk`, the same answer.
+    let under_risk = classify(&["risk", "classify", "--explain", "--json", text]);
+    assert_eq!(under_risk.stdout, out.stdout);
+    // Without --explain, no explanation.
+    let plain: Value =
+        serde_json::from_slice(&classify(&["classify", "--json", text]).stdout).unwrap();
+    assert!(plain.get("explanation").is_none(), "{plain}");
+}
+
+#[test]
+fn classify_prints_text_and_keeps_a_coding_agents_prompt_minimal() {
+    let out = classify(&[
+        "classify",
+        "--explain",
+        "--system",
+        "You are a coding agent in the user's terminal with the repository, the shell and git. \
+         When several fixes are possible, rank the candidates and reject the weakest patch.",
+        "Fix the parser test.",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.starts_with("level: minimal\n"), "{text}");
+    assert!(text.contains("reason: "), "{text}");
+    assert!(text.contains("software tool's own prompt"), "{text}");
+    let out = classify(&[
+        "classify",
+        "--explain",
+        "--purpose",
+        "credit decisions on consumer loan applications",
+        "Here is the applicant's file.",
+    ]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.starts_with("level: high\n"), "{text}");
+    assert!(text.contains("matched: "), "{text}");
+    assert!(text.contains("from the declared purpose"), "{text}");
+}
+
+#[test]
+fn classify_without_a_text_is_a_usage_error() {
+    let out = classify(&["classify", "--explain"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("<TEXT>"), "{err}");
+    assert!(out.stdout.is_empty());
+}

@@ -54,6 +54,7 @@ pub(super) fn admin_command(command: &Command) -> Result<(Admin, bool), Failure>
         | Command::Models(_)
         | Command::Restore { .. }
         | Command::Risk(_)
+        | Command::Classify(_)
         | Command::Config(_) => {
             unreachable!("handled before admin commands")
         }

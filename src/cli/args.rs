@@ -96,6 +96,10 @@ pub enum Command {
     /// Try the EU AI Act risk classifier (the configured packs and the learned lexical and n-gram layers; no LLM judge).
     #[command(subcommand)]
     Risk(RiskCommand),
+    /// Classify one request under the EU AI Act and show the rules that
+    /// fired (`--explain`: the words that made each match, and the matches
+    /// set aside and why); the same as `risk classify`.
+    Classify(ClassifyArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -119,23 +123,27 @@ pub enum RiskCommand {
     },
     /// Classify one request made of a purpose, an optional system message
     /// and one user message.
-    Classify {
-        /// The declared purpose.
-        #[arg(long)]
-        purpose: Option<String>,
-        /// A system message (instructions of the deployer or of a tool).
-        #[arg(long)]
-        system: Option<String>,
-        /// The user message.
-        text: String,
-        /// Also show, for each rule, the words that made it match or why a
-        /// match was set aside (suppressed, negated, a tool's own prompt).
-        #[arg(long)]
-        explain: bool,
-        /// Print JSON.
-        #[arg(long)]
-        json: bool,
-    },
+    Classify(ClassifyArgs),
+}
+
+/// One request to classify (`tollgate classify`, `tollgate risk classify`).
+#[derive(Debug, Args)]
+pub struct ClassifyArgs {
+    /// The declared purpose.
+    #[arg(long)]
+    pub purpose: Option<String>,
+    /// A system message (instructions of the deployer or of a tool).
+    #[arg(long)]
+    pub system: Option<String>,
+    /// The user message.
+    pub text: String,
+    /// Also show, for each rule, the words that made it match or why a
+    /// match was set aside (suppressed, negated, a tool's own prompt).
+    #[arg(long)]
+    pub explain: bool,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

@@ -20,8 +20,8 @@ use crate::config::{self, Config, LogFormat, Overrides};
 use crate::setup;
 use crate::store::{Store, StoreError, backup};
 pub use args::{
-    AuditCommand, Cli, Command, ConfigCommand, KeysCommand, ModelsCommand, RiskCommand, ServeArgs,
-    TenantsCommand, UsersCommand,
+    AuditCommand, ClassifyArgs, Cli, Command, ConfigCommand, KeysCommand, ModelsCommand,
+    RiskCommand, ServeArgs, TenantsCommand, UsersCommand,
 };
 
 /// A failure of a command: the message for the operator and an exit code.
@@ -70,6 +70,10 @@ pub async fn run(cli: Cli) -> Result<(), Failure> {
     match &cli.command {
         Command::Config(ConfigCommand::Check { file }) => check_config(file),
         Command::Risk(command) => risk::run(&load(None)?.risk_rules.classifier(), command),
+        Command::Classify(args) => {
+            risk::classify(&load(None)?.risk_rules.classifier(), args);
+            Ok(())
+        }
         Command::Serve(args) => {
             let start_up = crate::base::memory::StartUp::begin();
             serve(load(Some(args))?, start_up).await

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use serde_json::json;
 
-use super::{Failure, RiskCommand};
+use super::{ClassifyArgs, Failure, RiskCommand};
 use crate::compliance::classifier::eval::{self, CrossValidation, Report};
 use crate::compliance::{Classification, Classifier, Grey, Level};
 
@@ -17,24 +17,23 @@ pub fn run(classifier: &Classifier, command: &RiskCommand) -> Result<(), Failure
             cross_validate,
             json,
         } => evaluate_file(classifier, file, split.as_deref(), *cross_validate, *json),
-        RiskCommand::Classify {
-            purpose,
-            system,
-            text,
-            explain,
-            json,
-        } => {
-            classify_one(
-                classifier,
-                purpose.as_deref(),
-                system.as_deref(),
-                text,
-                *explain,
-                *json,
-            );
+        RiskCommand::Classify(args) => {
+            classify(classifier, args);
             Ok(())
         }
     }
+}
+
+/// `classify` and `risk classify`: one request's classification.
+pub fn classify(classifier: &Classifier, args: &ClassifyArgs) {
+    classify_one(
+        classifier,
+        args.purpose.as_deref(),
+        args.system.as_deref(),
+        &args.text,
+        args.explain,
+        args.json,
+    );
 }
 
 /// `risk eval`: the rules measured on a labelled file (one split of it
@@ -70,7 +69,7 @@ fn evaluate_file(
     Ok(())
 }
 
-/// `risk classify`: one request's classification.
+/// One request's classification, printed.
 fn classify_one(
     classifier: &Classifier,
     purpose: Option<&str>,
