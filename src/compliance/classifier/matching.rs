@@ -54,23 +54,62 @@ pub(super) struct Scanned {
 }
 
 impl Scanned {
-    /// A text with its terms, for [`Classifier::across`].
-    fn part(&self, i: usize) -> (&Normalised, &[Found], Source) {
-        (&self.texts[i].1, self.found[i].as_slice(), self.texts[i].0)
-    }
-
     /// An exception marker of `rule` anywhere, with the words that claim it.
     pub(super) fn exception(&self, rule: usize) -> Option<&str> {
-        self.texts
-            .iter()
-            .zip(&self.found)
-            .find_map(|((_, text), found)| {
-                found
-                    .iter()
-                    .find(|f| f.role == Role::Exception(rule as u16))
-                    .map(|f| text.words(f.token, f.last))
-            })
+        exception(&self.texts, &self.found, rule)
     }
+}
+
+/// An exception marker of `rule` in `texts`, whose terms are `found`.
+fn exception<'t>(
+    texts: &'t [(Source, Normalised); 3],
+    found: &[Vec<Found>; 3],
+    rule: usize,
+) -> Option<&'t str> {
+    texts.iter().zip(found).find_map(|((_, text), found)| {
+        found
+            .iter()
+            .find(|f| f.role == Role::Exception(rule as u16))
+            .map(|f| text.words(f.token, f.last))
+    })
+}
+
+/// The terms each rule of `rules` reads, per text: its own and those of no
+/// rule (persons, negations, framings), in the order found; in one pass
+/// over the terms, however many rules.
+fn terms_of(rules: &[usize], found: &[Vec<Found>; 3], count: usize) -> Vec<[Vec<Found>; 3]> {
+    let mut bucket = vec![usize::MAX; count];
+    for (k, &rule) in rules.iter().enumerate() {
+        bucket[rule] = k;
+    }
+    // Counted first, so each list is allocated once at its size.
+    let mut sizes = vec![[0; 3]; rules.len()];
+    for (i, found) in found.iter().enumerate() {
+        for f in found {
+            match f.role.rule() {
+                None => sizes.iter_mut().for_each(|n| n[i] += 1),
+                Some(r) => {
+                    if let Some(n) = sizes.get_mut(bucket[r as usize]) {
+                        n[i] += 1;
+                    }
+                }
+            }
+        }
+    }
+    let mut terms: Vec<[Vec<Found>; 3]> = sizes.iter().map(|n| n.map(Vec::with_capacity)).collect();
+    for (i, found) in found.iter().enumerate() {
+        for f in found {
+            match f.role.rule() {
+                None => terms.iter_mut().for_each(|t| t[i].push(*f)),
+                Some(r) => {
+                    if let Some(t) = terms.get_mut(bucket[r as usize]) {
+                        t[i].push(*f);
+                    }
+                }
+            }
+        }
+    }
+    terms
 }
 
 /// What the rules collect over one request: (rule, source, evidence) hits,
@@ -178,7 +217,13 @@ impl Classifier {
             ..Tally::default()
         };
         let disclosed = exceptions::disclosure(&scanned);
-        for rule in (0..rules.len()).filter(|&r| candidate[r]) {
+        let candidates: Vec<usize> = (0..rules.len()).filter(|&r| candidate[r]).collect();
+        // What follows reads only a rule's own terms and the terms of no
+        // rule, passing over them many times (for each act, its negations;
+        // for each framing, the persons near it); a long prompt holds
+        // hundreds of other rules' terms, so they are left out first.
+        let terms = terms_of(&candidates, &scanned.found, rules.len());
+        for (&rule, terms) in candidates.iter().zip(&terms) {
             match &disclosed {
                 Some((source, why)) if rules[rule].met_by_disclosure => {
                     tally.set_aside.push(SetAside {
@@ -187,7 +232,7 @@ impl Classifier {
                         why: why.clone(),
                     })
                 }
-                _ => self.match_rule(rule, &scanned, &mut tally),
+                _ => self.match_rule(rule, &scanned, terms, &mut tally),
             }
         }
         // The disclosure meets its rules whether or not one of their terms
@@ -288,13 +333,14 @@ impl Classifier {
     }
 
     /// Matches one rule in each text and across texts.
-    fn match_rule(&self, rule: usize, s: &Scanned, tally: &mut Tally) {
+    /// `terms`: the rule's terms in each text ([`terms_of`]).
+    fn match_rule(&self, rule: usize, s: &Scanned, terms: &[Vec<Found>; 3], tally: &mut Tally) {
         let rules = &self.compiled.rules;
         let meta = &rules[rule];
         let r = rule as u16;
-        let object_anywhere = s.found.iter().flatten().any(|f| f.role == Role::Object(r));
+        let object_anywhere = terms.iter().flatten().any(|f| f.role == Role::Object(r));
         let mut conversation_hit = false;
-        for ((source, text), found) in s.texts.iter().zip(&s.found) {
+        for ((source, text), found) in s.texts.iter().zip(terms) {
             let source = *source;
             if source == Source::Instructions && s.tool_prompt {
                 // A tool's own prompt is no use on people: its terms are
@@ -307,7 +353,7 @@ impl Classifier {
             let tool_frame = s.tool_prompt && source == Source::Content;
             match self.matches(rule, text, found, source, object_anywhere, tool_frame) {
                 Match::Hit(mut evidence) => {
-                    let target = match (meta.exception_to, s.exception(rule)) {
+                    let target = match (meta.exception_to, exception(&s.texts, terms, rule)) {
                         (Some(to), Some(words)) => {
                             evidence.push_str(&format!(
                                 "; \"{words}\" claims an exception of {}, so it counts as {} (with review)",
@@ -336,7 +382,8 @@ impl Classifier {
         }
         // Across texts: the deployer's instructions or declared purpose
         // name the domain, the user's turn the act (or the reverse).
-        let (purpose, instructions, user) = (s.part(0), s.part(1), s.part(2));
+        let part = |i: usize| (&s.texts[i].1, terms[i].as_slice(), s.texts[i].0);
+        let (purpose, instructions, user) = (part(0), part(1), part(2));
         // Within the instructions too, at any distance (eleventh round): a
         // deployer's prompt describes one deployment, so the domain named in
         // its opening ("You assist the admissions committee") and the act
@@ -357,7 +404,7 @@ impl Classifier {
                 })
         };
         if let Some(evidence) = across {
-            let target = match (meta.exception_to, s.exception(rule)) {
+            let target = match (meta.exception_to, exception(&s.texts, terms, rule)) {
                 (Some(to), Some(_)) => to,
                 _ => rule,
             };

@@ -31,6 +31,9 @@
 //! n-gram models know levels, not areas), and the raise is a grey zone a
 //! judge may review, like the lexical layer's.
 
+use std::borrow::Cow;
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use super::lexical::Lexical;
 use super::text::Normalised;
 use super::{Classification, Grey, Hit, Level, SetAside, Source};
@@ -51,11 +54,52 @@ struct Model {
 /// The parsed models.
 #[derive(Debug)]
 pub(super) struct Ngram {
+    /// Told apart from any other parsed weights: a text's kept
+    /// [`Reading`] holds only for the models that made it.
+    id: u64,
     risky: Model,
     prohibited: Model,
     /// Per row: the weight in `risky`, the weight in `prohibited`.
     rows: Vec<[f32; 2]>,
+    /// `rows.len() - 1` when that is a power of two: a hash's row is then
+    /// its low bits, the same as the remainder, without a division.
+    mask: Option<u64>,
 }
+
+/// What the models read in one text, kept with it (the long prompt a client
+/// sends with every turn is read and summed once): its rows with their
+/// counts, and per model the sum of weight · sqrt(count) over them.
+///
+/// A request's score is bias + scale · Σ w(row) · sqrt(n(row)), the counts
+/// summed over its texts. With the longest text's sum kept, a request adds
+/// only the rows of its other texts, each as the change it makes to its
+/// row's term: w · (sqrt(n_kept + n) - sqrt(n_kept)), its weights read
+/// with the text rather than from the table again.
+#[derive(Debug, Clone)]
+pub(super) struct Reading {
+    /// The [`Ngram::id`] read with.
+    model: u64,
+    /// The rows met, counted, with a lookup of each row's count.
+    counts: Counts,
+    /// Each row's weights, in the order of `counts` (read from the table
+    /// once).
+    weights: Vec<[f32; 2]>,
+    /// The number of features (the sum of the counts).
+    total: u32,
+    /// Σ w · sqrt(n) over the rows, for `risky` and `prohibited`, summed in
+    /// the order first met.
+    sums: [f64; 2],
+}
+
+impl Reading {
+    /// Bytes held, for the cache of kept texts.
+    pub(super) fn bytes(&self) -> usize {
+        16 * self.counts.order.len() + 4 * self.counts.slots.len()
+    }
+}
+
+/// The next [`Ngram::id`].
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
 /// What the two models make of a request.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -82,6 +126,7 @@ fn fnv(kind: u8, text: &[&str]) -> u64 {
 
 /// Rows counted in the order first met: an open-addressing table over the
 /// rows (hashes already, so their low bits index it), sized once.
+#[derive(Debug, Clone)]
 struct Counts {
     order: Vec<(u32, u32)>,
     /// Index + 1 into `order` of each slot's row; 0 is empty.
@@ -99,6 +144,31 @@ impl Counts {
 
     fn add(&mut self, row: u32) {
         self.add_n(row, 1);
+    }
+
+    /// The table resized to the rows it holds (at half load), to be kept.
+    fn shrunk(self) -> Counts {
+        let mut kept = Counts {
+            order: Vec::with_capacity(self.order.len()),
+            slots: vec![0; (2 * self.order.len()).next_power_of_two().max(16)],
+        };
+        for (row, n) in self.order {
+            kept.add_n(row, n);
+        }
+        kept
+    }
+
+    /// The count of `row`, 0 when not met.
+    fn get(&self, row: u32) -> u32 {
+        let mask = self.slots.len() - 1;
+        let mut slot = (row as usize).wrapping_mul(0x9E37_79B9) & mask;
+        loop {
+            match self.slots[slot] {
+                0 => return 0,
+                i if self.order[i as usize - 1].0 == row => return self.order[i as usize - 1].1,
+                _ => slot = (slot + 1) & mask,
+            }
+        }
     }
 
     fn add_n(&mut self, row: u32, n: u32) {
@@ -171,43 +241,101 @@ impl Ngram {
         let [Some(risky), Some(prohibited)] = models else {
             return Err("ngram.tsv: a `risky` and a `prohibited` line are needed".into());
         };
+        let mask = rows.len().is_power_of_two().then(|| rows.len() as u64 - 1);
         Ok(Ngram {
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             risky,
             prohibited,
             rows,
+            mask,
         })
     }
 
     /// The row of a hashed feature.
     fn row(&self, hash: u64) -> u32 {
-        (hash % self.rows.len() as u64) as u32
+        match self.mask {
+            Some(mask) => (hash & mask) as u32,
+            None => (hash % self.rows.len() as u64) as u32,
+        }
+    }
+
+    /// What the models read in a text: kept with it when it was read by
+    /// these models, else read now.
+    fn reading<'a>(&self, normalised: &'a Normalised) -> Cow<'a, Reading> {
+        let kept = normalised
+            .derived
+            .ngram
+            .get_or_init(|| self.read(normalised));
+        match kept.model == self.id {
+            true => Cow::Borrowed(kept),
+            false => Cow::Owned(self.read(normalised)),
+        }
+    }
+
+    /// Reads a text: its rows, their total and their weighted sums.
+    fn read(&self, normalised: &Normalised) -> Reading {
+        let counts = self.text_rows(normalised);
+        // A long text's table was sized for every feature it might have had
+        // distinct; it is kept at the size of the rows it has.
+        let fitting = (2 * counts.order.len()).next_power_of_two().max(16);
+        let counts = match counts.slots.len() > 4 * fitting {
+            true => counts.shrunk(),
+            false => counts,
+        };
+        let mut sums = [0.0; 2];
+        let mut total = 0;
+        let weights: Vec<[f32; 2]> = counts
+            .order
+            .iter()
+            .map(|&(row, _)| self.rows[row as usize])
+            .collect();
+        for (&(_, n), w) in counts.order.iter().zip(&weights) {
+            total += n;
+            if *w != [0.0; 2] {
+                let v = f64::from(n).sqrt();
+                sums[0] += f64::from(w[0]) * v;
+                sums[1] += f64::from(w[1]) * v;
+            }
+        }
+        Reading {
+            model: self.id,
+            counts,
+            weights,
+            total,
+            sums,
+        }
     }
 
     /// One text's rows with their counts, in the order first met.
-    fn text_rows(&self, normalised: &Normalised) -> Vec<(u32, u32)> {
+    fn text_rows(&self, normalised: &Normalised) -> Counts {
         let text = normalised.text.trim_matches(' ');
         if text.is_empty() {
-            return Vec::new();
+            return Counts::with_room(0);
         }
         // At most three runs a character and two features a word.
         let mut counts = Counts::with_room(3 * (text.len() + 2) + 2 * normalised.starts.len());
-        let mut padded = String::with_capacity(text.len() + 2);
-        padded.push(' ');
-        padded.push_str(text);
-        padded.push(' ');
-        let mut bounds: Vec<usize> = padded.char_indices().map(|(i, _)| i).collect();
-        bounds.push(padded.len());
-        let chars = bounds.len() - 1;
+        let mut padded = Vec::with_capacity(text.len() + 2);
+        padded.push(b' ');
+        padded.extend_from_slice(text.as_bytes());
+        padded.push(b' ');
         // Each start's runs of 3, 4 and 5 characters share their hash's
-        // first bytes: one FNV pass per start.
-        for start in 0..chars {
-            let mut h = fnv(b'c', &[]);
-            for (k, end) in (start + 1..=chars.min(start + RUNS[2])).enumerate() {
-                for &byte in &padded.as_bytes()[bounds[end - 1]..bounds[end]] {
-                    h = (h ^ u64::from(byte)).wrapping_mul(FNV_PRIME);
-                }
-                if k + 1 >= RUNS[0] {
-                    counts.add(self.row(h));
+        // first bytes: one FNV pass per start, a run ending where the next
+        // character starts (a byte that is no UTF-8 continuation).
+        let starts_char = |byte: u8| byte & 0xC0 != 0x80;
+        let seed = fnv(b'c', &[]);
+        for start in (0..padded.len()).filter(|&i| starts_char(padded[i])) {
+            let mut h = seed;
+            let mut chars = 0;
+            for (i, &byte) in padded.iter().enumerate().skip(start) {
+                h = (h ^ u64::from(byte)).wrapping_mul(FNV_PRIME);
+                if padded.get(i + 1).is_none_or(|&next| starts_char(next)) {
+                    chars += 1;
+                    if chars >= RUNS[0] {
+                        counts.add(self.row(h));
+                    }
+                    if chars == RUNS[2] {
+                        break;
+                    }
                 }
             }
         }
@@ -219,54 +347,45 @@ impl Ngram {
             }
             previous = Some(word);
         }
-        counts.order
-    }
-
-    /// A request's vector: each row once, in the order first met, with its
-    /// scaled value. The script sums in its own order; the sums differ in
-    /// the last bits at most (the parity test holds them to 1e-5).
-    fn vector(&self, texts: &[(Source, Normalised); 3], skip: [bool; 3]) -> Vec<(u32, f64)> {
-        // Each text's rows are counted once per text (and kept with a
-        // repeated text), then summed in the texts' order: the same rows in
-        // the same first-met order as one pass over the three.
-        let read: Vec<&[(u32, u32)]> = texts
-            .iter()
-            .zip(skip)
-            .filter(|(_, skip)| !skip)
-            .map(|((_, text), _)| {
-                text.derived
-                    .ngram
-                    .get_or_init(|| self.text_rows(text))
-                    .as_slice()
-            })
-            .collect();
-        let mut counts = Counts::with_room(read.iter().map(|rows| rows.len()).sum());
-        for rows in read {
-            for &(row, n) in rows {
-                counts.add_n(row, n);
-            }
-        }
-        let total: u32 = counts.order.iter().map(|c| c.1).sum();
-        if total == 0 {
-            return Vec::new();
-        }
-        let scale = 1.0 / f64::from(total).sqrt().sqrt();
         counts
-            .order
-            .into_iter()
-            .map(|(row, n)| (row, f64::from(n).sqrt() * scale))
-            .collect()
     }
 
     /// What the two models make of a request's three texts, those
-    /// `skip` marks left out.
+    /// `skip` marks left out. The longest text's sums are its kept
+    /// [`Reading`]'s; the rows of the others change them row by row. The
+    /// script sums in its own order; the sums differ in the last bits at
+    /// most (the parity test holds them to 1e-5).
     pub(super) fn scores(&self, texts: &[(Source, Normalised); 3], skip: [bool; 3]) -> Scores {
+        let read: Vec<Cow<Reading>> = texts
+            .iter()
+            .zip(skip)
+            .filter(|(_, skip)| !skip)
+            .map(|((_, text), _)| self.reading(text))
+            .collect();
         let mut z = [self.risky.bias, self.prohibited.bias];
-        for (row, v) in self.vector(texts, skip) {
-            let w = self.rows[row as usize];
-            if w != [0.0; 2] {
-                z[0] += f64::from(w[0]) * v;
-                z[1] += f64::from(w[1]) * v;
+        let longest = (0..read.len()).max_by_key(|&i| (read[i].counts.order.len(), usize::MAX - i));
+        if let Some(longest) = longest {
+            // Each other text's rows in turn: a row's count so far is its
+            // count in the texts already summed.
+            let mut summed = vec![&*read[longest]];
+            let mut sums = read[longest].sums;
+            let mut total = read[longest].total;
+            for (_, reading) in read.iter().enumerate().filter(|&(i, _)| i != longest) {
+                total += reading.total;
+                for (&(row, n), w) in reading.counts.order.iter().zip(&reading.weights) {
+                    if *w != [0.0; 2] {
+                        let had: u32 = summed.iter().map(|r| r.counts.get(row)).sum();
+                        let change = f64::from(had + n).sqrt() - f64::from(had).sqrt();
+                        sums[0] += f64::from(w[0]) * change;
+                        sums[1] += f64::from(w[1]) * change;
+                    }
+                }
+                summed.push(reading);
+            }
+            if total > 0 {
+                let scale = 1.0 / f64::from(total).sqrt().sqrt();
+                z[0] += sums[0] * scale;
+                z[1] += sums[1] * scale;
             }
         }
         let sigmoid = |z: f64| 1.0 / (1.0 + (-z.clamp(-30.0, 30.0)).exp());
@@ -408,21 +527,144 @@ mod tests {
         assert!(Ngram::parse("buckets\t4\n").is_err());
     }
 
+    /// A request's vector summed directly, as the training script does:
+    /// each row once, in the order first met across the texts, with
+    /// sqrt(count) scaled by the fourth root of the number of features.
+    fn vector(
+        ngram: &Ngram,
+        texts: &[(Source, Normalised); 3],
+        skip: [bool; 3],
+    ) -> Vec<(u32, f64)> {
+        let read: Vec<Counts> = texts
+            .iter()
+            .zip(skip)
+            .filter(|(_, skip)| !skip)
+            .map(|((_, text), _)| ngram.text_rows(text))
+            .collect();
+        let mut counts = Counts::with_room(read.iter().map(|c| c.order.len()).sum());
+        for rows in &read {
+            for &(row, n) in &rows.order {
+                counts.add_n(row, n);
+            }
+        }
+        let total: u32 = counts.order.iter().map(|c| c.1).sum();
+        if total == 0 {
+            return Vec::new();
+        }
+        let scale = 1.0 / f64::from(total).sqrt().sqrt();
+        (counts.order.into_iter())
+            .map(|(row, n)| (row, f64::from(n).sqrt() * scale))
+            .collect()
+    }
+
+    /// The scores of the directly summed vector.
+    fn direct_scores(ngram: &Ngram, texts: &[(Source, Normalised); 3], skip: [bool; 3]) -> Scores {
+        let mut z = [ngram.risky.bias, ngram.prohibited.bias];
+        for (row, v) in vector(ngram, texts, skip) {
+            let w = ngram.rows[row as usize];
+            z[0] += f64::from(w[0]) * v;
+            z[1] += f64::from(w[1]) * v;
+        }
+        let sigmoid = |z: f64| 1.0 / (1.0 + (-z.clamp(-30.0, 30.0)).exp());
+        Scores {
+            risky: sigmoid(z[0]),
+            prohibited: sigmoid(z[1]),
+        }
+    }
+
     #[test]
     fn the_vector_counts_runs_words_and_pairs_once_per_row_and_is_scaled() {
         // One bucket: every feature falls in row 0, so the count is the
         // number of features. "ab cd" padded is " ab cd " (7 characters):
         // 5 + 4 + 3 runs, 2 words, 1 pair = 15.
         let ngram = Ngram::parse("buckets\t1\nrisky\t0.9\t0\nprohibited\t0.9\t0\n").unwrap();
-        let v = ngram.vector(&texts("", "", "ab cd"), [false; 3]);
+        let v = vector(&ngram, &texts("", "", "ab cd"), [false; 3]);
         assert_eq!(v.len(), 1);
         let expected = 15f64.sqrt() / 15f64.sqrt().sqrt();
         assert!((v[0].1 - expected).abs() < 1e-12, "{v:?}");
-        assert!(ngram.vector(&texts("", "", ""), [false; 3]).is_empty());
+        assert!(vector(&ngram, &texts("", "", ""), [false; 3]).is_empty());
+        assert!(vector(&ngram, &texts("", "", "ab cd"), [false, false, true]).is_empty());
+    }
+
+    /// The kept sums of the longest text, changed row by row by the other
+    /// texts' rows, score as the direct sum: for every case of the dev set,
+    /// for a long prompt kept and sent again with other user turns, with
+    /// texts skipped, and for a text first read by other weights (its kept
+    /// reading is not theirs, so it is read again).
+    #[test]
+    fn the_kept_sums_score_as_the_direct_sum() {
+        let classifier = crate::compliance::Classifier::built_in();
+        let ngram = &classifier.ngram;
+        let close = |a: Scores, b: Scores, what: &str| {
+            assert!(
+                (a.risky - b.risky).abs() < 1e-12 && (a.prohibited - b.prohibited).abs() < 1e-12,
+                "{what}: {a:?} != {b:?}"
+            );
+        };
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let cases = std::fs::read_to_string(root.join("tests/data/euai-dev.jsonl")).unwrap();
+        let mut compared = 0;
+        for case in cases.lines() {
+            let case: serde_json::Value = serde_json::from_str(case).unwrap();
+            let scanned = classifier.scan_request(
+                case["purpose"].as_str(),
+                case.get("deployer_context"),
+                &case["messages"],
+                None,
+            );
+            for skip in [[false; 3], [false, true, false], [true, false, true]] {
+                let what = format!("{} {skip:?}", case["id"]);
+                close(
+                    ngram.scores(&scanned.texts, skip),
+                    direct_scores(ngram, &scanned.texts, skip),
+                    &what,
+                );
+            }
+            compared += 1;
+        }
+        assert!(compared > 90, "{compared} cases");
+
+        let prompt = ["Screen the applicants' CVs and rank them for the interview. "; 40].concat();
+        let kept = normalise(&prompt);
+        for user in [
+            "Who is first?",
+            "Rank the CVs of the applicants again, applicants first.",
+            "",
+        ] {
+            let request = [
+                (Source::Purpose, normalise("hiring")),
+                (Source::Instructions, kept.clone()),
+                (Source::Content, normalise(user)),
+            ];
+            close(
+                ngram.scores(&request, [false; 3]),
+                direct_scores(ngram, &request, [false; 3]),
+                user,
+            );
+        }
         assert!(
-            ngram
-                .vector(&texts("", "", "ab cd"), [false, false, true])
-                .is_empty()
+            kept.derived.ngram.get().is_some(),
+            "the prompt's reading is kept"
+        );
+
+        // Other weights: the same rows in a larger table, so every feature
+        // falls in another row (by remainder, not by mask).
+        let other = Ngram::parse(&ASSET.replace("buckets\t262144", "buckets\t300000")).unwrap();
+        assert!(other.mask.is_none() && ngram.mask.is_some());
+        let request = [
+            (Source::Purpose, normalise("")),
+            (Source::Instructions, kept),
+            (Source::Content, normalise("Rank the applicants.")),
+        ];
+        close(
+            other.scores(&request, [false; 3]),
+            direct_scores(&other, &request, [false; 3]),
+            "other weights",
+        );
+        assert_ne!(
+            other.scores(&request, [false; 3]),
+            ngram.scores(&request, [false; 3]),
+            "the other weights score otherwise"
         );
     }
 

@@ -332,6 +332,21 @@ pub(super) enum Role {
     Stopword(u8),
 }
 
+impl Role {
+    /// The rule whose term this is; None for a term of no rule.
+    pub(super) fn rule(self) -> Option<u16> {
+        match self {
+            Role::Purpose(r)
+            | Role::Anchor(r)
+            | Role::Act(r)
+            | Role::Object(r)
+            | Role::Suppressor(r)
+            | Role::Exception(r) => Some(r),
+            _ => None,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(super) enum Edge {
     /// Starts at a token start, may end inside a token.
@@ -638,7 +653,7 @@ impl Builder {
             Some(rest) => (true, rest),
             None => (false, rest),
         };
-        let text = normalise(rest).text;
+        let text = normalise(rest).text.to_string();
         if text.is_empty() {
             return Err(format!("the term `{term}` has no letters or digits"));
         }

@@ -53,7 +53,7 @@ impl Weigh for Scan {
             + 4 * (text.starts.len() + text.sentences.len())
             + std::mem::size_of::<Found>() * self.found.len()
             + 8 * self.blocks.len()
-            + derived.ngram.get().map_or(0, |rows| 8 * rows.len())
+            + derived.ngram.get().map_or(0, |reading| reading.bytes())
             + derived
                 .lexical
                 .get()

@@ -19,9 +19,8 @@ pub(super) const RECENT_USER_TURNS: usize = 4;
 /// ([`recent`](super::recent)).
 #[derive(Debug, Default)]
 pub(super) struct Derived {
-    /// The n-gram model's rows met in the text, with their counts, in the
-    /// order first met.
-    pub ngram: OnceLock<Vec<(u32, u32)>>,
+    /// What the n-gram models read in the text, with their sums.
+    pub ngram: OnceLock<super::ngram::Reading>,
     /// The lexical model's features in the text, each once, sorted.
     pub lexical: OnceLock<Vec<u32>>,
 }
@@ -29,12 +28,14 @@ pub(super) struct Derived {
 /// Normalised text with its token and sentence boundaries.
 #[derive(Debug, Default, Clone)]
 pub(super) struct Normalised {
-    /// Tokens joined by single spaces.
-    pub text: String,
+    /// Tokens joined by single spaces. Shared, like the token tables, by
+    /// the copies of a text kept for its next request, so taking a long
+    /// prompt's reading from [`recent`](super::recent) copies none of them.
+    pub text: Arc<str>,
     /// Byte offset in `text` where each token starts.
-    pub starts: Vec<u32>,
+    pub starts: Arc<[u32]>,
     /// Sentence number of each token.
-    pub sentences: Vec<u32>,
+    pub sentences: Arc<[u32]>,
     /// Tokens with a letter (numbers are no evidence of a language).
     pub words: usize,
     /// The pack language whose stop words the text has most of, set by the
@@ -73,13 +74,11 @@ impl Normalised {
 /// have letters ("cr3d1t" but not "2026"); everything that is not a letter
 /// or digit separates tokens.
 pub(super) fn normalise(text: &str) -> Normalised {
-    let mut out = Normalised {
+    let mut out = Building {
         text: String::with_capacity(text.len()),
         starts: Vec::with_capacity(text.len() / 5),
         sentences: Vec::with_capacity(text.len() / 5),
         words: 0,
-        language: None,
-        derived: Arc::default(),
     };
     let mut sentence = 0u32;
     let mut in_token = false;
@@ -151,7 +150,22 @@ pub(super) fn normalise(text: &str) -> Normalised {
         }
         out.words += usize::from(has_letter);
     }
-    out
+    Normalised {
+        text: out.text.into(),
+        starts: out.starts.into(),
+        sentences: out.sentences.into(),
+        words: out.words,
+        language: None,
+        derived: Arc::default(),
+    }
+}
+
+/// A [`Normalised`] text being written.
+struct Building {
+    text: String,
+    starts: Vec<u32>,
+    sentences: Vec<u32>,
+    words: usize,
 }
 
 /// Replaces leetspeak digits in the token at `start..` in place (ASCII for
@@ -313,10 +327,10 @@ mod tests {
         let n =
             normalise("Bonität der SCHUFA: cr3d1t sc0re, 2026! Straße\u{200b}n ＣＶ e\u{301}te");
         assert_eq!(
-            n.text,
+            &*n.text,
             "bonitat der schufa credit score 2026 strassen cv ete"
         );
-        assert_eq!(n.sentences, [0, 0, 0, 0, 0, 0, 1, 1, 1]);
+        assert_eq!(*n.sentences, [0, 0, 0, 0, 0, 0, 1, 1, 1]);
     }
 
     #[test]
@@ -335,7 +349,7 @@ mod tests {
     #[test]
     fn a_decimal_point_does_not_end_a_sentence() {
         let n = normalise("troponin 0.09. Next");
-        assert_eq!(n.text, "troponin 0 09 next");
-        assert_eq!(n.sentences, [0, 0, 0, 1]);
+        assert_eq!(&*n.text, "troponin 0 09 next");
+        assert_eq!(*n.sentences, [0, 0, 0, 1]);
     }
 }
