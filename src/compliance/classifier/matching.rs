@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::pack::Role;
 use super::spans::{
     Found, Pair, adjacent, describe, distinct_tokens, inside_other_anchor, is_negated, near,
-    overlaps, spans,
+    overlaps, spans, terms_of,
 };
 use super::text::{self, Normalised};
 use super::{Classification, Classifier, Grey, Hit, Level, SHORT_TEXT_WORDS, SetAside, Source};
@@ -72,44 +72,6 @@ fn exception<'t>(
             .find(|f| f.role == Role::Exception(rule as u16))
             .map(|f| text.words(f.token, f.last))
     })
-}
-
-/// The terms each rule of `rules` reads, per text: its own and those of no
-/// rule (persons, negations, framings), in the order found; in one pass
-/// over the terms, however many rules.
-fn terms_of(rules: &[usize], found: &[Vec<Found>; 3], count: usize) -> Vec<[Vec<Found>; 3]> {
-    let mut bucket = vec![usize::MAX; count];
-    for (k, &rule) in rules.iter().enumerate() {
-        bucket[rule] = k;
-    }
-    // Counted first, so each list is allocated once at its size.
-    let mut sizes = vec![[0; 3]; rules.len()];
-    for (i, found) in found.iter().enumerate() {
-        for f in found {
-            match f.role.rule() {
-                None => sizes.iter_mut().for_each(|n| n[i] += 1),
-                Some(r) => {
-                    if let Some(n) = sizes.get_mut(bucket[r as usize]) {
-                        n[i] += 1;
-                    }
-                }
-            }
-        }
-    }
-    let mut terms: Vec<[Vec<Found>; 3]> = sizes.iter().map(|n| n.map(Vec::with_capacity)).collect();
-    for (i, found) in found.iter().enumerate() {
-        for f in found {
-            match f.role.rule() {
-                None => terms.iter_mut().for_each(|t| t[i].push(*f)),
-                Some(r) => {
-                    if let Some(t) = terms.get_mut(bucket[r as usize]) {
-                        t[i].push(*f);
-                    }
-                }
-            }
-        }
-    }
-    terms
 }
 
 /// What the rules collect over one request: (rule, source, evidence) hits,

@@ -119,3 +119,45 @@ pub(super) fn spans(found: &[Found], want: impl Fn(Role) -> bool) -> Vec<(u32, u
         .map(|f| (f.token, f.last))
         .collect()
 }
+
+/// The terms each rule of `rules` reads, per text: its own and those of no
+/// rule (persons, negations, framings), in the order found; in one pass
+/// over the terms, however many rules.
+pub(super) fn terms_of(
+    rules: &[usize],
+    found: &[Vec<Found>; 3],
+    count: usize,
+) -> Vec<[Vec<Found>; 3]> {
+    let mut bucket = vec![usize::MAX; count];
+    for (k, &rule) in rules.iter().enumerate() {
+        bucket[rule] = k;
+    }
+    // Counted first, so each list is allocated once at its size.
+    let mut sizes = vec![[0; 3]; rules.len()];
+    for (i, found) in found.iter().enumerate() {
+        for f in found {
+            match f.role.rule() {
+                None => sizes.iter_mut().for_each(|n| n[i] += 1),
+                Some(r) => {
+                    if let Some(n) = sizes.get_mut(bucket[r as usize]) {
+                        n[i] += 1;
+                    }
+                }
+            }
+        }
+    }
+    let mut terms: Vec<[Vec<Found>; 3]> = sizes.iter().map(|n| n.map(Vec::with_capacity)).collect();
+    for (i, found) in found.iter().enumerate() {
+        for f in found {
+            match f.role.rule() {
+                None => terms.iter_mut().for_each(|t| t[i].push(*f)),
+                Some(r) => {
+                    if let Some(t) = terms.get_mut(bucket[r as usize]) {
+                        t[i].push(*f);
+                    }
+                }
+            }
+        }
+    }
+    terms
+}
