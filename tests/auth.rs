@@ -295,6 +295,10 @@ async fn plain_key_values_and_passwords_never_reach_the_data_file_or_the_log() {
     let data_file = server.data_dir().join("tollgate.redb");
     let log = server.log();
     assert!(log.contains("request"), "the log was written");
+    assert!(
+        !log.contains('\u{1b}'),
+        "a log written to a file has no terminal colour codes"
+    );
     for secret in [&demo, &key, &rotated, &owner_password] {
         assert!(
             !file_contains(&data_file, secret.as_bytes()),

@@ -229,8 +229,12 @@ fn init_logging(config: &Config) {
     use tracing_subscriber::EnvFilter;
     // Validated when the configuration was loaded.
     let filter = EnvFilter::try_new(&config.log_level).unwrap_or_else(|_| EnvFilter::new("info"));
+    // Colours only on a terminal: a log file or journald gets plain text
+    // (every request's span was also formatted with the escape codes).
+    let colours = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(colours)
         .with_writer(std::io::stderr);
     let _ = match config.log_format {
         LogFormat::Json => builder.json().try_init(),

@@ -222,7 +222,7 @@ impl Extensions {
         }
         AuditFacts {
             outcome: if completed { "ok" } else { "incomplete" }.to_owned(),
-            details: details.to_string(),
+            details: crate::base::json::text(&details),
             at: now_ms(),
         }
     }
@@ -287,7 +287,7 @@ impl Extensions {
         };
         HeldFacts {
             review,
-            completion: hold.completion.to_string(),
+            completion: crate::base::json::text(&hold.completion),
             is_fallback: self.is_fallback,
             latency_ms: self.started.elapsed().as_millis() as u64,
         }

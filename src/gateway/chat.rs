@@ -454,7 +454,7 @@ async fn finish(
     }
     let extensions = Extensions::new(gateway, served, false).with_reservations(reservations);
     let output = if extensions.keeps_output() {
-        completion.to_string()
+        crate::base::json::text(&completion)
     } else {
         String::new()
     };

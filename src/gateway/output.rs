@@ -52,7 +52,7 @@ impl<'a> Output<'a> {
             (Output::Completion { value, .. }, Some(session)) => {
                 let mut value = value.clone();
                 session.clone().redact_json(&mut value);
-                value.to_string()
+                crate::base::json::text(&value)
             }
             (Output::Completion { text, .. }, None) => text.to_owned(),
             (Output::Text(text), _) => compliance.logged(text).into_owned(),

@@ -343,7 +343,7 @@ impl Session {
         match serde_json::from_str::<Value>(text) {
             Ok(mut value) if !text.trim().is_empty() => {
                 self.redact_json(&mut value);
-                value.to_string()
+                crate::base::json::text(&value)
             }
             _ => self.redact(text).into_owned(),
         }

@@ -3,10 +3,14 @@
 //! A record that keeps a JSON object as text (an audit entry's `details`)
 //! stores it here instead when the object has the [`Shape`] its writer
 //! declares: a bitmap of the members present, then each member's value in
-//! its binary form ([`Kind`]). [`encode`] reads the object back and compares
-//! it with the original text, and gives up (`None`: the caller keeps the
-//! text) unless they are byte for byte the same: the stored text, and so
-//! any digest computed over it, is exactly what was written.
+//! its binary form ([`Kind`]). [`encode`] gives up (`None`: the caller
+//! keeps the text) unless [`decode`] would give the text back byte for
+//! byte: the stored text, and so any digest computed over it, is exactly
+//! what was written. It checks that without decoding: the text must be
+//! its object's canonical spelling (compact, members in the map's order),
+//! and every member must read back as the value it was written from (a
+//! credit amount's micro-credits give back the same number; JSON kept as
+//! text parses back to the same value).
 
 use serde_json::{Map, Value};
 
@@ -52,7 +56,13 @@ fn write_value(out: &mut Out, kind: Kind, value: &Value) -> Option<()> {
             if !(0.0..=1e12).contains(&credits) {
                 return None;
             }
-            out.u64((credits * 1_000_000.0).round() as u64);
+            let micros = (credits * 1_000_000.0).round() as u64;
+            // Read back as the same float, bit for bit (not 2.0 for 2, nor
+            // 0.0 for -0.0, nor a float that micro-credits cannot hold).
+            if !n.is_f64() || micros_to_credits(micros).to_bits() != credits.to_bits() {
+                return None;
+            }
+            out.u64(micros);
         }
         (Kind::Texts, Value::Array(items)) => {
             out.u64(items.len() as u64);
@@ -66,8 +76,15 @@ fn write_value(out: &mut Out, kind: Kind, value: &Value) -> Option<()> {
             out.str(s);
         }
         (Kind::Any, other) => {
+            let text = crate::base::json::text(other);
+            // Floats are parsed to the nearest value only almost always:
+            // the text must come back from its own reading.
+            let again = serde_json::from_str::<Value>(&text).ok()?;
+            if crate::base::json::text(&again) != text {
+                return None;
+            }
             out.byte(2);
-            out.str(&other.to_string());
+            out.str(&text);
         }
         _ => return None,
     }
@@ -116,12 +133,15 @@ pub fn encode(shape: Shape, text: &str) -> Option<Vec<u8>> {
             write_value(&mut body, *kind, value)?;
         }
     }
+    // Every member reads back as its value, so the decoded object is this
+    // one, and its text is this one's.
+    if crate::base::json::text(&Value::Object(object)) != text {
+        return None;
+    }
     let mut out = Out(Vec::new());
     out.u64(present);
     out.raw(&body.0);
-    let mut input = In::new(&out.0);
-    let back = decode(shape, &mut input).ok()?;
-    (input.end().is_ok() && back == text).then_some(out.0)
+    Some(out.0)
 }
 
 /// The text of an object stored by [`encode`].
@@ -138,7 +158,7 @@ pub fn decode(shape: Shape, input: &mut In<'_>) -> Result<String, StoreError> {
             object.insert((*name).to_owned(), read_value(input, *kind)?);
         }
     }
-    Ok(Value::Object(object).to_string())
+    Ok(crate::base::json::text(&Value::Object(object)))
 }
 
 #[cfg(test)]
@@ -189,6 +209,43 @@ mod tests {
             "{\"model\": \"m\"}",
         ] {
             assert_eq!(encode(SHAPE, text), None, "{text}");
+        }
+    }
+
+    #[test]
+    fn a_member_is_kept_in_binary_only_when_it_reads_back_the_same() {
+        let kept = ["2.5", "0.000123", "123456.789012", "1000000000000.0", "0.0"];
+        let refused = [
+            "2",
+            "0",
+            "0.1234567",
+            "1e-7",
+            "5e-324",
+            "-0.0",
+            "1000000000001.0",
+        ];
+        for (cost, expected) in kept
+            .iter()
+            .map(|c| (c, true))
+            .chain(refused.iter().map(|c| (c, false)))
+        {
+            let text = format!("{{\"cost\":{cost}}}");
+            let bytes = encode(SHAPE, &text);
+            assert_eq!(bytes.is_some(), expected, "{text}");
+            if let Some(bytes) = bytes {
+                assert_eq!(decode(SHAPE, &mut In::new(&bytes)).unwrap(), text);
+            }
+        }
+        for units in [
+            r#"{"images":2,"seconds":1.5}"#,
+            "[1,2.25]",
+            "true",
+            "7",
+            "-0.0",
+        ] {
+            let text = format!("{{\"units\":{units}}}");
+            let bytes = encode(SHAPE, &text).expect("JSON kept as text");
+            assert_eq!(decode(SHAPE, &mut In::new(&bytes)).unwrap(), text);
         }
     }
 
