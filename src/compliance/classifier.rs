@@ -65,6 +65,8 @@ mod tests_round20;
 mod tests_round21;
 #[cfg(test)]
 mod tests_round22;
+#[cfg(test)]
+mod tests_round23;
 mod text;
 
 use std::fmt;

@@ -9,8 +9,8 @@
 //! what was written. It checks that without decoding: the text must be
 //! its object's canonical spelling (compact, members in the map's order),
 //! and every member must read back as the value it was written from (a
-//! credit amount's micro-credits give back the same number; JSON kept as
-//! text parses back to the same value).
+//! credit amount's micro-credits give back the same float; JSON kept as
+//! text is written the same again once parsed).
 
 use serde_json::{Map, Value};
 
