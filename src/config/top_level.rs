@@ -29,7 +29,7 @@ pub const LOG_FORMAT: Setting = Setting::new(
     "log_format",
     Shape(r#"`"text"` or `"json"`"#),
     Text("text"),
-    "Logs go to standard error. Flag: `serve --log-format`.",
+    "Logs go to standard error, in colour only when it is a terminal (a file, a pipe or journald gets plain text). Flag: `serve --log-format`.",
 )
 .env("TOLLGATE_LOG_FORMAT");
 
