@@ -67,6 +67,8 @@ mod tests_round21;
 mod tests_round22;
 #[cfg(test)]
 mod tests_round23;
+#[cfg(test)]
+mod tests_round24;
 mod text;
 
 use std::fmt;

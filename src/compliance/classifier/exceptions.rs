@@ -364,7 +364,10 @@ fn concrete_people(found: &[Found]) -> bool {
 /// asistente virtual" asks nothing (eleventh round). Nor is `meta` talk
 /// about the topic in a sentence that wants the result to pass as real
 /// (`passing`: "explain how we get his face and voice so it looks
-/// real" asks for a deep fake; eighteenth round).
+/// real" asks for a deep fake; eighteenth round), nor, below Article 5,
+/// in a request that counts the people or files it works on ("summarise
+/// the 40 applications and say whom we reject": [`counted_batch`];
+/// twenty-fourth round).
 pub(super) fn framing(text: &Normalised, found: &[Found], r: u16, level: Level) -> Vec<(u32, u32)> {
     let terms = spans(found, |role| {
         role == Role::Act(r) || role == Role::Anchor(r)
@@ -390,10 +393,15 @@ pub(super) fn framing(text: &Normalised, found: &[Found], r: u16, level: Level) 
         })
         .map(|f| text.sentences[f.token as usize])
         .collect();
+    // Talk about the topic is no framing of a request that works on a
+    // counted batch of the rule's people or files ("die 143 Bewerbungen",
+    // "all 640 CVs", "the 412 debtors"): "explain", "summarise" or "with
+    // template B" there are steps of the work (twenty-fourth round).
+    let counted = level < Level::Prohibited && counted_batch(text, found, r);
     found
         .iter()
         .filter(|f| match f.role {
-            Role::Meta => !passing.contains(&text.sentences[f.token as usize]),
+            Role::Meta => !counted && !passing.contains(&text.sentences[f.token as usize]),
             Role::Aggregate | Role::SelfUse => true,
             Role::LegalPerson => !people_of(f),
             Role::Building => level < Level::Prohibited,
@@ -404,6 +412,107 @@ pub(super) fn framing(text: &Normalised, found: &[Found], r: u16, level: Level) 
         .filter(|&span| !inside_a_term(span))
         .collect()
 }
+
+/// Whether the text counts the people or files a rule works on: a number
+/// of at least two right before a person or the rule's anchor or object,
+/// or one word before it ("143 Bewerbungen", "640 cv s", "the 412 overdue
+/// debtors"). Not a year, an age or a duration ("19 year old", "30 jours",
+/// "15 de mayo"), nor a number inside talk about the Act ("article 5
+/// on facial recognition"). A request about the topic seldom counts the
+/// people it is about; one that works on them does.
+fn counted_batch(text: &Normalised, found: &[Found], r: u16) -> bool {
+    let cited = spans(found, |role| matches!(role, Role::Meta | Role::Regulation));
+    let counted = |token: u32| {
+        let word = text.words(token, token);
+        let after = if (token as usize + 1) < text.starts.len() {
+            text.words(token + 1, token + 1)
+        } else {
+            ""
+        };
+        word.len() <= 6
+            && word.bytes().all(|b| b.is_ascii_digit())
+            && word
+                .parse::<u32>()
+                .is_ok_and(|n| n >= 2 && !(1900..=2100).contains(&n))
+            && !TIME_UNITS.contains(&after)
+            && !cited.iter().any(|&c| holds(c, (token, token)))
+    };
+    found.iter().any(|f| {
+        let ours = match f.role {
+            Role::Person => true,
+            Role::Anchor(a) | Role::Object(a) => a == r,
+            _ => false,
+        };
+        ours && (1..=2).any(|back| f.token >= back && counted(f.token - back))
+    })
+}
+
+/// Words after a number that make it a time, an age or a date, not a
+/// count of people, in the packs' languages.
+const TIME_UNITS: &[&str] = &[
+    "year",
+    "years",
+    "yr",
+    "yrs",
+    "month",
+    "months",
+    "week",
+    "weeks",
+    "day",
+    "days",
+    "hour",
+    "hours",
+    "minutes",
+    "jahr",
+    "jahre",
+    "jahren",
+    "jahrige",
+    "jahrigen",
+    "monat",
+    "monate",
+    "monaten",
+    "woche",
+    "wochen",
+    "tag",
+    "tage",
+    "tagen",
+    "stunden",
+    "an",
+    "ans",
+    "mois",
+    "semaine",
+    "semaines",
+    "jour",
+    "jours",
+    "heures",
+    "ano",
+    "anos",
+    "meses",
+    "semana",
+    "semanas",
+    "dias",
+    "horas",
+    "de",
+    "anni",
+    "anno",
+    "mesi",
+    "settimane",
+    "giorni",
+    "ore",
+    "jaar",
+    "jarige",
+    "maanden",
+    "weken",
+    "dagen",
+    "uur",
+    "lat",
+    "lata",
+    "latek",
+    "miesiecy",
+    "tygodni",
+    "dni",
+    "godzin",
+];
 
 /// Whether span `outer` holds all of span `inner`.
 fn holds(outer: (u32, u32), inner: (u32, u32)) -> bool {
