@@ -416,25 +416,23 @@ pub(super) fn framing(text: &Normalised, found: &[Found], r: u16, level: Level) 
 /// Whether the text counts the people or files a rule works on: a number
 /// of at least two right before a person or the rule's anchor or object,
 /// or one word before it ("143 Bewerbungen", "640 cv s", "the 412 overdue
-/// debtors"). Not a year, an age or a duration ("19 year old", "30 jours",
-/// "15 de mayo"), nor a number inside talk about the Act ("article 5
-/// on facial recognition"). A request about the topic seldom counts the
-/// people it is about; one that works on them does.
+/// debtors"). Not a year, nor a time, an age or a date (a pack's
+/// `time_unit` right after it: "19 year old", "30 jours", "15 de mayo"),
+/// nor a number inside talk about the Act ("article 5 on facial
+/// recognition"). A request about the topic seldom counts the people it
+/// is about; one that works on them does.
 fn counted_batch(text: &Normalised, found: &[Found], r: u16) -> bool {
     let cited = spans(found, |role| matches!(role, Role::Meta | Role::Regulation));
     let counted = |token: u32| {
         let word = text.words(token, token);
-        let after = if (token as usize + 1) < text.starts.len() {
-            text.words(token + 1, token + 1)
-        } else {
-            ""
-        };
         word.len() <= 6
             && word.bytes().all(|b| b.is_ascii_digit())
             && word
                 .parse::<u32>()
                 .is_ok_and(|n| n >= 2 && !(1900..=2100).contains(&n))
-            && !TIME_UNITS.contains(&after)
+            && !found
+                .iter()
+                .any(|u| u.role == Role::TimeUnit && u.token == token + 1)
             && !cited.iter().any(|&c| holds(c, (token, token)))
     };
     found.iter().any(|f| {
@@ -446,73 +444,6 @@ fn counted_batch(text: &Normalised, found: &[Found], r: u16) -> bool {
         ours && (1..=2).any(|back| f.token >= back && counted(f.token - back))
     })
 }
-
-/// Words after a number that make it a time, an age or a date, not a
-/// count of people, in the packs' languages.
-const TIME_UNITS: &[&str] = &[
-    "year",
-    "years",
-    "yr",
-    "yrs",
-    "month",
-    "months",
-    "week",
-    "weeks",
-    "day",
-    "days",
-    "hour",
-    "hours",
-    "minutes",
-    "jahr",
-    "jahre",
-    "jahren",
-    "jahrige",
-    "jahrigen",
-    "monat",
-    "monate",
-    "monaten",
-    "woche",
-    "wochen",
-    "tag",
-    "tage",
-    "tagen",
-    "stunden",
-    "an",
-    "ans",
-    "mois",
-    "semaine",
-    "semaines",
-    "jour",
-    "jours",
-    "heures",
-    "ano",
-    "anos",
-    "meses",
-    "semana",
-    "semanas",
-    "dias",
-    "horas",
-    "de",
-    "anni",
-    "anno",
-    "mesi",
-    "settimane",
-    "giorni",
-    "ore",
-    "jaar",
-    "jarige",
-    "maanden",
-    "weken",
-    "dagen",
-    "uur",
-    "lat",
-    "lata",
-    "latek",
-    "miesiecy",
-    "tygodni",
-    "dni",
-    "godzin",
-];
 
 /// Whether span `outer` holds all of span `inner`.
 fn holds(outer: (u32, u32), inner: (u32, u32)) -> bool {

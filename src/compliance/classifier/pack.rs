@@ -220,6 +220,11 @@ struct RawFraming {
     /// score these 50 named applicants" applies the practice.
     #[serde(default)]
     reference: Vec<String>,
+    /// Words right after a number that make it a time, an age or a date
+    /// ("years", "jours", "de mayo"), not a count of people: a counted
+    /// batch ignores such a number (twenty-fourth round).
+    #[serde(default)]
+    time_unit: Vec<String>,
     /// The user's own matter: my own CV, my score.
     #[serde(default)]
     self_use: Vec<String>,
@@ -327,6 +332,7 @@ pub(super) enum Role {
     Audience,
     Channel,
     Reference,
+    TimeUnit,
     SelfUse,
     LegalPerson,
     Stopword(u8),
@@ -607,6 +613,7 @@ fn add_pack(
     add(builder, &f.audience, Role::Audience, None)?;
     add(builder, &f.channel, Role::Channel, None)?;
     add(builder, &f.reference, Role::Reference, Some(Edge::Word))?;
+    add(builder, &f.time_unit, Role::TimeUnit, Some(Edge::Word))?;
     add(builder, &f.self_use, Role::SelfUse, None)?;
     add(builder, &f.legal_person, Role::LegalPerson, None)?;
     add(builder, &f.persons, Role::Person, None)?;

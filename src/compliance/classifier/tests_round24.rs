@@ -67,6 +67,13 @@ fn round24_a_counted_batch_is_work_not_talk() {
             Level::Minimal,
         ),
         (
+            "it",
+            None,
+            None,
+            "Riassumi l'avviso: dal 15 maggio candidati e aziende possono vedere il proprio punteggio di selezione.",
+            Level::Minimal,
+        ),
+        (
             "de",
             None,
             None,
