@@ -259,13 +259,15 @@ fn the_held_out_part_keeps_its_measured_level() {
 /// something, on the held-out part (`the_held_out_part_keeps_its_measured_level`),
 /// and measured on unseen sets (docs/compliance.md): more classes fitted
 /// to train sentences to reach it here did not carry to unseen text in
-/// the nineteenth round.
+/// the nineteenth round. Since the twenty-fifth round the n-gram model
+/// sets aside a conversation's high or prohibited hit it reads as no
+/// listed use: 1.9 % raised (28 / 1436), so the floor is now 2.5 %.
 #[test]
 fn the_train_part_holds_its_floors() {
     let report = eval_split(TRAIN, Some("train"));
     let shown = format!("{}{:#}", summary(&report), report["misses"]);
     assert!(rate(&report, &["catch_rate"]) >= 0.95, "{shown}");
-    assert!(rate(&report, &["false_raise_rate"]) <= 0.043, "{shown}");
+    assert!(rate(&report, &["false_raise_rate"]) <= 0.025, "{shown}");
     assert!(
         rate(&report, &["accuracy", "limited", "rate"]) >= 0.90,
         "{shown}"
@@ -501,7 +503,8 @@ fn the_ngram_weights_are_what_the_script_writes_from_the_train_file() {
 /// read; ordinary-train as negatives, weighted 1 or 0.25) each broke the
 /// train part's goals (docs/compliance.md, nineteenth round). So the
 /// layers raise none to high or prohibited, and at most one of the 240 to
-/// limited.
+/// limited. The rules refused three until the twenty-fifth round; with the
+/// n-gram model's overruling none (at most one is allowed).
 #[test]
 fn ordinary_traffic_is_not_refused_by_the_learned_layers_and_the_rules_do_not_raise_more() {
     let report = eval("tests/data/risk-ordinary.jsonl");
@@ -524,7 +527,7 @@ fn ordinary_traffic_is_not_refused_by_the_learned_layers_and_the_rules_do_not_ra
         .iter()
         .filter(|m| m["got"] == "high" || m["got"] == "prohibited")
         .count();
-    assert!(refused <= 3, "{misses:#?}");
+    assert!(refused <= 1, "{misses:#?}");
 }
 
 /// `tollgate classify` (and `risk classify`) run in an empty directory

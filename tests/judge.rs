@@ -180,6 +180,41 @@ async fn without_a_grey_zone_or_a_policy_the_judge_is_not_called() {
     );
 }
 
+/// A match of the rules that the n-gram model reads as no listed use: a
+/// courier and "rate" meet by accident.
+const OVERRULED: &str = "Our courier Jan asked me to rate the new delivery route app from 1 to 5 for the product team survey. Draft a short answer.";
+
+#[tokio::test]
+async fn a_match_the_model_overrules_passes_and_goes_to_the_judge_who_may_raise_it() {
+    let (upstream, server, token) = setup("").await;
+    let (_, key) = server.create_key(&[]);
+    // Without a judge: answered, minimal.
+    let response = chat_post(&server, &key, &ask(OVERRULED)).await;
+    assert_eq!(response.status(), 200);
+    let body: Value = response.json().await.unwrap();
+    let risk = &body["risk_classification"];
+    assert_eq!(risk["level"], "minimal", "{risk}");
+    assert!(risk.get("judge").is_none(), "{risk}");
+    // With a judge: it is asked, told which rule was overruled, and raises.
+    set_judge(&server, &token, "raise").await;
+    let refused = chat_post(&server, &key, &ask(OVERRULED)).await;
+    assert_eq!(error_code(refused, 403).await, "prohibited_use");
+    let judged = upstream
+        .recorded
+        .bodies()
+        .into_iter()
+        .find(|b| b["model"] == "judge-raise")
+        .expect("the judge was called");
+    let question: Value =
+        serde_json::from_str(judged["messages"][1]["content"].as_str().unwrap()).unwrap();
+    assert_eq!(question["rule_result"]["level"], "minimal", "{question}");
+    assert_eq!(
+        question["rule_result"]["overruled"],
+        json!(["annex3_4b_worker_management"]),
+        "{question}"
+    );
+}
+
 #[tokio::test]
 async fn the_sampler_files_an_incident_for_a_prohibited_answer() {
     let (_upstream, server, token) = setup("incident_sample_share = 1.0").await;

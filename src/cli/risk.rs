@@ -134,6 +134,7 @@ fn describe(grey: &Grey) -> String {
     match grey {
         Grey::ContentOnly { rule } => format!("content only: {rule}"),
         Grey::AnchorWithoutAct { rule } => format!("anchor without act: {rule}"),
+        Grey::Overruled { rule } => format!("overruled by the n-gram model: {rule}"),
         Grey::UnknownLanguage => "unknown language".to_owned(),
     }
 }
@@ -221,8 +222,8 @@ fn print_rates(report: &Report) {
         report.area_found, report.with_area
     );
     println!(
-        "for a judge (cases): {} content-only hit, {} anchor without act, {} unknown language",
-        report.content_only, report.anchor_without_act, report.unknown_language
+        "for a judge (cases): {} content-only hit, {} anchor without act, {} overruled by the n-gram model, {} unknown language",
+        report.content_only, report.anchor_without_act, report.overruled, report.unknown_language
     );
 }
 

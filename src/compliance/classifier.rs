@@ -15,7 +15,9 @@
 //! minimal or limited result, as a second signal named `lexical:<area>`,
 //! and two models over runs of characters ([`ngram`]) may raise a minimal or
 //! limited result in which the rules found a domain to high or prohibited
-//! (`ngram:<area>`).
+//! (`ngram:<area>`), and set aside a high or prohibited match the rules
+//! found in the conversation alone when they read the request as no
+//! listed use (twenty-fifth round; [`Grey::Overruled`] for a judge).
 //!
 //! What rules cannot settle is reported as [`Grey`], for an LLM judge.
 
@@ -69,6 +71,8 @@ mod tests_round22;
 mod tests_round23;
 #[cfg(test)]
 mod tests_round24;
+#[cfg(test)]
+mod tests_round25;
 mod text;
 
 use std::fmt;
@@ -205,6 +209,10 @@ pub enum Grey {
     /// A domain term of a high or prohibited rule appeared without an
     /// operative act, and the rule did not match otherwise.
     AnchorWithoutAct { rule: String },
+    /// A high or prohibited rule matched the conversation alone, but the
+    /// `risky` n-gram model read the request as no listed use, so the match
+    /// was set aside ([`ngram::Ngram::overrule`]): a judge may raise it back.
+    Overruled { rule: String },
     /// The text is not recognisably in a pack's language (English, German,
     /// French, Spanish, Italian, Dutch, Polish, Portuguese built in), so the
     /// rules may have missed it.

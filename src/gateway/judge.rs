@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::compliance::judgement::{Judgement, LOWER_CONFIDENCE, LOWERING_REASONS, grey_zone};
-use crate::compliance::{Classification, Level, Source};
+use crate::compliance::{Classification, Grey, Level, Source};
 use crate::gateway::gate::GateInput;
 use crate::providers::Reply;
 use crate::tenants::CompliancePolicy;
@@ -137,7 +137,16 @@ async fn ask(
         "declared_purpose": request.service.purpose,
         "deployer_context": request.service.deployer_context,
         "conversation": conversation,
-        "rule_result": { "level": risk.level.as_str(), "rules": risk.triggered_rules() },
+        "rule_result": {
+            "level": risk.level.as_str(),
+            "rules": risk.triggered_rules(),
+            // Rules that matched but were set aside because the n-gram
+            // model read no listed use: the judge may raise them back.
+            "overruled": risk.grey.iter().filter_map(|g| match g {
+                Grey::Overruled { rule } => Some(rule.as_str()),
+                _ => None,
+            }).collect::<Vec<_>>(),
+        },
     });
     let body = json!({
         "model": model.upstream,

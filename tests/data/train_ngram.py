@@ -30,6 +30,10 @@ batches written independently (docs/compliance.md, "The n-gram layer").
                                     the rules' view of each case (FACTS: `NGRAM_FACTS=F cargo test
                                     --lib ngram_cv_facts -- --ignored`): catches and raises of the
                                     rules and the layer together, at several thresholds, gated or not
+  train_ngram.py --folds K          out-of-fold scores of every case (JSON lines): the models
+                                    trained K times, each without a K-th of the batches (crc32 of
+                                    the batch name modulo K), each case scored by the models that
+                                    did not see it; how OVERRULE was chosen (K = 5)
   --train FILE                      train on FILE instead of tests/data/euai-train.jsonl and the
                                     ordinary requests
 
@@ -42,6 +46,7 @@ import json
 import math
 import os
 import sys
+import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from train_lexical import Lcg, load, texts, tokens  # noqa: E402  (the shared normal form and texts)
@@ -70,6 +75,21 @@ PRUNE = 0.002
 # batch's cases. So 0.995 stays (docs/compliance.md, "Fourteenth round").
 RISKY = 0.995
 PROHIBITED = 0.7
+# Below this probability of `risky` a high or prohibited result the rules
+# found in the conversation alone is set aside (ngram.rs `overrule`,
+# twenty-fifth round). Chosen on the train part alone, by five folds of
+# whole batches (each fold scored by the models trained on the other four,
+# against the rules' results): 0.005 set aside 39 of the 85 false raises
+# and 29 of the 3,003 true ones; 0.01 took 6 false raises more for 13
+# true ones more (docs/compliance.md, "Twenty-fifth round"). And only when
+# no sentence of the request, read alone, reaches OVERRULE_LINE: one line
+# that states a practice in a long prompt is not outweighed by the rest
+# (chosen on the sets already read: at 0.8 the train part's false raises
+# went from 20 to 25 of 1436, and a true raise of fresh22 came back). The
+# rule table's `not_overruled` rules (critical infrastructure) are never
+# set aside: with them kept, 28 of 1436.
+OVERRULE = 0.005
+OVERRULE_LINE = 0.8
 # The weight of an ordinary request as a negative, against 1 for a labelled
 # case (chosen by --cv; NGRAM_ORDINARY overrides it for experiments).
 ORDINARY = float(os.environ.get("NGRAM_ORDINARY", "1.0"))
@@ -183,6 +203,7 @@ def write(model, path):
         f"buckets\t{BUCKETS}",
         f"risky\t{RISKY}\t{risky_bias:g}",
         f"prohibited\t{PROHIBITED}\t{prohibited_bias:g}",
+        f"overrule\t{OVERRULE}\t{OVERRULE_LINE}",
     ]
     lines += [f"{row}\t{a:g}\t{b:g}" for row, (a, b) in sorted(rows.items())]
     with open(path, "w", encoding="utf-8", newline="\n") as f:
@@ -196,7 +217,7 @@ def read(path):
     with open(path, encoding="utf-8") as f:
         for line in f:
             fields = line.rstrip("\n").split("\t")
-            if not fields[0] or fields[0].startswith("#") or fields[0] == "buckets":
+            if not fields[0] or fields[0].startswith("#") or fields[0] in ("buckets", "overrule"):
                 continue
             if fields[0] == "risky":
                 risky_bias = float(fields[2])
@@ -231,6 +252,17 @@ def batch(case):
     if parts[0] == "OT":
         return f"OT{parts[1]}{int(parts[-1]) % 2}"
     return parts[0]
+
+
+def folds(cases, k):
+    fold = {c["id"]: zlib.crc32(batch(c).encode()) % k for c in cases}
+    vectors = {c["id"]: vector(c) for c in cases}
+    for i in range(k):
+        model = train([c for c in cases if fold[c["id"]] != i], vectors)
+        for c in cases:
+            if fold[c["id"]] == i:
+                p_risky, p_prohibited = scores(model, c, vectors[c["id"]])
+                print(json.dumps({"id": c["id"], "fold": i, "risky": p_risky, "prohibited": p_prohibited}), flush=True)
 
 
 def lobo(cases):
@@ -323,6 +355,8 @@ def main():
             cases += load(ORDINARY_TRAIN)
     if "--cv" in sys.argv:
         cv(cases, sys.argv[sys.argv.index("--cv") + 1])
+    if "--folds" in sys.argv:
+        folds(cases, int(sys.argv[sys.argv.index("--folds") + 1]))
     if "--lobo" in sys.argv:
         lobo(cases)
     if "--eval" in sys.argv:

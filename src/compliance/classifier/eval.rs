@@ -232,6 +232,7 @@ pub struct Report {
     /// per kind).
     pub content_only: usize,
     pub anchor_without_act: usize,
+    pub overruled: usize,
     pub unknown_language: usize,
     pub misses: Vec<Miss>,
     /// Per `lang` (cases without one: `?`).
@@ -289,6 +290,7 @@ impl Report {
             "grey": {
                 "content_only": self.content_only,
                 "anchor_without_act": self.anchor_without_act,
+                "overruled": self.overruled,
                 "unknown_language": self.unknown_language,
             },
             "languages": slices(&self.languages),
@@ -324,6 +326,7 @@ pub fn evaluate(classifier: &Classifier, cases: &[Case]) -> Report {
         with_area: 0,
         content_only: 0,
         anchor_without_act: 0,
+        overruled: 0,
         unknown_language: 0,
         misses: Vec::new(),
         languages: BTreeMap::new(),
@@ -368,6 +371,7 @@ pub fn evaluate(classifier: &Classifier, cases: &[Case]) -> Report {
         let has = |kind: fn(&Grey) -> bool| usize::from(c.grey.iter().any(kind));
         report.content_only += has(|g| matches!(g, Grey::ContentOnly { .. }));
         report.anchor_without_act += has(|g| matches!(g, Grey::AnchorWithoutAct { .. }));
+        report.overruled += has(|g| matches!(g, Grey::Overruled { .. }));
         report.unknown_language += has(|g| matches!(g, Grey::UnknownLanguage));
         let rules = c.triggered_rules();
         if let Some(area) = &case.expected_area {

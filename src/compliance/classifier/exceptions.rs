@@ -270,11 +270,14 @@ pub(super) fn disclosure(s: &Scanned) -> Option<(Source, String)> {
 pub(super) fn public_facing(s: &Scanned) -> Option<(Source, String)> {
     deployer_texts(s).find_map(|((source, text), found)| {
         let first = |role: Role| found.iter().find(|f| f.role == role);
-        let (role, audience, channel) = (
-            first(Role::Addressed)?,
-            first(Role::Audience)?,
-            first(Role::Channel)?,
-        );
+        // An audience named to be excluded is none: "used only by staff,
+        // not by customers", "je praat nooit rechtstreeks met klanten" (an
+        // internal tool, which Article 50(1) does not reach; twenty-fifth
+        // round).
+        let audience = found
+            .iter()
+            .find(|f| f.role == Role::Audience && !negated(text, found, f, 4));
+        let (role, audience, channel) = (first(Role::Addressed)?, audience?, first(Role::Channel)?);
         if ordinary_task(text, found, Level::Limited).is_some() {
             return None;
         }
@@ -297,10 +300,16 @@ pub(super) fn public_facing(s: &Scanned) -> Option<(Source, String)> {
 /// IA"). Any language's, unlike an act's negation: a hidden AI read as a
 /// disclosed one would lower a result.
 fn hidden(text: &Normalised, found: &[Found], d: &Found) -> bool {
+    negated(text, found, d, 3)
+}
+
+/// Whether a negation word of any pack stands at most `within` words
+/// before `d`, in its sentence.
+fn negated(text: &Normalised, found: &[Found], d: &Found, within: u32) -> bool {
     found.iter().any(|f| {
         matches!(f.role, Role::Negation(_) | Role::NegationAfter(_))
             && f.last < d.token
-            && d.token - f.last <= 3
+            && d.token - f.last <= within
             && text.sentences[f.last as usize] == text.sentences[d.token as usize]
     })
 }

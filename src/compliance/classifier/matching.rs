@@ -235,6 +235,10 @@ impl Classifier {
             self.lexical.raise(&mut c, &scanned.texts, skip);
             self.ngram
                 .raise(&mut c, &scanned.texts, &self.lexical, skip);
+            let rules = &self.compiled.rules;
+            self.ngram.overrule(&mut c, &scanned.texts, skip, |id| {
+                rules.iter().any(|r| r.id == id && r.not_overruled)
+            });
         }
         (scanned, c)
     }

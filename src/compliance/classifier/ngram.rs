@@ -1,5 +1,7 @@
 //! The n-gram layer: two small learned models over runs of characters,
-//! which may raise a result and never lower one.
+//! which may raise a result, and may set aside a high or prohibited result
+//! the rules found in the conversation alone when they read the request
+//! as ordinary ([`Ngram::overrule`], twenty-fifth round).
 //!
 //! Two binary logistic regressions share one feature space: `risky`
 //! (prohibited or high against the rest) and `prohibited`. They are trained
@@ -51,6 +53,14 @@ struct Model {
     bias: f64,
 }
 
+/// The thresholds of [`Ngram::overrule`]: the request's p(risky) under
+/// `below`, and every sentence's, read alone, under `line`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Overrule {
+    below: f64,
+    line: f64,
+}
+
 /// The parsed models.
 #[derive(Debug)]
 pub(super) struct Ngram {
@@ -59,6 +69,10 @@ pub(super) struct Ngram {
     id: u64,
     risky: Model,
     prohibited: Model,
+    /// When a high or prohibited result that rests on the conversation
+    /// alone is set aside ([`Ngram::overrule`]); `None` (no `overrule`
+    /// line) overrules nothing.
+    overrule: Option<Overrule>,
     /// Per row: the weight in `risky`, the weight in `prohibited`.
     rows: Vec<[f32; 2]>,
     /// `rows.len() - 1` when that is a power of two: a hash's row is then
@@ -199,11 +213,13 @@ impl Ngram {
     }
 
     /// Parses the asset: `buckets N` first, `risky THRESHOLD BIAS`,
-    /// `prohibited THRESHOLD BIAS`, then `ROW WEIGHT WEIGHT` lines, each
-    /// written straight into the table (no copy of the asset's rows).
+    /// `prohibited THRESHOLD BIAS`, optionally `overrule BELOW LINE`, then
+    /// `ROW WEIGHT WEIGHT` lines, each written straight into the table (no
+    /// copy of the asset's rows).
     pub(super) fn parse(text: &str) -> Result<Ngram, String> {
         let mut rows: Vec<[f32; 2]> = Vec::new();
         let mut models = [None, None];
+        let mut overrule = None;
         for (n, line) in text.lines().enumerate() {
             if line.is_empty() || line.starts_with('#') {
                 continue;
@@ -222,6 +238,12 @@ impl Ngram {
                         bias: number()?,
                     };
                     models[usize::from(kind == "prohibited")] = Some(model);
+                }
+                "overrule" => {
+                    overrule = Some(Overrule {
+                        below: number()?,
+                        line: number()?,
+                    })
                 }
                 row => {
                     let row: usize = row.parse().map_err(|_| bad())?;
@@ -246,6 +268,7 @@ impl Ngram {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             risky,
             prohibited,
+            overrule,
             rows,
             mask,
         })
@@ -308,12 +331,18 @@ impl Ngram {
 
     /// One text's rows with their counts, in the order first met.
     fn text_rows(&self, normalised: &Normalised) -> Counts {
-        let text = normalised.text.trim_matches(' ');
+        self.rows_of(&normalised.text, normalised.starts.len())
+    }
+
+    /// The rows of a text of `words` words joined by single spaces, with
+    /// their counts, in the order first met.
+    fn rows_of(&self, text: &str, words: usize) -> Counts {
+        let text = text.trim_matches(' ');
         if text.is_empty() {
             return Counts::with_room(0);
         }
         // At most three runs a character and two features a word.
-        let mut counts = Counts::with_room(3 * (text.len() + 2) + 2 * normalised.starts.len());
+        let mut counts = Counts::with_room(3 * (text.len() + 2) + 2 * words);
         let mut padded = Vec::with_capacity(text.len() + 2);
         padded.push(b' ');
         padded.extend_from_slice(text.as_bytes());
@@ -460,6 +489,126 @@ impl Ngram {
             rule: hit.rule.clone(),
         });
         c.hits.insert(0, hit);
+    }
+
+    /// The highest p(risky) of one sentence read alone, over the sentences
+    /// of the texts read: a listed use stated in one line of a long prompt
+    /// is not outweighed by the rest of it.
+    fn sentence_max(&self, texts: &[(Source, Normalised); 3], skip: [bool; 3]) -> f64 {
+        let mut best = 0.0_f64;
+        for ((_, text), _) in texts.iter().zip(skip).filter(|(_, skip)| !skip) {
+            let n = text.starts.len();
+            let mut first = 0;
+            while first < n {
+                let mut last = first;
+                while last + 1 < n && text.sentences[last + 1] == text.sentences[first] {
+                    last += 1;
+                }
+                let start = text.starts[first] as usize;
+                let end = text
+                    .starts
+                    .get(last + 1)
+                    .map_or(text.text.len(), |&s| s as usize);
+                let counts = self.rows_of(&text.text[start..end], last + 1 - first);
+                let (mut sum, mut total) = (0.0, 0);
+                for &(row, n) in &counts.order {
+                    total += n;
+                    sum += f64::from(self.rows[row as usize][0]) * f64::from(n).sqrt();
+                }
+                if total > 0 {
+                    let z = self.risky.bias + sum / f64::from(total).sqrt().sqrt();
+                    best = best.max(1.0 / (1.0 + (-z.clamp(-30.0, 30.0)).exp()));
+                }
+                first = last + 1;
+            }
+        }
+        best
+    }
+
+    /// Sets aside a high or prohibited result that rests on the
+    /// conversation alone when the `risky` model reads the request as no
+    /// listed use: p(risky) under the `overrule` threshold, and under its
+    /// second threshold for each sentence read alone (a bag of features
+    /// averages a long prompt, so one line that states a practice among
+    /// fifty of store policy would read as ordinary as a whole). The rules'
+    /// high and prohibited hits become matches set aside (with the model's
+    /// probabilities as the reason), the level falls to what the rules' other
+    /// hits give (limited or minimal), and each such rule is a grey zone
+    /// ([`Grey::Overruled`]) a judge may raise back.
+    ///
+    /// Why: on ordinary traffic written independently, a rule's anchor
+    /// and act meet by accident ("Mastercard" and "accept", a courier's
+    /// route and "rate", a carbon footprint and "identification"), in any
+    /// language and at a rate no round of terms has brought down; the
+    /// model, which weighs every run of characters of the request, gives
+    /// such requests a p(risky) near zero while it gives the practices the
+    /// rules catch far more (docs/compliance.md, "Twenty-fifth round").
+    ///
+    /// Never overruled: a hit from the declared purpose (a declared use is
+    /// never lowered), a result a learned layer raised, a hit of a rule
+    /// `kept` says the model may not set aside (`not_overruled` in the
+    /// rule table), and a request whose every text the rules read as a use
+    /// that decides nothing (`skip`: the models then read no features at
+    /// all).
+    pub(super) fn overrule(
+        &self,
+        c: &mut Classification,
+        texts: &[(Source, Normalised); 3],
+        skip: [bool; 3],
+        kept: impl Fn(&str) -> bool,
+    ) {
+        let Some(Overrule { below, line }) = self.overrule else {
+            return;
+        };
+        if c.level < Level::High || skip.iter().all(|&s| s) {
+            return;
+        }
+        let counts = |h: &Hit| h.level >= Level::High;
+        let learned = |h: &Hit| h.rule.starts_with("ngram:") || h.rule.starts_with("lexical:");
+        if c.hits
+            .iter()
+            .any(|h| counts(h) && (h.source == Source::Purpose || learned(h) || kept(&h.rule)))
+        {
+            return;
+        }
+        let scores = self.scores(texts, skip);
+        if scores.risky >= below {
+            return;
+        }
+        // The whole request reads as ordinary; so must each sentence.
+        let sentence = self.sentence_max(texts, skip);
+        if sentence >= line {
+            return;
+        }
+        let (lowered, rest): (Vec<Hit>, Vec<Hit>) =
+            std::mem::take(&mut c.hits).into_iter().partition(counts);
+        c.hits = rest;
+        c.level = c
+            .hits
+            .iter()
+            .map(|h| h.level)
+            .max()
+            .unwrap_or(Level::Minimal);
+        for hit in lowered {
+            let rule = hit.rule;
+            c.grey
+                .retain(|g| !matches!(g, Grey::ContentOnly { rule: r } if *r == rule));
+            if !c
+                .grey
+                .iter()
+                .any(|g| matches!(g, Grey::Overruled { rule: r } if *r == rule))
+            {
+                c.grey.push(Grey::Overruled { rule: rule.clone() });
+            }
+            c.set_aside.push(SetAside {
+                rule,
+                source: hit.source,
+                why: format!(
+                    "{}, but the learned n-gram model reads the request as no listed use: p(prohibited or high) = {:.4}, under {below}, and at most {sentence:.3} for one sentence, under {line}",
+                    hit.evidence, scores.risky
+                ),
+            });
+        }
     }
 }
 

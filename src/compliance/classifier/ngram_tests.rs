@@ -26,6 +26,11 @@ fn the_built_in_weights_parse_with_their_thresholds() {
     let ngram = Ngram::built_in();
     assert_eq!(ngram.rows.len(), 1 << 18);
     assert!(ngram.risky.threshold > 0.5 && ngram.prohibited.threshold > 0.5);
+    assert!(
+        ngram
+            .overrule
+            .is_some_and(|o| o.below > 0.0 && o.below < 0.05 && o.line > 0.5 && o.line < 1.0)
+    );
     assert!(ngram.rows.iter().filter(|w| **w != [0.0; 2]).count() > 10_000);
 }
 
@@ -38,6 +43,17 @@ fn a_bad_line_is_an_error_naming_it() {
     let error = Ngram::parse(&format!("{head}9\t0.5\t0.1\n")).unwrap_err();
     assert!(error.contains("row 9"), "{error}");
     assert!(Ngram::parse("buckets\t4\n").is_err());
+    // The overrule line needs both thresholds.
+    let ngram = Ngram::parse(&format!("{head}overrule\t0.005\t0.8\n")).unwrap();
+    assert_eq!(
+        ngram.overrule,
+        Some(Overrule {
+            below: 0.005,
+            line: 0.8
+        })
+    );
+    let error = Ngram::parse(&format!("{head}overrule\t0.005\n")).unwrap_err();
+    assert!(error.contains("line 4"), "{error}");
 }
 
 /// A request's vector summed directly, as the training script does:
@@ -276,6 +292,167 @@ fn a_match_the_rules_set_aside_stops_it_unless_only_the_object_was_missing() {
     ));
     one_row(50.0, -50.0).raise(&mut c, &request, &lexical, [false; 3]);
     assert_eq!(c.level, Level::High);
+}
+
+/// One bucket with an `overrule` line: p(risky) is the sigmoid of the
+/// row's weight times the vector's one value.
+fn overruling(risky: f32) -> Ngram {
+    Ngram::parse(&format!(
+        "buckets\t1\nrisky\t0.9\t0\nprohibited\t0.9\t0\noverrule\t0.5\t0.9\n0\t{risky}\t0\n"
+    ))
+    .unwrap()
+}
+
+/// A high hit of the rules from `source`, with a limited one beside it.
+fn rules_high(source: Source) -> Classification {
+    Classification {
+        level: Level::High,
+        hits: vec![
+            Hit {
+                rule: "annex3_4b_worker_management".into(),
+                level: Level::High,
+                summary: "decisions on workers".into(),
+                source,
+                evidence: "anchor \"courier\" with act \"rate\"".into(),
+            },
+            Hit {
+                rule: "art50_1_ai_interaction".into(),
+                level: Level::Limited,
+                summary: "people talk to the system".into(),
+                source: Source::Instructions,
+                evidence: "term \"chatbot\"".into(),
+            },
+        ],
+        grey: vec![Grey::ContentOnly {
+            rule: "annex3_4b_worker_management".into(),
+        }],
+        set_aside: Vec::new(),
+        judge: None,
+    }
+}
+
+#[test]
+fn a_conversation_hit_the_model_reads_as_ordinary_is_set_aside_for_a_judge() {
+    let request = texts("", "", "our courier asked me to rate the new route app");
+    let mut c = rules_high(Source::Content);
+    overruling(-50.0).overrule(&mut c, &request, [false; 3], |_| false);
+    // The limited hit stands; the high one is set aside with the model's
+    // probability and its threshold, and is a question for a judge.
+    assert_eq!(c.level, Level::Limited);
+    assert_eq!(c.triggered_rules(), ["art50_1_ai_interaction"]);
+    assert_eq!(c.set_aside.len(), 1);
+    let why = &c.set_aside[0].why;
+    assert_eq!(c.set_aside[0].rule, "annex3_4b_worker_management");
+    assert!(
+        why.starts_with("anchor \"courier\" with act \"rate\", but the learned n-gram model")
+            && why.contains("p(prohibited or high) = 0.0000, under 0.5"),
+        "{why}"
+    );
+    assert!(!c.set_aside[0].lacked_only_object());
+    assert_eq!(
+        c.grey,
+        [Grey::Overruled {
+            rule: "annex3_4b_worker_management".into()
+        }]
+    );
+    assert!(super::super::super::judgement::grey_zone(&c));
+    // From the instructions too: the deployer's prompt is conversation.
+    let mut c = rules_high(Source::Instructions);
+    overruling(-50.0).overrule(&mut c, &request, [false; 3], |_| false);
+    assert_eq!(c.level, Level::Limited);
+    // Without the limited hit: minimal.
+    let mut c = rules_high(Source::Content);
+    c.hits.truncate(1);
+    overruling(-50.0).overrule(&mut c, &request, [false; 3], |_| false);
+    assert_eq!((c.level, c.hits.len()), (Level::Minimal, 0));
+}
+
+#[test]
+fn a_declared_use_a_learned_raise_a_kept_rule_a_sure_model_or_no_threshold_overrule_nothing() {
+    let request = texts("", "", "rank the people in these files");
+    let unchanged = |ngram: &Ngram, mut c: Classification, skip: [bool; 3]| {
+        let before = c.clone();
+        ngram.overrule(&mut c, &request, skip, |_| false);
+        assert_eq!(c, before);
+    };
+    // A hit of the declared purpose: a declared use is never lowered.
+    unchanged(&overruling(-50.0), rules_high(Source::Purpose), [false; 3]);
+    // A purpose hit beside a conversation hit: nothing moves either.
+    let mut both = rules_high(Source::Content);
+    both.hits.push(Hit {
+        source: Source::Purpose,
+        ..both.hits[0].clone()
+    });
+    unchanged(&overruling(-50.0), both, [false; 3]);
+    // The model sure of a listed use.
+    unchanged(&overruling(50.0), rules_high(Source::Content), [false; 3]);
+    // A raise of a learned layer is not the rules' to lose.
+    let mut learned = rules_high(Source::Content);
+    learned.hits[0].rule = "ngram:annex3_4a_recruitment".into();
+    unchanged(&overruling(-50.0), learned, [false; 3]);
+    // Every text read as a use that decides nothing: no features.
+    unchanged(&overruling(-50.0), rules_high(Source::Content), [true; 3]);
+    // A limited result is not the model's: it knows listed uses only.
+    let mut limited = rules_high(Source::Content);
+    limited.hits.remove(0);
+    limited.level = Level::Limited;
+    unchanged(&overruling(-50.0), limited, [false; 3]);
+    // Weights without an `overrule` line overrule nothing.
+    unchanged(
+        &one_row(-50.0, -50.0),
+        rules_high(Source::Content),
+        [false; 3],
+    );
+    // A rule the rule table keeps from the model (`not_overruled`).
+    let mut c = rules_high(Source::Content);
+    let before = c.clone();
+    overruling(-50.0).overrule(&mut c, &request, [false; 3], |id| {
+        id == "annex3_4b_worker_management"
+    });
+    assert_eq!(c, before);
+}
+
+#[test]
+fn the_built_in_model_overrules_an_accidental_match_and_keeps_a_practice() {
+    let classifier = super::super::Classifier::built_in();
+    let classify = |text: &str| {
+        classifier.classify(
+            None,
+            None,
+            &serde_json::json!([{ "role": "user", "content": text }]),
+        )
+    };
+    // A courier and "rate" meet by accident: worker management for the
+    // rules, an ordinary request for the model.
+    let c = classify(
+        "Our courier Jan asked me to rate the new delivery route app from 1 to 5 for the product team survey. Draft a short answer.",
+    );
+    assert_eq!(c.level, Level::Minimal, "{c:?}");
+    assert!(
+        c.grey.iter().any(
+            |g| matches!(g, Grey::Overruled { rule } if rule == "annex3_4b_worker_management")
+        )
+    );
+    // A practice the rules catch stands.
+    let c = classify("Rank these 40 applicants by their CVs and reject the bottom half.");
+    assert_eq!(c.level, Level::High);
+    assert!(!c.grey.iter().any(|g| matches!(g, Grey::Overruled { .. })));
+    // One line that states a practice in a long prompt of store policy:
+    // the request as a whole reads as ordinary, that sentence does not.
+    let policy = "Answer questions about orders, deliveries and returns politely and briefly, and pass refunds above fifty euros to a colleague. ".repeat(12);
+    let c = classifier.classify(
+        None,
+        None,
+        &serde_json::json!([
+            { "role": "system", "content": format!("{policy}Score each applicant's CV and reject the weakest candidates. {policy}") },
+            { "role": "user", "content": "Here is the next one." },
+        ]),
+    );
+    assert_eq!(c.level, Level::High, "{c:?}");
+    let c = classify(
+        "Analyse the webcam feed of our call-centre agents and flag who looks frustrated or bored during calls so their team lead can talk to them.",
+    );
+    assert_eq!(c.level, Level::Prohibited, "{c:?}");
 }
 
 /// Writes the facts of `tests/data/train_ngram.py --cv` (what the

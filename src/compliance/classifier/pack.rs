@@ -89,6 +89,11 @@ struct RawRule {
     /// rather than decides (nineteenth round).
     #[serde(default)]
     reports_news: bool,
+    /// Never set aside by the n-gram model's overruling (twenty-fifth
+    /// round): its uses are on machines, not people, and read like the
+    /// ordinary operation of the same machines.
+    #[serde(default)]
+    not_overruled: bool,
     /// Met when the deployer's instructions or declared use set the model
     /// before the public (`public_role`, `audience` and `channel` terms in
     /// one text): Article 50(1), whose duty is to tell those people that
@@ -405,6 +410,8 @@ pub(super) struct RuleMeta {
     /// A hit sets aside the Annex III matches of the text it is in
     /// (`reports_news`); a declared purpose's stay.
     pub reports_news: bool,
+    /// The n-gram model never sets its hits aside (`not_overruled`).
+    pub not_overruled: bool,
     /// Met by a deployment set before the public (`public_facing`).
     pub public_facing: bool,
     /// The rule whose hit this one escalates (`escalates_from`), with the
@@ -555,6 +562,7 @@ fn rule_metas(raw: &RawTable, index: &HashMap<&str, usize>) -> Result<Vec<RuleMe
             exception_to,
             object_in_text: r.object_in_text,
             reports_news: r.reports_news,
+            not_overruled: r.not_overruled,
             public_facing: r.public_facing,
             escalates_from,
             has_acts: false,
