@@ -417,7 +417,6 @@ impl Ngram {
                 z[1] += sums[1] * scale;
             }
         }
-        let sigmoid = |z: f64| 1.0 / (1.0 + (-z.clamp(-30.0, 30.0)).exp());
         Scores {
             risky: sigmoid(z[0]),
             prohibited: sigmoid(z[1]),
@@ -517,7 +516,7 @@ impl Ngram {
                 }
                 if total > 0 {
                     let z = self.risky.bias + sum / f64::from(total).sqrt().sqrt();
-                    best = best.max(1.0 / (1.0 + (-z.clamp(-30.0, 30.0)).exp()));
+                    best = best.max(sigmoid(z));
                 }
                 first = last + 1;
             }
@@ -610,6 +609,11 @@ impl Ngram {
             });
         }
     }
+}
+
+/// The logistic function, clamped as the training script's.
+fn sigmoid(z: f64) -> f64 {
+    1.0 / (1.0 + (-z.clamp(-30.0, 30.0)).exp())
 }
 
 /// Whether the rules found a regulated domain in the request (an anchor:
