@@ -73,6 +73,8 @@ mod tests_round23;
 mod tests_round24;
 #[cfg(test)]
 mod tests_round25;
+#[cfg(test)]
+mod tests_round26;
 mod text;
 
 use std::fmt;

@@ -246,8 +246,9 @@ def batch(case):
     150, by part and the parity of their number; the second ordinary set
     (ids O2-en-001..., sixteenth round), the third (O3-en-001...,
     seventeenth round), the fourth (O4-en-001..., eighteenth round), the
-    fifth (O5-en-001..., nineteenth round) and the sixth (O6-en-001...,
-    twentieth round) are folds of their own."""
+    fifth (O5-en-001..., nineteenth round), the sixth (O6-en-001...,
+    twentieth round) and the seventh to eleventh (O7-* to O11-*,
+    twenty-sixth round) are folds of their own."""
     parts = case["id"].split("-")
     if parts[0] == "OT":
         return f"OT{parts[1]}{int(parts[-1]) % 2}"

@@ -1,17 +1,38 @@
 //! Matching across texts: a rule whose domain is named in one of a
 //! request's texts and whose act is asked in another (the deployer's
 //! instructions and the user's turn), or across the sentences of the
-//! instructions. Split from `matching.rs`, which calls it.
+//! instructions, from their opening. Split from `matching.rs`, which
+//! calls it.
 
 use super::pack::Role;
 use super::spans::{Found, inside_other_anchor, is_negated, overlaps, spans};
 use super::text::Normalised;
 use super::{Classifier, Source, exceptions};
 
+/// A first line of at most this many words is a title ("# Role",
+/// "SYSTEM PROMPT"): the role statement is the sentence after it.
+const TITLE_WORDS: usize = 3;
+
+/// The last sentence of a deployer's prompt's opening: its role statement
+/// ("You are the assistant of the drinking water plant of Eastvale."),
+/// after a title line if it has one. Within the instructions, a pair
+/// needs its anchor or its act there.
+fn opening_end(text: &Normalised) -> u32 {
+    let Some(&first) = text.sentences.first() else {
+        return 0;
+    };
+    let title = text.sentences.iter().take_while(|&&s| s == first).count();
+    if title > TITLE_WORDS {
+        return first;
+    }
+    text.sentences.get(title).copied().unwrap_or(first)
+}
+
 impl Classifier {
     /// A rule matched across the deployer's instructions and the user's
     /// turn (or across the sentences of the instructions, when `a` and `b`
-    /// are the same text): one names the domain, the other the act ("You operate the
+    /// are the same text, with the anchor or the act in its opening
+    /// sentence, [`opening_end`]): one names the domain, the other the act ("You operate the
     /// district heating network" + "close valve 4"; "You are the grading
     /// assistant of a school" + "here are the test answers of 9B"). Each
     /// text's own framing, negations and fiction still apply; a person or
@@ -65,8 +86,15 @@ impl Classifier {
         };
         let (a_anchors, a_acts) = offer(a)?;
         let (b_anchors, b_acts) = offer(b)?;
-        // Within one text an anchor is no act for itself ("credit score").
+        // Within one text an anchor is no act for itself ("credit score"),
+        // and one of the two is in the text's opening: "the drinking water
+        // plant" of the role statement and "open or shut the inlet valves
+        // yourself" two sentences on are one deployment; "colleagues" in
+        // its second sentence and "rate how confident you are" in its
+        // answer rules are words of two paragraphs.
         let same = std::ptr::eq(a.0, b.0);
+        let end = if same { opening_end(a.0) } else { 0 };
+        let opening = |span: &(u32, u32)| a.0.sentences[span.0 as usize] <= end;
         let pair = |anchors: &[(u32, u32)],
                     at: (&Normalised, Source),
                     acts: &[(u32, u32)],
@@ -74,7 +102,7 @@ impl Classifier {
             let (x, y) = anchors
                 .iter()
                 .flat_map(|x| acts.iter().map(move |y| (x, y)))
-                .find(|&(x, y)| !same || !overlaps(*x, *y))?;
+                .find(|&(x, y)| !same || !overlaps(*x, *y) && (opening(x) || opening(y)))?;
             Some(format!(
                 "anchor \"{}\" in {} with act \"{}\" in {}",
                 at.0.words(x.0, x.1),

@@ -350,12 +350,14 @@ impl Classifier {
         // name the domain, the user's turn the act (or the reverse).
         let part = |i: usize| (&s.texts[i].1, terms[i].as_slice(), s.texts[i].0);
         let (purpose, instructions, user) = (part(0), part(1), part(2));
-        // Within the instructions too, at any distance (eleventh round): a
-        // deployer's prompt describes one deployment, so the domain named in
-        // its opening ("You assist the admissions committee") and the act
-        // three sentences on ("give each file a mark and a rank") are one use.
-        // Not for an Article 5 practice, which turns on conditions the rules
-        // spell out together (a rating *and* its detrimental use).
+        // Within the instructions too (eleventh round): a deployer's prompt
+        // describes one deployment, so the domain named in its opening
+        // ("You assist the admissions committee") and the act three
+        // sentences on ("give each file a mark and a rank") are one use.
+        // One of the two must be in the opening (`across`): two words of
+        // unrelated paragraphs of a long prompt are not (twenty-sixth
+        // round). Not for an Article 5 practice, which turns on conditions
+        // the rules spell out together (a rating *and* its detrimental use).
         let within_instructions = meta.level < Level::Prohibited;
         let across = if s.tool_prompt {
             self.across(rule, purpose, user)

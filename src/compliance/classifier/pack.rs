@@ -272,6 +272,11 @@ struct RawFraming {
     /// an act right before one is not an act ("bewerte nicht").
     #[serde(default)]
     negation_after: Vec<String>,
+    /// Words that join two acts ("or", "und", "ni"): an act right after
+    /// one shares the negation of the act right before it ("do not mark
+    /// or grade", twenty-sixth round).
+    #[serde(default)]
+    coordination: Vec<String>,
 }
 
 #[derive(Deserialize, Default)]
@@ -315,6 +320,8 @@ pub(super) enum Role {
     Negation(u8),
     /// A negation right after an act, of the pack with this language.
     NegationAfter(u8),
+    /// A word that joins two acts, of the pack with this language.
+    Coordination(u8),
     Building,
     Meta,
     Aggregate,
@@ -632,6 +639,12 @@ fn add_pack(
         builder,
         &f.negation_after,
         Role::NegationAfter(lang),
+        Some(Edge::Word),
+    )?;
+    add(
+        builder,
+        &f.coordination,
+        Role::Coordination(lang),
         Some(Edge::Word),
     )?;
     for (id, terms) in &pack.rules {

@@ -73,15 +73,45 @@ pub(super) fn is_negated(text: &Normalised, found: &[Found], act: (u32, u32)) ->
     {
         return false;
     }
-    found.iter().any(|f| match f.role {
-        Role::Negation(lang) if ours(lang) => {
-            f.last < act.0 && act.0 - f.last <= 2 && same_sentence(f.last, act.0)
+    let before = |start: u32| {
+        found.iter().any(|f| {
+            matches!(f.role, Role::Negation(l) if ours(l))
+                && f.last < start
+                && start - f.last <= 2
+                && same_sentence(f.last, start)
+        })
+    };
+    let after = found.iter().any(|f| {
+        matches!(f.role, Role::NegationAfter(l) if ours(l))
+            && f.token == act.1 + 1
+            && same_sentence(f.token, act.1)
+    });
+    if after || before(act.0) {
+        return true;
+    }
+    // Acts joined by "or", "and", "ni" share a negation: "do not mark or
+    // grade", "do not rank, score or reject". Only an act of the rule
+    // right before the joining word passes it on, so "do not call him
+    // and reject the file" still rejects.
+    let mut start = act.0;
+    for _ in 0..3 {
+        let joined = found.iter().any(|f| {
+            matches!(f.role, Role::Coordination(l) if ours(l))
+                && f.last + 1 == start
+                && same_sentence(f.token, start)
+        });
+        let Some(previous) = found
+            .iter()
+            .find(|f| matches!(f.role, Role::Act(_)) && joined && f.last + 2 == start)
+        else {
+            return false;
+        };
+        if before(previous.token) {
+            return true;
         }
-        Role::NegationAfter(lang) if ours(lang) => {
-            f.token == act.1 + 1 && same_sentence(f.token, act.1)
-        }
-        _ => false,
-    })
+        start = previous.token;
+    }
+    false
 }
 
 /// The language of a text: the pack with strictly the most stop words in

@@ -1,0 +1,118 @@
+//! Unit tests of the twenty-sixth round (issue 26), each written here as
+//! probes of their own (none is a sentence of a set): a deployer's prompt
+//! no longer pairs a domain named in one paragraph with an act in another,
+//! and acts joined by "or", "and", "ni" share the negation before the
+//! first of them.
+
+use super::tests_round17::check_exact;
+use super::*;
+
+/// An internal assistant's policy notes name staff and a loan; its answer
+/// rules ask it to rate its own confidence. Until this round the
+/// instructions paired with themselves at any distance and read worker
+/// management.
+#[test]
+fn round26_a_prompts_paragraphs_do_not_pair_with_each_other() {
+    check_exact(&[
+        (
+            "en",
+            None,
+            Some(
+                "You are Ledgerly, the internal knowledge assistant of the finance back office at Corvane Ltd. Colleagues ask you about our expense and travel policies.\n\nPolicy notes:\n- Season ticket loans are repaid through payroll over ten months.\n- Hotel nights in London are capped at 180 pounds.\n\nWhen you answer, rate how confident you are from 1 to 5 and cite the policy line.",
+            ),
+            "Can I book a hotel at 210 pounds for a client dinner night?",
+            Level::Minimal,
+        ),
+        (
+            "es",
+            None,
+            Some(
+                "Eres el asistente interno de la oficina de viajes de Grupo Tavira. Te consultan solo los empleados.\n\nNotas:\n- Los anticipos de nómina se devuelven en diez meses.\n- Las noches de hotel en Madrid tienen un tope de 150 euros.\n\nAl responder, puntúa tu confianza de 1 a 5 y cita la norma.",
+            ),
+            "¿Puedo reservar un hotel de 170 euros para una cena con un cliente?",
+            Level::Minimal,
+        ),
+        // The domain in the instructions, the act in the user's turn: still
+        // one use.
+        (
+            "en",
+            None,
+            Some(
+                "You are the assistant of the admissions committee of the Master's programme in Data Science.",
+            ),
+            "Give each of these five applicants' files a mark out of 20 and rank them.",
+            Level::High,
+        ),
+    ]);
+}
+
+/// "Do not mark or grade": the second act shares the first's negation, in
+/// each language's words for "or", "and", "nor"; an act of the rule must
+/// stand right before the joining word, so "do not call him and reject
+/// his application" still rejects.
+#[test]
+fn round26_joined_acts_share_a_negation() {
+    check_exact(&[
+        (
+            "en",
+            None,
+            Some(
+                "You are Lessonsmith, a planning assistant for teachers. You do not mark or grade pupils' work.",
+            ),
+            "Plan a 60-minute lesson on persuasive writing for Year 9.",
+            Level::Minimal,
+        ),
+        (
+            "en",
+            None,
+            Some(
+                "You are the recruiting team's writing assistant. You never screen, rank or reject applicants.",
+            ),
+            "Draft a job ad for a warehouse team lead in Leeds.",
+            Level::Minimal,
+        ),
+        (
+            "fr",
+            None,
+            Some(
+                "Tu es l'assistant de préparation des enseignants. Tu ne dois pas noter ou évaluer les copies des élèves.",
+            ),
+            "Prépare une séance sur le discours argumentatif en 4e.",
+            Level::Minimal,
+        ),
+        (
+            "es",
+            None,
+            Some(
+                "Eres el asistente de redacción de Recursos Humanos. No debes descartar ni rechazar a los candidatos.",
+            ),
+            "Redacta una oferta de empleo para un jefe de equipo de almacén en Zaragoza.",
+            Level::Minimal,
+        ),
+        (
+            "it",
+            None,
+            Some(
+                "Sei l'assistente di scrittura dell'ufficio del personale. Non devi scartare o rifiutare i candidati.",
+            ),
+            "Scrivi un annuncio di lavoro per un capoturno di magazzino a Verona.",
+            Level::Minimal,
+        ),
+        (
+            "pt",
+            None,
+            Some(
+                "És o assistente de redação dos recursos humanos. Não deves excluir ou rejeitar candidatos.",
+            ),
+            "Escreve um anúncio de emprego para um chefe de equipa de armazém em Braga.",
+            Level::Minimal,
+        ),
+        (
+            "en",
+            None,
+            Some("You are the HR assistant of Fernway Logistics."),
+            "Do not call him and reject his application: Tom Berg, warehouse applicant.",
+            Level::High,
+        ),
+    ]);
+}
