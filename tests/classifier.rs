@@ -264,15 +264,16 @@ fn the_held_out_part_keeps_its_measured_level() {
 /// listed use: 1.9 % raised (28 / 1436), so the floor is now 2.5 %. The
 /// twenty-sixth round added 1,280 cases: the five unseen sets fresh21 to
 /// fresh25, whose misses were read, and two batches written where the
-/// rules are weakest (T26A, T26B): 92.2 % caught and 4.1 % raised on
-/// arrival. With the models trained on them the part catches 94.1 %
-/// (3649 / 3876) and raises 2.5 % (45 / 1796): the floors are 94 % and
-/// 2.6 %.
+/// rules are weakest (T26A, T26B): the part so grown was caught at 92.2 %
+/// and raised at 4.1 % before the round. After it (the models trained on
+/// them, the n-gram layer raising a framed match from 0.998) it catches
+/// 95.1 % (3687 / 3876) and raises 2.6 % (46 / 1796): the false-raise
+/// floor is 2.6 %.
 #[test]
 fn the_train_part_holds_its_floors() {
     let report = eval_split(TRAIN, Some("train"));
     let shown = format!("{}{:#}", summary(&report), report["misses"]);
-    assert!(rate(&report, &["catch_rate"]) >= 0.94, "{shown}");
+    assert!(rate(&report, &["catch_rate"]) >= 0.95, "{shown}");
     assert!(rate(&report, &["false_raise_rate"]) <= 0.026, "{shown}");
     assert!(
         rate(&report, &["accuracy", "limited", "rate"]) >= 0.90,

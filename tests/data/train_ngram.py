@@ -90,6 +90,24 @@ PROHIBITED = 0.7
 # set aside: with them kept, 28 of 1436.
 OVERRULE = 0.005
 OVERRULE_LINE = 0.8
+# From this probability of `risky` a request is raised although the rules
+# set one of its matches aside for a framing (talk about the topic, a
+# company, a negation, no person near; not building software, which always
+# holds it back). Chosen on the train part by five folds (--folds 5 against
+# the rules' view, NGRAM_FACTS): of the 82 risky cases the rules and the
+# lexical layer read below high, 37 had a framed match and an out-of-fold
+# p(risky) of at least 0.998, against 2 of 1,751 minimal cases and 2 of
+# 2,962 ordinary requests (0.995: 40, 4, 2; 0.999: 32, 1, 1)
+# (docs/compliance.md, "Twenty-sixth round").
+FRAMED = 0.998
+# From this probability of `prohibited` (and RISKY of `risky`) a high
+# result is moved to prohibited (ngram.rs `escalate`). Chosen on the train
+# part by the same five folds: of the cases the rules and the lexical
+# layer read high, 51 of 145 prohibited ones had an out-of-fold
+# p(prohibited) of at least 0.99, against 9 of 1,962 high ones and none
+# of 46 minimal ones (0.995: 38 and 6; 0.98: 60 and 13; 0.9: 84 and 26)
+# (docs/compliance.md, "Twenty-sixth round").
+ESCALATE = 0.99
 # The weight of an ordinary request as a negative, against 1 for a labelled
 # case (chosen by --cv; NGRAM_ORDINARY overrides it for experiments).
 ORDINARY = float(os.environ.get("NGRAM_ORDINARY", "1.0"))
@@ -204,6 +222,8 @@ def write(model, path):
         f"risky\t{RISKY}\t{risky_bias:g}",
         f"prohibited\t{PROHIBITED}\t{prohibited_bias:g}",
         f"overrule\t{OVERRULE}\t{OVERRULE_LINE}",
+        f"framed\t{FRAMED}",
+        f"escalate\t{ESCALATE}",
     ]
     lines += [f"{row}\t{a:g}\t{b:g}" for row, (a, b) in sorted(rows.items())]
     with open(path, "w", encoding="utf-8", newline="\n") as f:
@@ -217,7 +237,7 @@ def read(path):
     with open(path, encoding="utf-8") as f:
         for line in f:
             fields = line.rstrip("\n").split("\t")
-            if not fields[0] or fields[0].startswith("#") or fields[0] in ("buckets", "overrule"):
+            if not fields[0] or fields[0].startswith("#") or fields[0] in ("buckets", "overrule", "framed", "escalate"):
                 continue
             if fields[0] == "risky":
                 risky_bias = float(fields[2])
@@ -292,12 +312,15 @@ RANK = {"minimal": 0, "limited": 1, "high": 2, "prohibited": 3}
 def after(fact, p_risky, p_prohibited, risky_at, open_gate):
     """The level after the layer (ngram.rs `raise`): a minimal or limited
     result, in a domain the rules found (or any, with `open_gate`) and
-    with no match set aside for a reason that stops the layer, goes to
-    high at `risky_at`, to prohibited at PROHIBITED too."""
+    with no match set aside for building software, goes to high at
+    `risky_at` (at FRAMED at least when a match was set aside for a
+    framing), to prohibited at PROHIBITED too."""
     before = fact["before"]
-    if RANK[before] >= 2 or fact["stopped"] or not (fact["domain"] or open_gate):
+    if before == "high" and not fact.get("built"):
+        return "prohibited" if p_prohibited >= ESCALATE and p_risky >= RISKY else before
+    if RANK[before] >= 2 or fact.get("built") or not (fact["domain"] or open_gate):
         return before
-    if p_risky < risky_at:
+    if p_risky < (max(risky_at, FRAMED) if fact["stopped"] else risky_at):
         return before
     return "prohibited" if p_prohibited >= PROHIBITED else "high"
 

@@ -418,6 +418,7 @@ pub fn ngram_facts(classifier: &Classifier, cases: &[Case]) -> Vec<Value> {
                 "before": before.as_str(),
                 "domain": super::ngram::domain(&c),
                 "stopped": super::ngram::stopped(&c),
+                "built": super::ngram::built(&c),
                 "skip": super::exceptions::unread(&classifier.scan_request(p, d, m, None)),
             })
         })

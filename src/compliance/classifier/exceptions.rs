@@ -206,9 +206,13 @@ fn coding_task(found: &[Found], level: Level, tool_frame: bool) -> Option<&Found
     ((tool_frame || building.any(|g| g.token > f.last)) && !concrete_people(found)).then_some(f)
 }
 
+/// The end of the reason a match is set aside for building software:
+/// the one framing the n-gram layer never reads past ([`super::ngram`]).
+pub(super) const BUILDING: &str = "building a system is not using it on people";
+
 fn describe_coding(text: &Normalised, f: &Found) -> String {
     format!(
-        "the user has software built (\"{}\"): building a system is not using it on people",
+        "the user has software built (\"{}\"): {BUILDING}",
         text.words(f.token, f.last)
     )
 }

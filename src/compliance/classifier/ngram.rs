@@ -28,7 +28,10 @@
 //! ordinary traffic as risky; with ordinary negatives, cross-validation
 //! still found the gate worth keeping): it is raised
 //! to high when p(risky) reaches its threshold, to prohibited when
-//! p(prohibited) reaches its own too. A high result is left to the rules.
+//! p(prohibited) reaches its own too; a request whose match the rules set
+//! aside for a framing only from the higher `framed` threshold, and never
+//! one whose user has software built. A high result goes to prohibited
+//! only when p(prohibited) reaches the `escalate` threshold.
 //! The area named is the lexical layer's likeliest of that level (the
 //! n-gram models know levels, not areas), and the raise is a grey zone a
 //! judge may review, like the lexical layer's.
@@ -73,6 +76,14 @@ pub(super) struct Ngram {
     /// alone is set aside ([`Ngram::overrule`]); `None` (no `overrule`
     /// line) overrules nothing.
     overrule: Option<Overrule>,
+    /// The `risky` probability from which a request is raised although
+    /// the rules set one of its matches aside for a framing (talk about
+    /// the topic, a company, a negation, no person near); `None` (no
+    /// `framed` line): such a request is never raised.
+    framed: Option<f64>,
+    /// The `prohibited` probability from which a high result is moved to
+    /// prohibited; `None` (no `escalate` line): a high result stays.
+    escalate: Option<f64>,
     /// Per row: the weight in `risky`, the weight in `prohibited`.
     rows: Vec<[f32; 2]>,
     /// `rows.len() - 1` when that is a power of two: a hash's row is then
@@ -213,13 +224,16 @@ impl Ngram {
     }
 
     /// Parses the asset: `buckets N` first, `risky THRESHOLD BIAS`,
-    /// `prohibited THRESHOLD BIAS`, optionally `overrule BELOW LINE`, then
+    /// `prohibited THRESHOLD BIAS`, optionally `overrule BELOW LINE`,
+    /// `framed THRESHOLD` and `escalate THRESHOLD`, then
     /// `ROW WEIGHT WEIGHT` lines, each written straight into the table (no
     /// copy of the asset's rows).
     pub(super) fn parse(text: &str) -> Result<Ngram, String> {
         let mut rows: Vec<[f32; 2]> = Vec::new();
         let mut models = [None, None];
         let mut overrule = None;
+        let mut framed = None;
+        let mut escalate = None;
         for (n, line) in text.lines().enumerate() {
             if line.is_empty() || line.starts_with('#') {
                 continue;
@@ -245,6 +259,8 @@ impl Ngram {
                         line: number()?,
                     })
                 }
+                "framed" => framed = Some(number()?),
+                "escalate" => escalate = Some(number()?),
                 row => {
                     let row: usize = row.parse().map_err(|_| bad())?;
                     let weights = [number()? as f32, number()? as f32];
@@ -269,6 +285,8 @@ impl Ngram {
             risky,
             prohibited,
             overrule,
+            framed,
+            escalate,
             rows,
             mask,
         })
@@ -439,17 +457,26 @@ impl Ngram {
         lexical: &Lexical,
         skip: [bool; 3],
     ) {
-        // A high result stays the rules' (or the lexical layer's): moving
-        // it to prohibited turns on conditions the rules spell out (the
-        // workplace, real time, law enforcement), as in the lexical layer.
-        if c.level >= Level::High {
+        if c.level == Level::High {
+            self.escalate(c, texts, lexical, skip);
             return;
         }
-        if !domain(c) || stopped(c) {
+        if c.level >= Level::High || !domain(c) || built(c) {
             return;
         }
+        // A match the rules set aside for a framing holds back a raise,
+        // unless the models are surer than for an unframed request: the
+        // framing words ("explain", "vendor", "lettre de motivation") are
+        // a sentence's, the models read the whole request (twenty-sixth
+        // round).
+        let framed = stopped(c);
+        let threshold = match (framed, self.framed) {
+            (false, _) => self.risky.threshold,
+            (true, Some(framed)) => framed,
+            (true, None) => return,
+        };
         let scores = self.scores(texts, skip);
-        if scores.risky < self.risky.threshold {
+        if scores.risky < threshold {
             return;
         }
         let level = if scores.prohibited >= self.prohibited.threshold {
@@ -474,16 +501,75 @@ impl Ngram {
             ),
             source: Source::Content,
             evidence: format!(
-                "p({level}{}) = {p:.3} (threshold {:.3})",
+                "p({level}{}) = {p:.3} (threshold {:.3}{})",
                 if level == Level::High {
                     " or above"
                 } else {
                     ""
                 },
-                model.threshold
+                if level == Level::High {
+                    threshold
+                } else {
+                    model.threshold
+                },
+                if framed {
+                    ", for a request whose matches the rules set aside"
+                } else {
+                    ""
+                }
             ),
         };
         c.level = level;
+        c.grey.push(Grey::ContentOnly {
+            rule: hit.rule.clone(),
+        });
+        c.hits.insert(0, hit);
+    }
+
+    /// Moves a high result to prohibited when the `prohibited` model is
+    /// sure of it (p at least the `escalate` threshold, and p(risky) at
+    /// least the raise's): the conditions that make an Annex III use an
+    /// Article 5 practice (the workplace or a school for emotions, real
+    /// time and the police for faces, traits alone for crime risk) are
+    /// often told in words no rule holds, and the model, trained on both
+    /// levels' cases, tells them apart (twenty-sixth round; until then a
+    /// high result was the rules' alone). Its hit names the likeliest
+    /// Article 5 area and is a content-only grey zone: a judge may lower
+    /// it. Not when the rules set a match aside because the user has
+    /// software built.
+    fn escalate(
+        &self,
+        c: &mut Classification,
+        texts: &[(Source, Normalised); 3],
+        lexical: &Lexical,
+        skip: [bool; 3],
+    ) {
+        let Some(threshold) = self.escalate else {
+            return;
+        };
+        if built(c) {
+            return;
+        }
+        let scores = self.scores(texts, skip);
+        if scores.prohibited < threshold || scores.risky < self.risky.threshold {
+            return;
+        }
+        let Some(area) = lexical.likeliest(texts, skip, Level::Prohibited) else {
+            return;
+        };
+        let hit = Hit {
+            rule: format!("ngram:{area}"),
+            level: Level::Prohibited,
+            summary: format!(
+                "{area}, as the learned character n-gram model reads a request the rules found high-risk (a second signal beside the rules: it can raise a result, never lower one; the area is the lexical model's likeliest Article 5 practice)"
+            ),
+            source: Source::Content,
+            evidence: format!(
+                "p(prohibited) = {:.3} (threshold {threshold:.3}, for a high result)",
+                scores.prohibited
+            ),
+        };
+        c.level = Level::Prohibited;
         c.grey.push(Grey::ContentOnly {
             rule: hit.rule.clone(),
         });
@@ -630,13 +716,24 @@ pub(super) fn domain(c: &Classification) -> bool {
 }
 
 /// Whether the rules found a practice's terms and set them aside for a
-/// reason the models have no sense of: no person near them ("monitor the
-/// GPU driver"), a company, a carve-out (fraud checks), talk about the
-/// topic ("how is the score calculated"), a negation. Whatever area that
-/// was, the request is not raised. A missing object of the rule is a
+/// framing: no person near them ("monitor the GPU driver"), a company, a
+/// carve-out (fraud checks), talk about the topic ("how is the score
+/// calculated"), a negation. Whatever area that was, the request is
+/// raised only from the `framed` threshold, above the usual one (until the
+/// twenty-sixth round: never). A missing object of the rule is a
 /// vocabulary gap the models may fill, as the lexical layer.
 pub(super) fn stopped(c: &Classification) -> bool {
     c.set_aside.iter().any(|s| !s.lacked_only_object())
+}
+
+/// Whether the rules set a match aside because the user has software
+/// built: building an Annex III system is not using it (TAXONOMY rule 4),
+/// which the models, reading the same words either way, cannot tell. Such
+/// a request is never raised.
+pub(super) fn built(c: &Classification) -> bool {
+    c.set_aside
+        .iter()
+        .any(|s| s.why.ends_with(super::exceptions::BUILDING))
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! The n-gram layer's tests: the hash, the asset, the vector, the kept
 //! sums against the direct sum, the raise and the training script's parity.
 
+use super::super::exceptions::BUILDING;
 use super::super::matching::NO_OBJECT;
 use super::super::text::normalise;
 use super::*;
@@ -31,6 +32,11 @@ fn the_built_in_weights_parse_with_their_thresholds() {
             .overrule
             .is_some_and(|o| o.below > 0.0 && o.below < 0.05 && o.line > 0.5 && o.line < 1.0)
     );
+    assert!(
+        ngram
+            .framed
+            .is_some_and(|t| t > ngram.risky.threshold && t < 1.0)
+    );
     assert!(ngram.rows.iter().filter(|w| **w != [0.0; 2]).count() > 10_000);
 }
 
@@ -54,6 +60,15 @@ fn a_bad_line_is_an_error_naming_it() {
     );
     let error = Ngram::parse(&format!("{head}overrule\t0.005\n")).unwrap_err();
     assert!(error.contains("line 4"), "{error}");
+    // The framed threshold is one number; without the line, none.
+    let ngram = Ngram::parse(&format!("{head}framed\t0.998\n")).unwrap();
+    assert_eq!(ngram.framed, Some(0.998));
+    assert_eq!(Ngram::parse(head).unwrap().framed, None);
+    let error = Ngram::parse(&format!("{head}framed\tsure\n")).unwrap_err();
+    assert!(error.contains("line 4"), "{error}");
+    let ngram = Ngram::parse(&format!("{head}escalate\t0.99\n")).unwrap();
+    assert_eq!(ngram.escalate, Some(0.99));
+    assert_eq!(Ngram::parse(head).unwrap().escalate, None);
 }
 
 /// A request's vector summed directly, as the training script does:
@@ -292,6 +307,120 @@ fn a_match_the_rules_set_aside_stops_it_unless_only_the_object_was_missing() {
     ));
     one_row(50.0, -50.0).raise(&mut c, &request, &lexical, [false; 3]);
     assert_eq!(c.level, Level::High);
+}
+
+/// One bucket with a `framed` line at 0.998, above the usual 0.9.
+fn framing(risky: f32) -> Ngram {
+    Ngram::parse(&format!(
+        "buckets\t1\nrisky\t0.9\t0\nprohibited\t0.9\t0\nframed\t0.998\n0\t{risky}\t-50\n"
+    ))
+    .unwrap()
+}
+
+/// A match the rules set aside for a framing holds the raise back below
+/// the `framed` threshold, not above it (twenty-sixth round); one set
+/// aside because the user has software built holds it back always.
+#[test]
+fn a_framed_match_needs_the_framed_threshold_and_building_software_stops_it() {
+    let lexical = Lexical::built_in();
+    let request = texts("", "", "rank the suppliers by credit risk");
+    let set_aside = |why: &str| Classification {
+        set_aside: vec![super::super::SetAside {
+            rule: "annex3_5b_creditworthiness".into(),
+            source: Source::Content,
+            why: why.into(),
+        }],
+        ..minimal()
+    };
+    let framed = "anchor \"credit\" with act \"rank\", but \"suppliers\" in the same sentence frames it as a company";
+    // One bucket: the vector is one value, so a weight aims a probability.
+    let v = vector(&framing(1.0), &request, [false; 3])[0].1;
+    let aim = |p: f64| ((p / (1.0 - p)).ln() / v) as f32;
+    // Sure enough for a request with nothing set aside, not for this one.
+    let mut c = minimal();
+    framing(aim(0.95)).raise(&mut c, &request, &lexical, [false; 3]);
+    assert_eq!(c.level, Level::High);
+    let mut c = set_aside(framed);
+    framing(aim(0.95)).raise(&mut c, &request, &lexical, [false; 3]);
+    assert_eq!((c.level, c.hits.len()), (Level::Minimal, 0));
+    // Surer than the framed threshold: raised, saying from which.
+    let mut c = set_aside(framed);
+    framing(aim(0.9995)).raise(&mut c, &request, &lexical, [false; 3]);
+    assert_eq!(c.level, Level::High);
+    assert!(
+        c.hits[0]
+            .evidence
+            .contains("threshold 0.998, for a request whose matches the rules set aside"),
+        "{:?}",
+        c.hits[0]
+    );
+    // Building software: never, however sure.
+    let mut c = set_aside(&format!(
+        "anchor \"credit\" with act \"rank\", but the user has software built (\"unit tests\"): {BUILDING}"
+    ));
+    framing(50.0).raise(&mut c, &request, &lexical, [false; 3]);
+    assert_eq!((c.level, c.hits.len()), (Level::Minimal, 0));
+}
+
+/// One bucket with an `escalate` line at 0.99; the raise's threshold 0.9.
+fn escalating(risky: f32, prohibited: f32) -> Ngram {
+    Ngram::parse(&format!(
+        "buckets\t1\nrisky\t0.9\t0\nprohibited\t0.7\t0\nescalate\t0.99\n0\t{risky}\t{prohibited}\n"
+    ))
+    .unwrap()
+}
+
+/// A high result goes to prohibited when the `prohibited` model reaches the
+/// `escalate` threshold and `risky` the raise's (twenty-sixth round): the
+/// hit names an Article 5 area, is a grey zone for a judge and says from
+/// which threshold. Below either, without the line, or when the user has
+/// software built, the high result stays.
+#[test]
+fn a_high_result_goes_to_prohibited_only_when_the_model_is_sure() {
+    let lexical = Lexical::built_in();
+    let request = texts("", "", "watch the faces of the staff at work");
+    let high = || Classification {
+        level: Level::High,
+        ..minimal()
+    };
+    let v = vector(&escalating(1.0, 1.0), &request, [false; 3])[0].1;
+    let aim = |p: f64| ((p / (1.0 - p)).ln() / v) as f32;
+    let mut c = high();
+    escalating(50.0, aim(0.995)).raise(&mut c, &request, &lexical, [false; 3]);
+    assert_eq!(c.level, Level::Prohibited);
+    assert!(c.hits[0].rule.starts_with("ngram:art5_"), "{:?}", c.hits[0]);
+    assert!(
+        c.hits[0]
+            .evidence
+            .contains("(threshold 0.990, for a high result)"),
+        "{:?}",
+        c.hits[0]
+    );
+    assert!(matches!(c.grey.last(), Some(Grey::ContentOnly { rule }) if rule == &c.hits[0].rule));
+    // Sure enough to raise a minimal result to prohibited (0.7), not to
+    // move a high one.
+    let mut c = high();
+    escalating(50.0, aim(0.95)).raise(&mut c, &request, &lexical, [false; 3]);
+    assert_eq!((c.level, c.hits.len()), (Level::High, 0));
+    // Sure of prohibited but not of risky.
+    let mut c = high();
+    escalating(aim(0.5), aim(0.995)).raise(&mut c, &request, &lexical, [false; 3]);
+    assert_eq!((c.level, c.hits.len()), (Level::High, 0));
+    // No line: a high result is the rules' (`one_row` has none).
+    let mut c = high();
+    one_row(50.0, 50.0).raise(&mut c, &request, &lexical, [false; 3]);
+    assert_eq!((c.level, c.hits.len()), (Level::High, 0));
+    // Building software: never.
+    let mut c = Classification {
+        set_aside: vec![super::super::SetAside {
+            rule: "annex3_1c_emotion_recognition".into(),
+            source: Source::Content,
+            why: format!("the user has software built (\"implement\"): {BUILDING}"),
+        }],
+        ..high()
+    };
+    escalating(50.0, 50.0).raise(&mut c, &request, &lexical, [false; 3]);
+    assert_eq!((c.level, c.hits.len()), (Level::High, 0));
 }
 
 /// One bucket with an `overrule` line: p(risky) is the sigmoid of the
