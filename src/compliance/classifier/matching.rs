@@ -225,6 +225,17 @@ impl Classifier {
                 }
             }
         }
+        // Media asked to pass as real (twenty-sixth round): Article 50(4)
+        // without a word of the rule's anchors.
+        let suppresses =
+            |role| matches!(role, Role::Suppressor(r) if rules[r as usize].lifelike_media);
+        if let Some((source, evidence)) = exceptions::passing_as_real(&scanned, suppresses) {
+            for rule in (0..rules.len()).filter(|&r| rules[r].lifelike_media) {
+                if !tally.hits.iter().any(|h| h.0 == rule) {
+                    tally.hits.push((rule, source, evidence.clone()));
+                }
+            }
+        }
         self.escalate(&scanned, &mut tally);
         let mut c = self.conclude(&scanned, tally);
         if disabled.is_none() {

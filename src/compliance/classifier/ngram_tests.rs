@@ -2,8 +2,10 @@
 //! sums against the direct sum, the raise and the training script's parity.
 
 use super::super::exceptions::BUILDING;
+use super::super::lexical::Lexical;
 use super::super::matching::NO_OBJECT;
 use super::super::text::normalise;
+use super::super::{Classification, Grey, Hit, Level};
 use super::*;
 
 fn texts(purpose: &str, instructions: &str, user: &str) -> [(Source, Normalised); 3] {
@@ -211,8 +213,13 @@ fn the_kept_sums_score_as_the_direct_sum() {
 /// One bucket: every feature lands in row 0, so the scores are the
 /// sigmoid of bias + weight x (the vector's one value).
 fn one_row(risky: f32, prohibited: f32) -> Ngram {
+    one_row_with("", risky, prohibited)
+}
+
+/// The same with one more line of thresholds (`framed`, `escalate`).
+fn one_row_with(line: &str, risky: f32, prohibited: f32) -> Ngram {
     Ngram::parse(&format!(
-        "buckets\t1\nrisky\t0.9\t0\nprohibited\t0.9\t0\n0\t{risky}\t{prohibited}\n"
+        "buckets\t1\nrisky\t0.9\t0\nprohibited\t0.9\t0\n{line}0\t{risky}\t{prohibited}\n"
     ))
     .unwrap()
 }
@@ -285,18 +292,23 @@ fn it_raises_a_domain_to_high_then_prohibited_names_itself_and_never_lowers() {
     assert_eq!(c.level, Level::Minimal);
 }
 
-#[test]
-fn a_match_the_rules_set_aside_stops_it_unless_only_the_object_was_missing() {
-    let lexical = Lexical::built_in();
-    let request = texts("", "", "rank the suppliers by credit risk");
-    let set_aside = |why: &str| Classification {
+/// A minimal result in a domain, with one credit match the rules set
+/// aside for `why`.
+fn set_aside(why: &str) -> Classification {
+    Classification {
         set_aside: vec![super::super::SetAside {
             rule: "annex3_5b_creditworthiness".into(),
             source: Source::Content,
             why: why.into(),
         }],
         ..minimal()
-    };
+    }
+}
+
+#[test]
+fn a_match_the_rules_set_aside_stops_it_unless_only_the_object_was_missing() {
+    let lexical = Lexical::built_in();
+    let request = texts("", "", "rank the suppliers by credit risk");
     let mut c = set_aside(
         "anchor \"credit\" with act \"rank\", but \"suppliers\" in the same sentence frames it as a company",
     );
@@ -311,10 +323,7 @@ fn a_match_the_rules_set_aside_stops_it_unless_only_the_object_was_missing() {
 
 /// One bucket with a `framed` line at 0.998, above the usual 0.9.
 fn framing(risky: f32) -> Ngram {
-    Ngram::parse(&format!(
-        "buckets\t1\nrisky\t0.9\t0\nprohibited\t0.9\t0\nframed\t0.998\n0\t{risky}\t-50\n"
-    ))
-    .unwrap()
+    one_row_with("framed\t0.998\n", risky, -50.0)
 }
 
 /// A match the rules set aside for a framing holds the raise back below
@@ -324,14 +333,6 @@ fn framing(risky: f32) -> Ngram {
 fn a_framed_match_needs_the_framed_threshold_and_building_software_stops_it() {
     let lexical = Lexical::built_in();
     let request = texts("", "", "rank the suppliers by credit risk");
-    let set_aside = |why: &str| Classification {
-        set_aside: vec![super::super::SetAside {
-            rule: "annex3_5b_creditworthiness".into(),
-            source: Source::Content,
-            why: why.into(),
-        }],
-        ..minimal()
-    };
     let framed = "anchor \"credit\" with act \"rank\", but \"suppliers\" in the same sentence frames it as a company";
     // One bucket: the vector is one value, so a weight aims a probability.
     let v = vector(&framing(1.0), &request, [false; 3])[0].1;
@@ -362,12 +363,9 @@ fn a_framed_match_needs_the_framed_threshold_and_building_software_stops_it() {
     assert_eq!((c.level, c.hits.len()), (Level::Minimal, 0));
 }
 
-/// One bucket with an `escalate` line at 0.99; the raise's threshold 0.9.
+/// One bucket with an `escalate` line at 0.99; the raise's thresholds 0.9.
 fn escalating(risky: f32, prohibited: f32) -> Ngram {
-    Ngram::parse(&format!(
-        "buckets\t1\nrisky\t0.9\t0\nprohibited\t0.7\t0\nescalate\t0.99\n0\t{risky}\t{prohibited}\n"
-    ))
-    .unwrap()
+    one_row_with("escalate\t0.99\n", risky, prohibited)
 }
 
 /// A high result goes to prohibited when the `prohibited` model reaches the
@@ -397,7 +395,7 @@ fn a_high_result_goes_to_prohibited_only_when_the_model_is_sure() {
         c.hits[0]
     );
     assert!(matches!(c.grey.last(), Some(Grey::ContentOnly { rule }) if rule == &c.hits[0].rule));
-    // Sure enough to raise a minimal result to prohibited (0.7), not to
+    // Sure enough to raise a minimal result to prohibited (0.9), not to
     // move a high one.
     let mut c = high();
     escalating(50.0, aim(0.95)).raise(&mut c, &request, &lexical, [false; 3]);

@@ -100,6 +100,12 @@ struct RawRule {
     /// they talk to an AI (twentieth round).
     #[serde(default)]
     public_facing: bool,
+    /// Met when a text asks for media (a photo, a video, a voice) that is
+    /// to pass as real (`passing` and `media` terms in one sentence):
+    /// Article 50(4), a deep fake whatever its subject (twenty-sixth
+    /// round).
+    #[serde(default)]
+    lifelike_media: bool,
     /// When the rule named here hits, this rule hits too if the request
     /// also holds the terms of this rule that `escalation_needs` names
     /// (`anchor`, `act`, `object`), anywhere in its texts: the Annex III
@@ -130,154 +136,10 @@ struct RawPack {
     rules: BTreeMap<String, RawTerms>,
 }
 
-/// Terms that apply to every rule.
-#[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-struct RawFraming {
-    /// Talk about a topic rather than a use: explain, what is, is it legal.
-    #[serde(default)]
-    meta: Vec<String>,
-    /// Aggregate, anonymised or published figures: no natural person is
-    /// assessed ("anonymised", "national rates", "official statistics").
-    /// Frames its sentence, like `meta`.
-    #[serde(default)]
-    aggregate: Vec<String>,
-    /// Questions about the AI Act itself ("falls under Annex III", "what
-    /// should we document"): in the user's turns, the whole text is talk
-    /// about the law, not a use.
-    #[serde(default)]
-    regulation: Vec<String>,
-    /// Fiction: story, novel, poem.
-    #[serde(default)]
-    fiction: Vec<String>,
-    /// A functional artefact that makes fiction count: code, real people.
-    #[serde(default)]
-    artefact: Vec<String>,
-    /// Research, a literature review or teaching ("literature review",
-    /// "my thesis", "for a seminar"): in the user's turns, the whole text
-    /// studies a practice rather than applies it, unless it also points at
-    /// concrete people (`reference` before a person).
-    #[serde(default)]
-    research: Vec<String>,
-    /// Administration after a decision already taken ("already been
-    /// selected", "the decision has been made"): in the user's turns, no
-    /// Annex III or Article 50 rule applies (the act decides nothing);
-    /// never for an Article 5 practice.
-    #[serde(default)]
-    decided: Vec<String>,
-    /// The user's own work assessed at their request ("my essay draft",
-    /// "meinen Aufsatz"): in the user's turns, no Annex III or Article 50
-    /// rule applies unless concrete people are pointed at.
-    #[serde(default)]
-    own_work: Vec<String>,
-    /// Made-up people or no real data ("fictitious applicants", "synthetic
-    /// data only", "nessun cliente vero"): in the user's turns, no Annex
-    /// III or Article 50 rule applies unless concrete people are pointed
-    /// at (twentieth round).
-    #[serde(default)]
-    no_real_people: Vec<String>,
-    /// The deployment tells people it is an AI ("say that you are an
-    /// AI", "stell dich als KI vor"): unless negated, what Article 50(1)
-    /// asks is done, so rules `met_by_disclosure` do not apply.
-    #[serde(default)]
-    disclosed: Vec<String>,
-    /// Content moderation of texts ("check the reviews for spam",
-    /// "SPAM|OK", "judge only the text"): the reviews or comments are
-    /// judged, not their authors, so no Annex III or Article 50 rule
-    /// applies to the text (sixteenth round).
-    #[serde(default)]
-    moderation: Vec<String>,
-    /// Writing an ordinary text for people (a job advert, a notice to
-    /// families, a meeting summary, a reply to a customer): no Annex III
-    /// or Article 50 rule applies to the text unless it also targets
-    /// (`targeting`) or points at concrete people (sixteenth round).
-    #[serde(default)]
-    drafting: Vec<String>,
-    /// Targeting words that keep a drafted text a use ("show the advert
-    /// only to", "target", "Zielgruppe"): a targeted job advert is Annex
-    /// III 4(a).
-    #[serde(default)]
-    targeting: Vec<String>,
-    /// Software text about a library or product (release notes, a
-    /// changelog, documentation): it describes code, not a use on people
-    /// (sixteenth round).
-    #[serde(default)]
-    software_text: Vec<String>,
-    /// Machines, builds and services named with a person's word ("build
-    /// agent", "worker node", "release candidate", "Worker-Knoten"): a
-    /// person, anchor or object inside one is none.
-    #[serde(default)]
-    machine: Vec<String>,
-    /// A clitic that reads as a company's abbreviation once punctuation is
-    /// gone: the English "there's a", "it's a" become "there s a", which
-    /// holds the "s a" of a Spanish S.A.; a company's word inside one is
-    /// none (seventeenth round).
-    #[serde(default)]
-    clitic: Vec<String>,
-    /// The result wanted is to pass as real ("so it looks like she
-    /// recorded it", "damit es echt wirkt", "zo echt mogelijk"): a
-    /// sentence that says so asks for a deception, so `meta` ("explain
-    /// how...") in it is no talk about the topic (eighteenth round).
-    #[serde(default)]
-    passing: Vec<String>,
-    /// Words that point at concrete people when a person follows within
-    /// four words ("these", "the attached", "our"): "for my research,
-    /// score these 50 named applicants" applies the practice.
-    #[serde(default)]
-    reference: Vec<String>,
-    /// Words right after a number that make it a time, an age or a date
-    /// ("years", "jours", "de mayo"), not a count of people: a counted
-    /// batch ignores such a number (twenty-fourth round).
-    #[serde(default)]
-    time_unit: Vec<String>,
-    /// The user's own matter: my own CV, my score.
-    #[serde(default)]
-    self_use: Vec<String>,
-    /// Companies rather than natural persons: GmbH, Ltd, S.L.
-    #[serde(default)]
-    legal_person: Vec<String>,
-    /// Natural persons, for rules with `needs_person`.
-    #[serde(default)]
-    persons: Vec<String>,
-    /// Words of a software tool's own prompt (repository, shell, pull
-    /// request): system instructions with several of them are a coding
-    /// agent's or an IDE's, and what they match is set aside.
-    #[serde(default)]
-    tool_prompt: Vec<String>,
-    /// Building software (unit tests, a function that...): helping build an
-    /// Annex III system is not using it (TAXONOMY labelling rule 4), so it
-    /// suppresses high and limited rules, never an Article 5 one.
-    #[serde(default)]
-    building: Vec<String>,
-    /// The model addressed as a deployment's assistant or agent, or told
-    /// to answer people ("you are the virtual assistant of", "du bist der
-    /// Sprachassistent", "tu réponds aux"): with an `audience` and a
-    /// `channel` in the same text, the deployment talks to the public
-    /// (Article 50(1); twentieth round).
-    #[serde(default)]
-    public_role: Vec<String>,
-    /// Members of the public as the people the model talks to: customers,
-    /// callers, citizens, patients, visitors, anyone.
-    #[serde(default)]
-    audience: Vec<String>,
-    /// A public channel: the website, the app, the phone line, WhatsApp,
-    /// a chat window, text to speech.
-    #[serde(default)]
-    channel: Vec<String>,
-    /// Negations before a verb: an act at most two words after one is not
-    /// an act ("do not rank", "ne classe pas").
-    #[serde(default)]
-    negation: Vec<String>,
-    /// Negations after a verb, as in German, Dutch and French word order:
-    /// an act right before one is not an act ("bewerte nicht").
-    #[serde(default)]
-    negation_after: Vec<String>,
-    /// Words that join two acts ("or", "und", "ni"): an act right after
-    /// one shares the negation of the act right before it ("do not mark
-    /// or grade", twenty-sixth round).
-    #[serde(default)]
-    coordination: Vec<String>,
-}
+// The terms that apply to every rule, in their own file for its length.
+#[path = "pack_framing.rs"]
+mod framing;
+use framing::RawFraming;
 
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
@@ -343,6 +205,9 @@ pub(super) enum Role {
     Addressed,
     Audience,
     Channel,
+    Bot,
+    Talk,
+    Media,
     Reference,
     TimeUnit,
     SelfUse,
@@ -421,6 +286,8 @@ pub(super) struct RuleMeta {
     pub not_overruled: bool,
     /// Met by a deployment set before the public (`public_facing`).
     pub public_facing: bool,
+    /// Met by media asked to pass as real (`lifelike_media`).
+    pub lifelike_media: bool,
     /// The rule whose hit this one escalates (`escalates_from`), with the
     /// kinds of this rule's terms the request must also hold.
     pub escalates_from: Option<(usize, Vec<Need>)>,
@@ -571,6 +438,7 @@ fn rule_metas(raw: &RawTable, index: &HashMap<&str, usize>) -> Result<Vec<RuleMe
             reports_news: r.reports_news,
             not_overruled: r.not_overruled,
             public_facing: r.public_facing,
+            lifelike_media: r.lifelike_media,
             escalates_from,
             has_acts: false,
             has_objects: false,
@@ -627,6 +495,9 @@ fn add_pack(
     add(builder, &f.public_role, Role::Addressed, None)?;
     add(builder, &f.audience, Role::Audience, None)?;
     add(builder, &f.channel, Role::Channel, None)?;
+    add(builder, &f.bot, Role::Bot, None)?;
+    add(builder, &f.talk, Role::Talk, None)?;
+    add(builder, &f.media, Role::Media, None)?;
     add(builder, &f.reference, Role::Reference, Some(Edge::Word))?;
     add(builder, &f.time_unit, Role::TimeUnit, Some(Edge::Word))?;
     add(builder, &f.self_use, Role::SelfUse, None)?;
@@ -634,19 +505,14 @@ fn add_pack(
     add(builder, &f.persons, Role::Person, None)?;
     add(builder, &f.tool_prompt, Role::ToolPrompt, None)?;
     add(builder, &f.building, Role::Building, None)?;
-    add(builder, &f.negation, Role::Negation(lang), Some(Edge::Word))?;
-    add(
-        builder,
-        &f.negation_after,
-        Role::NegationAfter(lang),
-        Some(Edge::Word),
-    )?;
-    add(
-        builder,
-        &f.coordination,
-        Role::Coordination(lang),
-        Some(Edge::Word),
-    )?;
+    // Whole words that count only in a text of the pack's language.
+    for (terms, role) in [
+        (&f.negation, Role::Negation(lang)),
+        (&f.negation_after, Role::NegationAfter(lang)),
+        (&f.coordination, Role::Coordination(lang)),
+    ] {
+        add(builder, terms, role, Some(Edge::Word))?;
+    }
     for (id, terms) in &pack.rules {
         let &i = index
             .get(id.as_str())
