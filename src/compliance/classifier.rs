@@ -22,6 +22,7 @@
 //! What rules cannot settle is reported as [`Grey`], for an LLM judge.
 
 mod across;
+mod article50;
 mod documents;
 mod escalation;
 pub mod eval;

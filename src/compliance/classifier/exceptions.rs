@@ -230,7 +230,9 @@ pub(super) fn unread(s: &Scanned) -> [bool; 3] {
 
 /// The texts a deployer wrote, with their terms: the declared use and the
 /// instructions, unless these are a software tool's own prompt.
-fn deployer_texts(s: &Scanned) -> impl Iterator<Item = (&(Source, Normalised), &Vec<Found>)> {
+pub(super) fn deployer_texts(
+    s: &Scanned,
+) -> impl Iterator<Item = (&(Source, Normalised), &Vec<Found>)> {
     s.texts
         .iter()
         .zip(&s.found)
@@ -261,149 +263,6 @@ pub(super) fn disclosure(s: &Scanned) -> Option<(Source, String)> {
     })
 }
 
-/// Whether the deployer sets the model before the public: in the declared
-/// use or the deployer's instructions (not a tool's own prompt), the model
-/// addressed as a deployment's assistant or told to answer people
-/// (`public_role`), members of the public (`audience`: customers, callers,
-/// citizens, anyone) and a public channel (`channel`: the website, the
-/// app, the phone line) in the same text. Actor, target and context: a
-/// deployment that talks to the public directly, which Article 50(1) asks
-/// to say it is an AI (twentieth round). Not when the text is an ordinary
-/// task on texts (tickets routed, reviews moderated, a reply drafted for a
-/// person to send): there the model talks to no one.
-pub(super) fn public_facing(s: &Scanned) -> Option<(Source, String)> {
-    deployer_texts(s)
-        .find_map(|((source, text), found)| {
-            let first = |role: Role| found.iter().find(|f| f.role == role);
-            // An audience named to be excluded is none: "used only by
-            // staff, not by customers", "je praat nooit rechtstreeks met
-            // klanten" (an internal tool, which Article 50(1) does not
-            // reach; twenty-fifth round).
-            let audience = found
-                .iter()
-                .find(|f| f.role == Role::Audience && !negated(text, found, f, 4));
-            // The deployment addressed ("you answer...") or named as a
-            // conversational system ("l'assistente digitale di...").
-            let role = first(Role::Addressed).or_else(|| first(Role::Bot));
-            let (role, audience, channel) = (role?, audience?, first(Role::Channel)?);
-            facing(text, found, *source, &[role, audience, channel])
-        })
-        .or_else(|| bot_for_the_public(s))
-}
-
-/// A conversational system for the public that the user's turns set up:
-/// a `bot` term ("a voicebot", "un agent vocal", "einen Sprachbot") with
-/// what it does with people (`talk`: answers, takes calls) and an
-/// audience in its sentence ("that answers patients' calls"), not
-/// negated: a system that talks to the public is what the Article names,
-/// whatever its channel.
-/// Article 50(1) binds the provider who designs such a system as much as
-/// the deployer who runs it (twenty-sixth round). Not in talk about the
-/// topic ("explain what a voicebot is"), a text framed as fiction,
-/// research or the Act, an ordinary task on texts, nor under a coding
-/// agent's prompt or with software built (building suppresses limited
-/// rules, step 7).
-fn bot_for_the_public(s: &Scanned) -> Option<(Source, String)> {
-    let i = s
-        .texts
-        .iter()
-        .position(|(source, _)| *source == Source::Content)?;
-    let ((source, text), found) = (&s.texts[i], &s.found[i]);
-    if s.tool_prompt || unread(s)[i] || found.iter().any(|f| f.role == Role::Building) {
-        return None;
-    }
-    let sentence = |f: &Found| text.sentences[f.token as usize];
-    let (bot, audience) = found
-        .iter()
-        .filter(|b| b.role == Role::Bot && !negated(text, found, b, 3))
-        .find_map(|b| {
-            let framed = found
-                .iter()
-                .any(|f| f.role == Role::Meta && sentence(f) == sentence(b));
-            let talks = found
-                .iter()
-                .any(|f| f.role == Role::Talk && sentence(f) == sentence(b));
-            let audience = found.iter().find(|a| {
-                a.role == Role::Audience
-                    && sentence(a) == sentence(b)
-                    && !negated(text, found, a, 4)
-            });
-            (talks && !framed)
-                .then_some(audience)
-                .flatten()
-                .map(|a| (b, a))
-        })?;
-    facing(text, found, *source, &[bot, audience])
-}
-
-/// Media asked to pass as real: a `passing` term ("so it looks totally
-/// real", "so als hätte es ein Passant geschossen", "jakby z telefonu
-/// świadka") and a `media` term (a photo, a video, a voice) in one
-/// sentence, neither negated, the sentence not framed as talk about the
-/// topic nor holding a suppressor of the rule (`suppresses`: "detect",
-/// "how to spot", "cartoon"), in any text but a tool's own prompt or a
-/// text framed as fiction, research or the Act. Content that would falsely appear authentic is
-/// what Article 50(4) names a deep fake, whoever or whatever it shows
-/// (twenty-sixth round).
-pub(super) fn passing_as_real(
-    s: &Scanned,
-    suppresses: impl Fn(Role) -> bool,
-) -> Option<(Source, String)> {
-    let skip = unread(s);
-    s.texts
-        .iter()
-        .zip(&s.found)
-        .zip(skip)
-        .filter(|(_, skip)| !skip)
-        .find_map(|(((source, text), found), _)| {
-            let sentence = |f: &Found| text.sentences[f.token as usize];
-            let free = |f: &&Found| !negated(text, found, f, 3);
-            let passing = found
-                .iter()
-                .filter(|f| f.role == Role::Passing)
-                .filter(free)
-                .find(|p| {
-                    !found.iter().any(|f| {
-                        (f.role == Role::Meta || suppresses(f.role)) && sentence(f) == sentence(p)
-                    })
-                })?;
-            let media = found
-                .iter()
-                .filter(|f| f.role == Role::Media && sentence(f) == sentence(passing))
-                .find(free)?;
-            Some((
-                *source,
-                format!(
-                    "media asked to pass as real: \"{}\", \"{}\"",
-                    text.words(media.token, media.last),
-                    text.words(passing.token, passing.last)
-                ),
-            ))
-        })
-}
-
-/// The evidence of a deployment before the public (its role or system,
-/// its audience, its channel when one is needed), unless the text is an
-/// ordinary task on texts.
-fn facing(
-    text: &Normalised,
-    found: &[Found],
-    source: Source,
-    terms: &[&Found],
-) -> Option<(Source, String)> {
-    if ordinary_task(text, found, Level::Limited).is_some() {
-        return None;
-    }
-    let quoted: Vec<String> = terms
-        .iter()
-        .map(|f| format!("\"{}\"", text.words(f.token, f.last)))
-        .collect();
-    Some((
-        source,
-        format!("the deployment talks to the public: {}", quoted.join(", ")),
-    ))
-}
-
 /// Whether a disclosure is negated: a negation word of any pack at most
 /// three words before it, in its sentence ("never say that you are an
 /// AI", "sag niemals, dass du eine KI bist", "nunca digas que eres una
@@ -415,7 +274,7 @@ fn hidden(text: &Normalised, found: &[Found], d: &Found) -> bool {
 
 /// Whether a negation word of any pack stands at most `within` words
 /// before `d`, in its sentence.
-fn negated(text: &Normalised, found: &[Found], d: &Found, within: u32) -> bool {
+pub(super) fn negated(text: &Normalised, found: &[Found], d: &Found, within: u32) -> bool {
     found.iter().any(|f| {
         matches!(f.role, Role::Negation(_) | Role::NegationAfter(_))
             && f.last < d.token

@@ -13,7 +13,7 @@ use super::spans::{
 };
 use super::text::{self, Normalised};
 use super::{Classification, Classifier, Grey, Hit, Level, SHORT_TEXT_WORDS, SetAside, Source};
-use super::{documents, exceptions};
+use super::{article50, documents, exceptions};
 
 /// What a match lacked when only the rule's object was missing near it (a
 /// vocabulary gap the lexical layer may fill, unlike a missing person, a
@@ -211,31 +211,8 @@ impl Classifier {
                 });
             }
         }
-        // A deployment set before the public (twentieth round): Article
-        // 50(1) without one of its words, unless the deployment discloses
-        // that it is an AI and the rule is one a disclosure meets.
-        if let Some((source, evidence)) = exceptions::public_facing(&scanned) {
-            for rule in (0..rules.len()).filter(|&r| rules[r].public_facing) {
-                let met = rules[rule].met_by_disclosure;
-                match &disclosed {
-                    _ if tally.hits.iter().any(|h| h.0 == rule) => {}
-                    // Set aside above already.
-                    Some(_) if met => {}
-                    _ => tally.hits.push((rule, source, evidence.clone())),
-                }
-            }
-        }
-        // Media asked to pass as real (twenty-sixth round): Article 50(4)
-        // without a word of the rule's anchors.
-        let suppresses =
-            |role| matches!(role, Role::Suppressor(r) if rules[r as usize].lifelike_media);
-        if let Some((source, evidence)) = exceptions::passing_as_real(&scanned, suppresses) {
-            for rule in (0..rules.len()).filter(|&r| rules[r].lifelike_media) {
-                if !tally.hits.iter().any(|h| h.0 == rule) {
-                    tally.hits.push((rule, source, evidence.clone()));
-                }
-            }
-        }
+        // Article 50 without a word of its rules' anchors.
+        article50::transparency_hits(&scanned, rules, disclosed.is_some(), &mut tally.hits);
         self.escalate(&scanned, &mut tally);
         let mut c = self.conclude(&scanned, tally);
         if disabled.is_none() {

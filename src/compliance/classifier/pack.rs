@@ -106,6 +106,13 @@ struct RawRule {
     /// round).
     #[serde(default)]
     lifelike_media: bool,
+    /// Met when a text asks that what it writes be published with no one
+    /// reading it first (`nobody` and `review` terms near each other, a
+    /// `publish` term) on a topic of the rule (one of its acts): Article
+    /// 50(4)'s text for the public without editorial review (twenty-sixth
+    /// round).
+    #[serde(default)]
+    unreviewed_publication: bool,
     /// When the rule named here hits, this rule hits too if the request
     /// also holds the terms of this rule that `escalation_needs` names
     /// (`anchor`, `act`, `object`), anywhere in its texts: the Annex III
@@ -208,6 +215,9 @@ pub(super) enum Role {
     Bot,
     Talk,
     Media,
+    Nobody,
+    Review,
+    Publish,
     Reference,
     TimeUnit,
     SelfUse,
@@ -288,6 +298,9 @@ pub(super) struct RuleMeta {
     pub public_facing: bool,
     /// Met by media asked to pass as real (`lifelike_media`).
     pub lifelike_media: bool,
+    /// Met by text published unread on one of its topics
+    /// (`unreviewed_publication`).
+    pub unreviewed_publication: bool,
     /// The rule whose hit this one escalates (`escalates_from`), with the
     /// kinds of this rule's terms the request must also hold.
     pub escalates_from: Option<(usize, Vec<Need>)>,
@@ -439,6 +452,7 @@ fn rule_metas(raw: &RawTable, index: &HashMap<&str, usize>) -> Result<Vec<RuleMe
             not_overruled: r.not_overruled,
             public_facing: r.public_facing,
             lifelike_media: r.lifelike_media,
+            unreviewed_publication: r.unreviewed_publication,
             escalates_from,
             has_acts: false,
             has_objects: false,
@@ -498,6 +512,9 @@ fn add_pack(
     add(builder, &f.bot, Role::Bot, None)?;
     add(builder, &f.talk, Role::Talk, None)?;
     add(builder, &f.media, Role::Media, None)?;
+    add(builder, &f.nobody, Role::Nobody, None)?;
+    add(builder, &f.review, Role::Review, Some(Edge::Word))?;
+    add(builder, &f.publish, Role::Publish, None)?;
     add(builder, &f.reference, Role::Reference, Some(Edge::Word))?;
     add(builder, &f.time_unit, Role::TimeUnit, Some(Edge::Word))?;
     add(builder, &f.self_use, Role::SelfUse, None)?;

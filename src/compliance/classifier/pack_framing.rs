@@ -152,6 +152,18 @@ pub(super) struct RawFraming {
     /// `passing` term in its sentence, a deep fake (twenty-sixth round).
     #[serde(default)]
     pub(super) media: Vec<String>,
+    /// No one: "nobody", "sin que nadie", "niemand". With a `review` term
+    /// at most four words on, text that goes out unread.
+    #[serde(default)]
+    pub(super) nobody: Vec<String>,
+    /// Reading it before it goes out: read, check, review, approve (whole
+    /// words).
+    #[serde(default)]
+    pub(super) review: Vec<String>,
+    /// Putting it before the public: publish, post, goes live, the
+    /// website, a newsletter.
+    #[serde(default)]
+    pub(super) publish: Vec<String>,
     /// Negations before a verb: an act at most two words after one is not
     /// an act ("do not rank", "ne classe pas").
     #[serde(default)]

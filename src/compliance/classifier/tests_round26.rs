@@ -6,8 +6,9 @@
 //! aside when it is surer than usual and moves a high result to
 //! prohibited when its `prohibited` model is sure (its own tests are in
 //! `ngram_tests.rs`); a user who sets up a system that talks to the public
-//! ("a voicebot that answers patients' calls") is within Article 50(1), and
-//! media asked to pass as real are a deep fake of Article 50(4).
+//! ("a voicebot that answers patients' calls") is within Article 50(1),
+//! media asked to pass as real are a deep fake of Article 50(4), and so is
+//! text on a topic of public interest published with no one reading it.
 
 use super::tests_round17::check_exact;
 use super::*;
@@ -281,6 +282,51 @@ fn round26_media_asked_to_pass_as_real_are_a_deep_fake() {
             None,
             None,
             "Make a cartoon image of our team as superheroes, so it looks real.",
+            Level::Minimal,
+        ),
+    ]);
+}
+
+/// Text on a topic of public interest (a strike, a water outage) to be
+/// published with no one reading it first: Article 50(4), whose duty
+/// falls away only under human review. Product texts that go live
+/// unchecked, and an editor who reads each piece, are not.
+#[test]
+fn round26_public_interest_text_published_unread_is_limited() {
+    check_exact(&[
+        (
+            "en",
+            None,
+            None,
+            "Each time the rail union announces a strike, write a short explainer for our local news website; it goes live straight away and nobody reads it first.",
+            Level::Limited,
+        ),
+        (
+            "pl",
+            None,
+            None,
+            "Z każdego maila wodociągów o przerwie w dostawie wody rób komunikat na stronę gminy, bez tego, że ktoś z urzędu to czyta.",
+            Level::Limited,
+        ),
+        (
+            "fr",
+            None,
+            None,
+            "Dès qu'un arrêté de restriction d'eau paraît, rédige l'article et publie-le sur le site ; personne ne le relit avant.",
+            Level::Limited,
+        ),
+        (
+            "en",
+            None,
+            None,
+            "Our shop's product descriptions go live on the website and nobody checks them; make them livelier.",
+            Level::Minimal,
+        ),
+        (
+            "en",
+            None,
+            None,
+            "Each time the rail union announces a strike, write a short explainer for our website; our editor reads it before it goes live.",
             Level::Minimal,
         ),
     ]);
