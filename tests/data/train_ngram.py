@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """The n-gram layer of the risk classifier: training and evaluation.
 
-Python 3 standard library only. Two binary logistic regressions over the
-same features: `risky` (prohibited or high against the rest) and
-`prohibited` (prohibited against the rest). The features are what the Rust
+Python 3 standard library only. Three binary logistic regressions over
+the same features: `risky` (prohibited or high against the rest),
+`prohibited` (prohibited against the rest) and `limited` (an Article 50
+case against a minimal one; the prohibited and high cases are left out of
+its training, twenty-seventh round). The features are what the Rust
 side (src/compliance/classifier/ngram.rs) computes the same way: each of
 a request's three texts (the declared purpose, the system/developer
 instructions, the latest user turns; as train_lexical.py reads them) in
@@ -111,6 +113,27 @@ ESCALATE = 0.99
 # The weight of an ordinary request as a negative, against 1 for a labelled
 # case (chosen by --cv; NGRAM_ORDINARY overrides it for experiments).
 ORDINARY = float(os.environ.get("NGRAM_ORDINARY", "1.0"))
+# From this probability of `limited` a minimal result is raised to limited
+# (ngram.rs `disclose`): not when the user has software built, not when
+# the rules set an Article 50 match aside (a disclosure, a framing), and
+# not when a suppressor of an Article 50 rule stands in the request (a
+# fiction, the user's own voice, detecting fakes: article50.rs
+# `held_back`). Chosen on the train part by five folds (--folds 5, each
+# case scored by the models trained without its fold's batches), against
+# the rules' view of each case without the lexical layer (NGRAM_FACTS
+# `rules`: the shipped lexical layer has seen every batch): of the 276
+# Article 50 cases the rules read as minimal, 112 had an out-of-fold
+# p(limited) of at least 0.8 and none of the holds, against 10 of 2,276
+# minimal cases and 5 of 3,000 ordinary requests (0.6: 145, 20, 7; 0.7:
+# 133, 13, 6; 0.9: 96, 8, 2). The folds preferred 0.7 (five Article 50
+# cases more for each false raise more from 0.8); 0.8 is kept because at
+# 0.7 the layer raised a stock image of the unit probes (a flooded town
+# square for a climate poster, in Polish: p 0.77), the generic media the
+# taxonomy calls minimal (docs/compliance.md, "Twenty-seventh round").
+LIMITED = 0.8
+# Batches written for the limited model only (Article 50 cases and their
+# near-misses, twenty-seventh round): see `train`.
+LIMITED_ONLY = {"T27A", "T27B", "T27C"}
 
 FNV_OFFSET = 0xCBF29CE484222325
 FNV_PRIME = 0x100000001B3
@@ -187,34 +210,53 @@ def weight(case):
 
 
 def train(cases, vectors=None):
+    """The three models: (risky bias, prohibited bias, limited bias, rows),
+    each row's weights (risky, prohibited, limited) rounded and pruned."""
     cases = [c for c in cases if weight(c) > 0]
     data = [((vectors or {}).get(c["id"]) or vector(c), c["expected_level"], weight(c)) for c in cases]
-    risky = train_one(data, lambda level: 1.0 if level in ("prohibited", "high") else 0.0)
-    prohibited = train_one(data, lambda level: 1.0 if level == "prohibited" else 0.0)
+    # The batches written for the limited model stay out of the other two,
+    # whose thresholds (RISKY, OVERRULE, FRAMED, ESCALATE) were chosen on
+    # folds without them: with them (720 cases, two thirds negatives) the
+    # risky model's calibration moved, and it overruled 11 more of the
+    # train part's rule results and an Italian prohibited probe of the
+    # eleventh round (docs/compliance.md, "Twenty-seventh round").
+    general = [d for d, c in zip(data, cases) if batch(c) not in LIMITED_ONLY]
+    risky = train_one(general, lambda level: 1.0 if level in ("prohibited", "high") else 0.0)
+    prohibited = train_one(general, lambda level: 1.0 if level == "prohibited" else 0.0)
+    # Article 50 against minimal: a risky case may hold an Article 50
+    # trait too (a public chatbot that also screens applicants).
+    limited = train_one([d for d in data if d[1] in ("limited", "minimal")],
+                        lambda level: 1.0 if level == "limited" else 0.0)
+    # A row is kept for `risky` and `prohibited` when either weight
+    # reaches PRUNE (as before the third model), for `limited` when its
+    # own does: each model is what it would be alone.
     rows = {}
-    for row in set(risky[1]) | set(prohibited[1]):
-        a = round(risky[1].get(row, 0.0), 4)
-        b = round(prohibited[1].get(row, 0.0), 4)
-        if max(abs(a), abs(b)) >= PRUNE:
-            rows[row] = (a, b)
-    return round(risky[0], 4), round(prohibited[0], 4), rows
+    for row in set(risky[1]) | set(prohibited[1]) | set(limited[1]):
+        a, b, c = (round(m[1].get(row, 0.0), 4) for m in (risky, prohibited, limited))
+        if max(abs(a), abs(b)) < PRUNE:
+            a = b = 0.0
+        if abs(c) < PRUNE:
+            c = 0.0
+        if (a, b, c) != (0.0, 0.0, 0.0):
+            rows[row] = (a, b, c)
+    return round(risky[0], 4), round(prohibited[0], 4), round(limited[0], 4), rows
 
 
 def scores(model, case, x=None):
-    """p(risky), p(prohibited) (ngram.rs `scores`); `x` the case's vector
-    if it is already computed."""
-    risky_bias, prohibited_bias, rows = model
-    z = [risky_bias, prohibited_bias]
+    """p(risky), p(prohibited), p(limited) (ngram.rs `scores`); `x` the
+    case's vector if it is already computed."""
+    *biases, rows = model
+    z = list(biases)
     for row, v in (x if x is not None else vector(case)).items():
         weights = rows.get(row)
         if weights:
-            z[0] += weights[0] * v
-            z[1] += weights[1] * v
-    return sigmoid(z[0]), sigmoid(z[1])
+            for m in range(3):
+                z[m] += weights[m] * v
+    return tuple(sigmoid(zm) for zm in z)
 
 
 def write(model, path):
-    risky_bias, prohibited_bias, rows = model
+    risky_bias, prohibited_bias, limited_bias, rows = model
     lines = [
         "# The n-gram layer's weights: tests/data/train_ngram.py --write, from",
         "# tests/data/euai-train.jsonl and risk-ordinary-train.jsonl. Generated, do not edit.",
@@ -224,15 +266,16 @@ def write(model, path):
         f"overrule\t{OVERRULE}\t{OVERRULE_LINE}",
         f"framed\t{FRAMED}",
         f"escalate\t{ESCALATE}",
+        f"limited\t{LIMITED}\t{limited_bias:g}",
     ]
-    lines += [f"{row}\t{a:g}\t{b:g}" for row, (a, b) in sorted(rows.items())]
+    lines += [f"{row}\t{a:g}\t{b:g}\t{c:g}" for row, (a, b, c) in sorted(rows.items())]
     with open(path, "w", encoding="utf-8", newline="\n") as f:
         f.write("\n".join(lines) + "\n")
 
 
 def read(path):
     """The model of an asset written by `write`."""
-    risky_bias = prohibited_bias = None
+    risky_bias = prohibited_bias = limited_bias = None
     rows = {}
     with open(path, encoding="utf-8") as f:
         for line in f:
@@ -243,9 +286,12 @@ def read(path):
                 risky_bias = float(fields[2])
             elif fields[0] == "prohibited":
                 prohibited_bias = float(fields[2])
+            elif fields[0] == "limited":
+                limited_bias = float(fields[2])
             else:
-                rows[int(fields[0])] = (float(fields[1]), float(fields[2]))
-    return risky_bias, prohibited_bias, rows
+                weights = [float(w) for w in fields[1:]] + [0.0]
+                rows[int(fields[0])] = tuple(weights[:3])
+    return risky_bias, prohibited_bias, limited_bias, rows
 
 
 def level(rule_level, risky, prohibited):
@@ -282,8 +328,9 @@ def folds(cases, k):
         model = train([c for c in cases if fold[c["id"]] != i], vectors)
         for c in cases:
             if fold[c["id"]] == i:
-                p_risky, p_prohibited = scores(model, c, vectors[c["id"]])
-                print(json.dumps({"id": c["id"], "fold": i, "risky": p_risky, "prohibited": p_prohibited}), flush=True)
+                p_risky, p_prohibited, p_limited = scores(model, c, vectors[c["id"]])
+                print(json.dumps({"id": c["id"], "fold": i, "risky": p_risky, "prohibited": p_prohibited,
+                                  "limited": p_limited}), flush=True)
 
 
 def lobo(cases):
@@ -292,7 +339,7 @@ def lobo(cases):
     for b in parts:
         model = train([c for c in cases if batch(c) != b])
         for c in (c for c in cases if batch(c) == b):
-            p_risky, p_prohibited = scores(model, c)
+            p_risky, p_prohibited, _ = scores(model, c)
             got = level("minimal", p_risky, p_prohibited)
             exp = c["expected_level"]
             if exp in ("prohibited", "high"):
@@ -342,7 +389,7 @@ def cv(cases, facts_path):
     for b in sorted({batch(c) for c in cases}):
         model = train([c for c in cases if batch(c) != b], plain)
         for c in (c for c in cases if batch(c) == b):
-            p[c["id"]] = scores(model, c, seen[c["id"]])
+            p[c["id"]] = scores(model, c, seen[c["id"]])[:2]
         print(f"fold {b} done", file=sys.stderr, flush=True)
     for open_gate in (False, True):
         for risky_at in (None, 0.97, 0.98, 0.99, 0.995, 0.998, 0.999):
@@ -386,13 +433,14 @@ def main():
     if "--eval" in sys.argv:
         model = train(cases)
         for c in load(sys.argv[sys.argv.index("--eval") + 1]):
-            p_risky, p_prohibited = scores(model, c)
-            print(json.dumps({"id": c["id"], "risky": round(p_risky, 6), "prohibited": round(p_prohibited, 6)}))
+            p_risky, p_prohibited, p_limited = scores(model, c)
+            print(json.dumps({"id": c["id"], "risky": round(p_risky, 6), "prohibited": round(p_prohibited, 6),
+                              "limited": round(p_limited, 6)}))
     if "--scores" in sys.argv:
         model = read(ASSET)
         for c in load(sys.argv[sys.argv.index("--scores") + 1]):
-            p_risky, p_prohibited = scores(model, c)
-            print(json.dumps({"id": c["id"], "risky": p_risky, "prohibited": p_prohibited}))
+            p_risky, p_prohibited, p_limited = scores(model, c)
+            print(json.dumps({"id": c["id"], "risky": p_risky, "prohibited": p_prohibited, "limited": p_limited}))
     if "--write" in sys.argv:
         out = sys.argv[sys.argv.index("--out") + 1] if "--out" in sys.argv else ASSET
         write(train(cases), out)

@@ -14,6 +14,20 @@ use super::pack::{Role, RuleMeta};
 use super::spans::Found;
 use super::text::Normalised;
 
+/// Whether a suppressor of an Article 50 rule (a fiction, the user's own
+/// voice or likeness, detecting or describing fakes, raising awareness)
+/// stands in a text the learned layers read: the n-gram layer's `limited`
+/// model, which reads the trade and not who it serves, then raises nothing
+/// (`Ngram::disclose`; twenty-seventh round). The rules read such a request
+/// as a near-miss by the same words.
+pub(super) fn held_back(s: &Scanned, rules: &[RuleMeta], skip: [bool; 3]) -> bool {
+    let article50 = |role: Role| matches!(role, Role::Suppressor(r) if rules[r as usize].level == Level::Limited);
+    s.found
+        .iter()
+        .zip(skip)
+        .any(|(found, skip)| !skip && found.iter().any(|f| article50(f.role)))
+}
+
 /// Adds the hits of the rules these mechanisms meet, each once, unless the
 /// rule already hit. A deployment before the public meets no rule a
 /// disclosure meets when the deployment discloses that it is an AI

@@ -406,6 +406,8 @@ pub fn ngram_facts(classifier: &Classifier, cases: &[Case]) -> Vec<Value> {
                 &case.messages,
             );
             let c = classifier.classify(p, d, m);
+            let scanned = classifier.scan_request(p, d, m, None);
+            let skip = super::exceptions::unread(&scanned);
             let before = c
                 .hits
                 .iter()
@@ -413,13 +415,23 @@ pub fn ngram_facts(classifier: &Classifier, cases: &[Case]) -> Vec<Value> {
                 .map(|h| h.level)
                 .max()
                 .unwrap_or(Level::Minimal);
+            let rules = c
+                .hits
+                .iter()
+                .filter(|h| !h.rule.starts_with("ngram:") && !h.rule.starts_with("lexical:"))
+                .map(|h| h.level)
+                .max()
+                .unwrap_or(Level::Minimal);
             json!({
                 "id": case.id,
                 "before": before.as_str(),
+                "rules": rules.as_str(),
+                "aside": c.set_aside.iter().map(|s| s.rule.as_str()).collect::<Vec<_>>(),
                 "domain": super::ngram::domain(&c),
                 "stopped": super::ngram::stopped(&c),
                 "built": super::ngram::built(&c),
-                "skip": super::exceptions::unread(&classifier.scan_request(p, d, m, None)),
+                "skip": skip,
+                "held": super::article50::held_back(&scanned, &classifier.compiled.rules, skip),
             })
         })
         .collect()

@@ -1,10 +1,11 @@
-//! The n-gram layer: two small learned models over runs of characters,
+//! The n-gram layer: three small learned models over runs of characters,
 //! which may raise a result, and may set aside a high or prohibited result
 //! the rules found in the conversation alone when they read the request
 //! as ordinary ([`Ngram::overrule`], twenty-fifth round).
 //!
-//! Two binary logistic regressions share one feature space: `risky`
-//! (prohibited or high against the rest) and `prohibited`. They are trained
+//! Three binary logistic regressions share one feature space: `risky`
+//! (prohibited or high against the rest), `prohibited`, and `limited` (an
+//! Article 50 case against a minimal one, twenty-seventh round). They are trained
 //! by `tests/data/train_ngram.py` on the train part of the labelled set,
 //! with 600 ordinary requests as extra negatives (fourteenth round), and
 //! shipped as `assets/risk/ngram.tsv` (parsed once, when the classifier
@@ -31,7 +32,11 @@
 //! p(prohibited) reaches its own too; a request whose match the rules set
 //! aside for a framing only from the higher `framed` threshold, and never
 //! one whose user has software built. A high result goes to prohibited
-//! only when p(prohibited) reaches the `escalate` threshold.
+//! only when p(prohibited) reaches the `escalate` threshold. A minimal
+//! result goes to limited when p(limited) reaches its threshold, in any
+//! domain: the Article 50 duties are told in words of every trade (a
+//! holiday let's host who answers guests, a council's waste line), which
+//! no anchor list holds ([`Ngram::disclose`]).
 //! The area named is the lexical layer's likeliest of that level (the
 //! n-gram models know levels, not areas), and the raise is a grey zone a
 //! judge may review, like the lexical layer's.
@@ -44,6 +49,13 @@ use super::text::Normalised;
 
 /// The weights, generated from the train part (never edited by hand).
 const ASSET: &str = include_str!("../../../assets/risk/ngram.tsv");
+
+/// The models, in the order of a row's weights: `risky`, `prohibited`,
+/// `limited`.
+const MODELS: usize = 3;
+
+/// A row's weights, one per model.
+type Weights = [f32; MODELS];
 
 /// The lengths of the character runs.
 const RUNS: [usize; 3] = [3, 4, 5];
@@ -71,6 +83,9 @@ pub(super) struct Ngram {
     id: u64,
     risky: Model,
     prohibited: Model,
+    /// From when a minimal result is raised to limited; `None` (no
+    /// `limited` line): never.
+    limited: Option<Model>,
     /// When a high or prohibited result that rests on the conversation
     /// alone is set aside ([`Ngram::overrule`]); `None` (no `overrule`
     /// line) overrules nothing.
@@ -83,8 +98,8 @@ pub(super) struct Ngram {
     /// The `prohibited` probability from which a high result is moved to
     /// prohibited; `None` (no `escalate` line): a high result stays.
     escalate: Option<f64>,
-    /// Per row: the weight in `risky`, the weight in `prohibited`.
-    rows: Vec<[f32; 2]>,
+    /// Per row: the weight in `risky`, in `prohibited`, in `limited`.
+    rows: Vec<Weights>,
     /// `rows.len() - 1` when that is a power of two: a hash's row is then
     /// its low bits, the same as the remainder, without a division.
     mask: Option<u64>,
@@ -107,31 +122,33 @@ pub(super) struct Reading {
     counts: Counts,
     /// Each row's weights, in the order of `counts` (read from the table
     /// once).
-    weights: Vec<[f32; 2]>,
+    weights: Vec<Weights>,
     /// The number of features (the sum of the counts).
     total: u32,
-    /// Σ w · sqrt(n) over the rows, for `risky` and `prohibited`, summed in
-    /// the order first met.
-    sums: [f64; 2],
+    /// Σ w · sqrt(n) over the rows, per model, summed in the order first
+    /// met.
+    sums: [f64; MODELS],
 }
 
 impl Reading {
     /// Bytes held, for the cache of kept texts.
     pub(super) fn bytes(&self) -> usize {
-        16 * self.counts.order.len() + 4 * self.counts.slots.len()
+        (8 + size_of::<Weights>()) * self.counts.order.len() + 4 * self.counts.slots.len()
     }
 }
 
 /// The next [`Ngram::id`].
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
-/// What the two models make of a request.
+/// What the models make of a request.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Scores {
     /// p(prohibited or high).
     pub risky: f64,
     /// p(prohibited).
     pub prohibited: f64,
+    /// p(limited), of a request that is not prohibited or high.
+    pub limited: f64,
 }
 
 const FNV_OFFSET: u64 = 0xCBF2_9CE4_8422_2325;
@@ -224,12 +241,13 @@ impl Ngram {
 
     /// Parses the asset: `buckets N` first, `risky THRESHOLD BIAS`,
     /// `prohibited THRESHOLD BIAS`, optionally `overrule BELOW LINE`,
-    /// `framed THRESHOLD` and `escalate THRESHOLD`, then
-    /// `ROW WEIGHT WEIGHT` lines, each written straight into the table (no
+    /// `framed THRESHOLD`, `escalate THRESHOLD` and `limited THRESHOLD
+    /// BIAS`, then `ROW RISKY PROHIBITED [LIMITED]` lines (a missing
+    /// `limited` weight is 0), each written straight into the table (no
     /// copy of the asset's rows).
     pub(super) fn parse(text: &str) -> Result<Ngram, String> {
-        let mut rows: Vec<[f32; 2]> = Vec::new();
-        let mut models = [None, None];
+        let mut rows: Vec<Weights> = Vec::new();
+        let mut models = [None, None, None];
         let mut overrule = None;
         let mut framed = None;
         let mut escalate = None;
@@ -244,13 +262,18 @@ impl Ngram {
                 fields.next().and_then(|f| f.parse().ok()).ok_or_else(bad)
             };
             match kind {
-                "buckets" => rows = vec![[0.0; 2]; number()? as usize],
-                "risky" | "prohibited" => {
+                "buckets" => rows = vec![[0.0; MODELS]; number()? as usize],
+                "risky" | "prohibited" | "limited" => {
                     let model = Model {
                         threshold: number()?,
                         bias: number()?,
                     };
-                    models[usize::from(kind == "prohibited")] = Some(model);
+                    let at = match kind {
+                        "risky" => 0,
+                        "prohibited" => 1,
+                        _ => 2,
+                    };
+                    models[at] = Some(model);
                 }
                 "overrule" => {
                     overrule = Some(Overrule {
@@ -262,7 +285,17 @@ impl Ngram {
                 "escalate" => escalate = Some(number()?),
                 row => {
                     let row: usize = row.parse().map_err(|_| bad())?;
-                    let weights = [number()? as f32, number()? as f32];
+                    let weights = [number()? as f32, number()? as f32, 0.0];
+                    let weights = match fields.next() {
+                        None => weights,
+                        Some(limited) => {
+                            let limited = limited.parse::<f32>().map_err(|_| bad())?;
+                            if fields.next().is_some() {
+                                return Err(bad());
+                            }
+                            [weights[0], weights[1], limited]
+                        }
+                    };
                     let buckets = rows.len();
                     *rows.get_mut(row).ok_or_else(|| {
                         format!(
@@ -275,7 +308,7 @@ impl Ngram {
         if rows.is_empty() {
             return Err("ngram.tsv: no `buckets` line".into());
         }
-        let [Some(risky), Some(prohibited)] = models else {
+        let [Some(risky), Some(prohibited), limited] = models else {
             return Err("ngram.tsv: a `risky` and a `prohibited` line are needed".into());
         };
         let mask = rows.len().is_power_of_two().then(|| rows.len() as u64 - 1);
@@ -283,6 +316,7 @@ impl Ngram {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             risky,
             prohibited,
+            limited,
             overrule,
             framed,
             escalate,
@@ -322,19 +356,20 @@ impl Ngram {
             true => counts.shrunk(),
             false => counts,
         };
-        let mut sums = [0.0; 2];
+        let mut sums = [0.0; MODELS];
         let mut total = 0;
-        let weights: Vec<[f32; 2]> = counts
+        let weights: Vec<Weights> = counts
             .order
             .iter()
             .map(|&(row, _)| self.rows[row as usize])
             .collect();
         for (&(_, n), w) in counts.order.iter().zip(&weights) {
             total += n;
-            if *w != [0.0; 2] {
+            if *w != [0.0; MODELS] {
                 let v = f64::from(n).sqrt();
-                sums[0] += f64::from(w[0]) * v;
-                sums[1] += f64::from(w[1]) * v;
+                for (sum, w) in sums.iter_mut().zip(w) {
+                    *sum += f64::from(*w) * v;
+                }
             }
         }
         Reading {
@@ -396,7 +431,7 @@ impl Ngram {
         counts
     }
 
-    /// What the two models make of a request's three texts, those
+    /// What the models make of a request's three texts, those
     /// `skip` marks left out. The longest text's sums are its kept
     /// [`Reading`]'s; the rows of the others change them row by row. The
     /// script sums in its own order; the sums differ in the last bits at
@@ -408,7 +443,11 @@ impl Ngram {
             .filter(|(_, skip)| !skip)
             .map(|((_, text), _)| self.reading(text))
             .collect();
-        let mut z = [self.risky.bias, self.prohibited.bias];
+        let mut z = [
+            self.risky.bias,
+            self.prohibited.bias,
+            self.limited.map_or(f64::NEG_INFINITY, |m| m.bias),
+        ];
         let longest = (0..read.len()).max_by_key(|&i| (read[i].counts.order.len(), usize::MAX - i));
         if let Some(longest) = longest {
             // Each other text's rows in turn: a row's count so far is its
@@ -419,24 +458,27 @@ impl Ngram {
             for (_, reading) in read.iter().enumerate().filter(|&(i, _)| i != longest) {
                 total += reading.total;
                 for (&(row, n), w) in reading.counts.order.iter().zip(&reading.weights) {
-                    if *w != [0.0; 2] {
+                    if *w != [0.0; MODELS] {
                         let had: u32 = summed.iter().map(|r| r.counts.get(row)).sum();
                         let change = f64::from(had + n).sqrt() - f64::from(had).sqrt();
-                        sums[0] += f64::from(w[0]) * change;
-                        sums[1] += f64::from(w[1]) * change;
+                        for (sum, w) in sums.iter_mut().zip(w) {
+                            *sum += f64::from(*w) * change;
+                        }
                     }
                 }
                 summed.push(reading);
             }
             if total > 0 {
                 let scale = 1.0 / f64::from(total).sqrt().sqrt();
-                z[0] += sums[0] * scale;
-                z[1] += sums[1] * scale;
+                for (z, sum) in z.iter_mut().zip(sums) {
+                    *z += sum * scale;
+                }
             }
         }
         Scores {
             risky: sigmoid(z[0]),
             prohibited: sigmoid(z[1]),
+            limited: sigmoid(z[2]),
         }
     }
 }
@@ -454,3 +496,7 @@ pub(super) use layer::{built, domain, stopped};
 #[cfg(test)]
 #[path = "ngram_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "ngram_limited_tests.rs"]
+mod limited_tests;

@@ -39,7 +39,7 @@ fn the_built_in_weights_parse_with_their_thresholds() {
             .framed
             .is_some_and(|t| t > ngram.risky.threshold && t < 1.0)
     );
-    assert!(ngram.rows.iter().filter(|w| **w != [0.0; 2]).count() > 10_000);
+    assert!(ngram.rows.iter().filter(|w| w[..2] != [0.0; 2]).count() > 10_000);
 }
 
 #[test]
@@ -101,16 +101,19 @@ fn vector(ngram: &Ngram, texts: &[(Source, Normalised); 3], skip: [bool; 3]) -> 
 
 /// The scores of the directly summed vector.
 fn direct_scores(ngram: &Ngram, texts: &[(Source, Normalised); 3], skip: [bool; 3]) -> Scores {
-    let mut z = [ngram.risky.bias, ngram.prohibited.bias];
+    let limited = ngram.limited.map_or(f64::NEG_INFINITY, |m| m.bias);
+    let mut z = [ngram.risky.bias, ngram.prohibited.bias, limited];
     for (row, v) in vector(ngram, texts, skip) {
         let w = ngram.rows[row as usize];
-        z[0] += f64::from(w[0]) * v;
-        z[1] += f64::from(w[1]) * v;
+        for (z, w) in z.iter_mut().zip(w) {
+            *z += f64::from(w) * v;
+        }
     }
     let sigmoid = |z: f64| 1.0 / (1.0 + (-z.clamp(-30.0, 30.0)).exp());
     Scores {
         risky: sigmoid(z[0]),
         prohibited: sigmoid(z[1]),
+        limited: sigmoid(z[2]),
     }
 }
 
@@ -644,7 +647,11 @@ fn the_scores_are_the_training_scripts() {
                 None,
             );
             let got = classifier.ngram.scores(&scanned.texts, [false; 3]);
-            for (name, got) in [("risky", got.risky), ("prohibited", got.prohibited)] {
+            for (name, got) in [
+                ("risky", got.risky),
+                ("prohibited", got.prohibited),
+                ("limited", got.limited),
+            ] {
                 let want = want[name].as_f64().unwrap();
                 assert!(
                     (got - want).abs() < 1e-5,
