@@ -200,6 +200,13 @@ impl SetAside {
             .and_then(|w| w.strip_suffix(matching::NO_OBJECT))
             .is_some_and(|w| w.ends_with("but no "))
     }
+
+    /// The rule's terms stood only in a pasted document, which the rules
+    /// did not read for it: no reading of the request, unlike a framing
+    /// or a disclosure.
+    pub(crate) fn in_pasted_document(&self) -> bool {
+        self.why.ends_with(documents::NOT_EVALUATED)
+    }
 }
 
 /// What the rules cannot decide and an LLM judge should: TAXONOMY 3.1

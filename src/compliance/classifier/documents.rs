@@ -225,6 +225,10 @@ pub(super) struct Pasted {
     pub rules: Vec<u16>,
 }
 
+/// How the note on a rule whose terms stood only in a pasted document
+/// ends ([`SetAside::in_pasted_document`]).
+pub(super) const NOT_EVALUATED: &str = "the terms of this rule there were not evaluated, and the task outside it asks its act of no one";
+
 /// Byte ranges of `raw` that are pasted documents: fenced (tags, triple
 /// backticks or quotes) or labelled, of at least [`MIN_WORDS`] words.
 pub(super) fn blocks(raw: &str) -> Vec<(usize, usize)> {
@@ -518,7 +522,7 @@ pub(super) fn notes(
                 rule: rules[r as usize].id.clone(),
                 source,
                 why: format!(
-                    "a pasted document ({} block(s) fenced or labelled as reference material), not a use on people: the terms of this rule there were not evaluated, and the task outside it asks its act of no one",
+                    "a pasted document ({} block(s) fenced or labelled as reference material), not a use on people: {NOT_EVALUATED}",
                     p.blocks.len()
                 ),
             });

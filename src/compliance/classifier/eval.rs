@@ -427,6 +427,7 @@ pub fn ngram_facts(classifier: &Classifier, cases: &[Case]) -> Vec<Value> {
                 "before": before.as_str(),
                 "rules": rules.as_str(),
                 "aside": c.set_aside.iter().map(|s| s.rule.as_str()).collect::<Vec<_>>(),
+                "aside_why": c.set_aside.iter().map(|s| s.why.as_str()).collect::<Vec<_>>(),
                 "domain": super::ngram::domain(&c),
                 "stopped": super::ngram::stopped(&c),
                 "built": super::ngram::built(&c),

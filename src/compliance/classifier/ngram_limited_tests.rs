@@ -146,8 +146,8 @@ fn a_risky_raise_comes_before_the_limited_one() {
 /// An Article 50 match the rules set aside (the deployment says it is an
 /// AI, talk about the topic, a fiction) is their reading of the duty
 /// itself, building software holds every raise back, and so does a
-/// suppressor of an Article 50 rule; a match of another rule set aside
-/// does not hold this one.
+/// suppressor of an Article 50 rule; a match only in a pasted document
+/// (not read) or of another rule set aside does not hold this one.
 #[test]
 fn an_article_50_match_set_aside_or_software_built_holds_it_back() {
     let lexical = Lexical::built_in();
@@ -175,6 +175,16 @@ fn an_article_50_match_set_aside_or_software_built_holds_it_back() {
     let mut c = nothing();
     one_row(-50.0, 50.0).raise_held(&mut c, &request, &lexical, [false; 3], true);
     assert_eq!((c.level, c.hits.len()), (Level::Minimal, 0));
+    // A match only in a pasted document was not read: it holds nothing.
+    let mut c = aside(
+        "art50_1_ai_interaction",
+        &format!(
+            "a pasted document (1 block(s) fenced or labelled as reference material), not a use on people: {}",
+            super::super::documents::NOT_EVALUATED
+        ),
+    );
+    one_row(-50.0, 50.0).raise(&mut c, &request, &lexical, [false; 3]);
+    assert_eq!(c.level, Level::Limited);
     let mut c = aside(
         "annex3_5b_creditworthiness",
         "anchor \"credit\" with act \"rank\", but \"suppliers\" in the same sentence frames it as a company",
