@@ -96,37 +96,25 @@ impl Ngram {
             Level::Prohibited => (scores.prohibited, self.prohibited),
             _ => (scores.risky, self.risky),
         };
-        let hit = Hit {
-            rule: format!("ngram:{area}"),
-            level,
-            summary: format!(
-                "{area}, as the learned character n-gram model reads the request (a second signal beside the rules: it can raise a result, never lower one; the area is the lexical model's likeliest of that level)"
-            ),
-            source: Source::Content,
-            evidence: format!(
-                "p({level}{}) = {p:.3} (threshold {:.3}{})",
-                if level == Level::High {
-                    " or above"
-                } else {
-                    ""
-                },
-                if level == Level::High {
-                    threshold
-                } else {
-                    model.threshold
-                },
-                if framed {
-                    ", for a request whose matches the rules set aside"
-                } else {
-                    ""
-                }
-            ),
-        };
-        c.level = level;
-        c.grey.push(Grey::ContentOnly {
-            rule: hit.rule.clone(),
-        });
-        c.hits.insert(0, hit);
+        let evidence = format!(
+            "p({level}{}) = {p:.3} (threshold {:.3}{})",
+            if level == Level::High {
+                " or above"
+            } else {
+                ""
+            },
+            if level == Level::High {
+                threshold
+            } else {
+                model.threshold
+            },
+            if framed {
+                ", for a request whose matches the rules set aside"
+            } else {
+                ""
+            }
+        );
+        learned_hit(c, &area, level, "the request", "of that level", evidence);
         true
     }
 
@@ -169,20 +157,15 @@ impl Ngram {
         let Some(area) = lexical.likeliest(texts, skip, Level::Limited) else {
             return;
         };
-        let hit = Hit {
-            rule: format!("ngram:{area}"),
-            level: Level::Limited,
-            summary: format!(
-                "{area}, as the learned character n-gram model reads the request (a second signal beside the rules: it can raise a result, never lower one; the area is the lexical model's likeliest Article 50 duty)"
-            ),
-            source: Source::Content,
-            evidence: format!("p(limited) = {p:.3} (threshold {:.3})", model.threshold),
-        };
-        c.level = Level::Limited;
-        c.grey.push(Grey::ContentOnly {
-            rule: hit.rule.clone(),
-        });
-        c.hits.insert(0, hit);
+        let evidence = format!("p(limited) = {p:.3} (threshold {:.3})", model.threshold);
+        learned_hit(
+            c,
+            &area,
+            Level::Limited,
+            "the request",
+            "Article 50 duty",
+            evidence,
+        );
     }
 
     /// Moves a high result to prohibited when the `prohibited` model is
@@ -216,23 +199,18 @@ impl Ngram {
         let Some(area) = lexical.likeliest(texts, skip, Level::Prohibited) else {
             return;
         };
-        let hit = Hit {
-            rule: format!("ngram:{area}"),
-            level: Level::Prohibited,
-            summary: format!(
-                "{area}, as the learned character n-gram model reads a request the rules found high-risk (a second signal beside the rules: it can raise a result, never lower one; the area is the lexical model's likeliest Article 5 practice)"
-            ),
-            source: Source::Content,
-            evidence: format!(
-                "p(prohibited) = {:.3} (threshold {threshold:.3}, for a high result)",
-                scores.prohibited
-            ),
-        };
-        c.level = Level::Prohibited;
-        c.grey.push(Grey::ContentOnly {
-            rule: hit.rule.clone(),
-        });
-        c.hits.insert(0, hit);
+        let evidence = format!(
+            "p(prohibited) = {:.3} (threshold {threshold:.3}, for a high result)",
+            scores.prohibited
+        );
+        learned_hit(
+            c,
+            &area,
+            Level::Prohibited,
+            "a request the rules found high-risk",
+            "Article 5 practice",
+            evidence,
+        );
     }
 
     /// The highest p(risky) of one sentence read alone, over the sentences
@@ -378,6 +356,34 @@ pub(in crate::compliance::classifier) fn domain(c: &Classification) -> bool {
 /// vocabulary gap the models may fill, as the lexical layer.
 pub(in crate::compliance::classifier) fn stopped(c: &Classification) -> bool {
     c.set_aside.iter().any(|s| !s.lacked_only_object())
+}
+
+/// Puts the layer's hit first in `c` at `level`, naming `area` (the
+/// lexical model's likeliest `of_level`) and what was `read`, with the
+/// probability and threshold as `evidence`; a content-only grey zone a
+/// judge may review.
+fn learned_hit(
+    c: &mut Classification,
+    area: &str,
+    level: Level,
+    read: &str,
+    of_level: &str,
+    evidence: String,
+) {
+    let hit = Hit {
+        rule: format!("ngram:{area}"),
+        level,
+        summary: format!(
+            "{area}, as the learned character n-gram model reads {read} (a second signal beside the rules: it can raise a result, never lower one; the area is the lexical model's likeliest {of_level})"
+        ),
+        source: Source::Content,
+        evidence,
+    };
+    c.level = level;
+    c.grey.push(Grey::ContentOnly {
+        rule: hit.rule.clone(),
+    });
+    c.hits.insert(0, hit);
 }
 
 /// Whether `rule` is one of Article 50's (limited: the transparency
