@@ -221,9 +221,9 @@ impl Classifier {
             // as a use that decides nothing (fiction, research, the Act).
             let skip = exceptions::unread(&scanned);
             self.lexical.raise(&mut c, &scanned.texts, skip);
-            let held = article50::held_back(&scanned, &self.compiled.rules, skip);
+            let held = || article50::held_back(&scanned, &self.compiled.rules, skip);
             self.ngram
-                .raise_held(&mut c, &scanned.texts, &self.lexical, skip, held);
+                .raise(&mut c, &scanned.texts, &self.lexical, skip, held);
             let rules = &self.compiled.rules;
             self.ngram.overrule(&mut c, &scanned.texts, skip, |id| {
                 rules.iter().any(|r| r.id == id && r.not_overruled)

@@ -21,27 +21,16 @@ impl Ngram {
     /// the near-misses the rules exist for (a company's credit risk, fraud
     /// checks on loans, a GPU driver's performance) were raised.
     /// A minimal result the `risky` model does not raise may still go to
-    /// limited ([`Ngram::disclose`]).
-    #[cfg(test)]
+    /// limited ([`Ngram::disclose`]), unless `held` says a suppressor of an
+    /// Article 50 rule stands in the request (`article50::held_back`; asked
+    /// only when that raise is reached).
     pub(in crate::compliance::classifier) fn raise(
         &self,
         c: &mut Classification,
         texts: &[(Source, Normalised); 3],
         lexical: &Lexical,
         skip: [bool; 3],
-    ) {
-        self.raise_held(c, texts, lexical, skip, false);
-    }
-
-    /// [`Ngram::raise`], with the raise to limited `held` back (a suppressor
-    /// of an Article 50 rule in the request: `article50::held_back`).
-    pub(in crate::compliance::classifier) fn raise_held(
-        &self,
-        c: &mut Classification,
-        texts: &[(Source, Normalised); 3],
-        lexical: &Lexical,
-        skip: [bool; 3],
-        held: bool,
+        held: impl FnOnce() -> bool,
     ) {
         if c.level == Level::High {
             self.escalate(c, texts, lexical, skip);
@@ -52,7 +41,7 @@ impl Ngram {
         }
         // Read once for both raises, and only when one may need it.
         let scores = OnceCell::new();
-        if (!domain(c) || !self.raise_risky(c, texts, lexical, skip, &scores)) && !held {
+        if (!domain(c) || !self.raise_risky(c, texts, lexical, skip, &scores)) && !held() {
             self.disclose(c, texts, lexical, skip, &scores);
         }
     }
@@ -130,7 +119,7 @@ impl Ngram {
     /// about the topic, a fiction): that is the rules' reading of the very
     /// duty; a match only in a pasted document (a voice agent's
     /// configuration pasted for review) was not read, and holds nothing
-    /// back. Nor when `held` ([`Ngram::raise_held`]). Its hit names the
+    /// back. Nor when `held` ([`Ngram::raise`]). Its hit names the
     /// lexical model's likeliest Article 50 area and is a grey zone a judge
     /// may review.
     fn disclose(

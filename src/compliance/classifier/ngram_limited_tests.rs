@@ -91,7 +91,7 @@ fn a_minimal_result_goes_to_limited_in_any_domain_when_the_model_is_sure() {
     // No domain the rules found, sure of limited: limited, as a grey zone
     // naming an Article 50 duty and its threshold.
     let mut c = nothing();
-    one_row(-50.0, 50.0).raise(&mut c, &request, &lexical, [false; 3]);
+    one_row(-50.0, 50.0).raise(&mut c, &request, &lexical, [false; 3], || false);
     assert_eq!(c.level, Level::Limited);
     assert!(
         c.hits[0].rule.starts_with("ngram:art50_"),
@@ -102,23 +102,23 @@ fn a_minimal_result_goes_to_limited_in_any_domain_when_the_model_is_sure() {
     assert!(matches!(&c.grey[0], Grey::ContentOnly { rule } if rule == &c.hits[0].rule));
     // Not sure: nothing changes.
     let mut c = nothing();
-    one_row(-50.0, -50.0).raise(&mut c, &request, &lexical, [false; 3]);
+    one_row(-50.0, -50.0).raise(&mut c, &request, &lexical, [false; 3], || false);
     assert_eq!((c.level, c.hits.len()), (Level::Minimal, 0));
     // Every text left out: no features, only the bias (0: p = 0.5).
     let mut c = nothing();
-    one_row(-50.0, 50.0).raise(&mut c, &request, &lexical, [true; 3]);
+    one_row(-50.0, 50.0).raise(&mut c, &request, &lexical, [true; 3], || false);
     assert_eq!((c.level, c.hits.len()), (Level::Minimal, 0));
     // A limited result is the rules' already; a high one is never lowered.
     for level in [Level::Limited, Level::High] {
         let mut c = Classification { level, ..nothing() };
-        one_row(-50.0, 50.0).raise(&mut c, &request, &lexical, [false; 3]);
+        one_row(-50.0, 50.0).raise(&mut c, &request, &lexical, [false; 3], || false);
         assert_eq!((c.level, c.hits.len()), (level, 0));
     }
     // Without a `limited` line, a row's third weight says nothing.
     let without =
         Ngram::parse("buckets\t1\nrisky\t0.9\t0\nprohibited\t0.9\t0\n0\t-50\t-50\t50\n").unwrap();
     let mut c = nothing();
-    without.raise(&mut c, &request, &lexical, [false; 3]);
+    without.raise(&mut c, &request, &lexical, [false; 3], || false);
     assert_eq!((c.level, c.hits.len()), (Level::Minimal, 0));
 }
 
@@ -135,11 +135,11 @@ fn a_risky_raise_comes_before_the_limited_one() {
         ..nothing()
     };
     let mut c = domain();
-    one_row(50.0, 50.0).raise(&mut c, &request, &lexical, [false; 3]);
+    one_row(50.0, 50.0).raise(&mut c, &request, &lexical, [false; 3], || false);
     assert_eq!(c.level, Level::High);
     // Not sure of risky: limited after all.
     let mut c = domain();
-    one_row(-50.0, 50.0).raise(&mut c, &request, &lexical, [false; 3]);
+    one_row(-50.0, 50.0).raise(&mut c, &request, &lexical, [false; 3], || false);
     assert_eq!(c.level, Level::Limited);
 }
 
@@ -167,13 +167,13 @@ fn an_article_50_match_set_aside_or_software_built_holds_it_back() {
         ),
     ] {
         let mut c = aside(rule, why);
-        one_row(-50.0, 50.0).raise(&mut c, &request, &lexical, [false; 3]);
+        one_row(-50.0, 50.0).raise(&mut c, &request, &lexical, [false; 3], || false);
         assert_eq!((c.level, c.hits.len()), (Level::Minimal, 0), "{rule}");
     }
     // A suppressor of an Article 50 rule in the request (the user's own
     // voice, a fiction, detecting fakes) holds it back too.
     let mut c = nothing();
-    one_row(-50.0, 50.0).raise_held(&mut c, &request, &lexical, [false; 3], true);
+    one_row(-50.0, 50.0).raise(&mut c, &request, &lexical, [false; 3], || true);
     assert_eq!((c.level, c.hits.len()), (Level::Minimal, 0));
     // A match only in a pasted document was not read: it holds nothing.
     let mut c = aside(
@@ -183,13 +183,13 @@ fn an_article_50_match_set_aside_or_software_built_holds_it_back() {
             super::super::documents::NOT_EVALUATED
         ),
     );
-    one_row(-50.0, 50.0).raise(&mut c, &request, &lexical, [false; 3]);
+    one_row(-50.0, 50.0).raise(&mut c, &request, &lexical, [false; 3], || false);
     assert_eq!(c.level, Level::Limited);
     let mut c = aside(
         "annex3_5b_creditworthiness",
         "anchor \"credit\" with act \"rank\", but \"suppliers\" in the same sentence frames it as a company",
     );
-    one_row(-50.0, 50.0).raise(&mut c, &request, &lexical, [false; 3]);
+    one_row(-50.0, 50.0).raise(&mut c, &request, &lexical, [false; 3], || false);
     assert_eq!(c.level, Level::Limited);
 }
 

@@ -246,7 +246,7 @@ fn it_raises_a_domain_to_high_then_prohibited_names_itself_and_never_lowers() {
     let request = texts("", "", "rank the people in these files");
     // Sure of risky, not of prohibited: high, as a grey zone.
     let mut c = minimal();
-    one_row(50.0, -50.0).raise(&mut c, &request, &lexical, [false; 3]);
+    one_row(50.0, -50.0).raise(&mut c, &request, &lexical, [false; 3], || false);
     assert_eq!(c.level, Level::High);
     assert!(
         c.hits[0].rule.starts_with("ngram:annex3_"),
@@ -264,34 +264,34 @@ fn it_raises_a_domain_to_high_then_prohibited_names_itself_and_never_lowers() {
         grey: Vec::new(),
         ..minimal()
     };
-    one_row(50.0, 50.0).raise(&mut c, &request, &lexical, [false; 3]);
+    one_row(50.0, 50.0).raise(&mut c, &request, &lexical, [false; 3], || false);
     assert_eq!((c.level, c.hits.len()), (Level::Minimal, 0));
     // Sure of both: prohibited, to an Article 5 area.
     let mut c = minimal();
-    one_row(50.0, 50.0).raise(&mut c, &request, &lexical, [false; 3]);
+    one_row(50.0, 50.0).raise(&mut c, &request, &lexical, [false; 3], || false);
     assert_eq!(c.level, Level::Prohibited);
     assert!(c.hits[0].rule.starts_with("ngram:art5_"), "{:?}", c.hits[0]);
     // Sure of neither: nothing changes, and a prohibited result is
     // never lowered.
     let mut c = minimal();
-    one_row(-50.0, -50.0).raise(&mut c, &request, &lexical, [false; 3]);
+    one_row(-50.0, -50.0).raise(&mut c, &request, &lexical, [false; 3], || false);
     assert_eq!((c.level, c.hits.len()), (Level::Minimal, 0));
     let mut c = Classification {
         level: Level::Prohibited,
         ..minimal()
     };
-    one_row(-50.0, -50.0).raise(&mut c, &request, &lexical, [false; 3]);
+    one_row(-50.0, -50.0).raise(&mut c, &request, &lexical, [false; 3], || false);
     assert_eq!(c.level, Level::Prohibited);
     // A high result is the rules' to move: never to prohibited.
     let mut c = Classification {
         level: Level::High,
         ..minimal()
     };
-    one_row(50.0, 50.0).raise(&mut c, &request, &lexical, [false; 3]);
+    one_row(50.0, 50.0).raise(&mut c, &request, &lexical, [false; 3], || false);
     assert_eq!((c.level, c.hits.len()), (Level::High, 0));
     // A text left out gives no features: only the biases speak.
     let mut c = minimal();
-    one_row(50.0, -50.0).raise(&mut c, &request, &lexical, [false, false, true]);
+    one_row(50.0, -50.0).raise(&mut c, &request, &lexical, [false, false, true], || false);
     assert_eq!(c.level, Level::Minimal);
 }
 
@@ -315,12 +315,12 @@ fn a_match_the_rules_set_aside_stops_it_unless_only_the_object_was_missing() {
     let mut c = set_aside(
         "anchor \"credit\" with act \"rank\", but \"suppliers\" in the same sentence frames it as a company",
     );
-    one_row(50.0, -50.0).raise(&mut c, &request, &lexical, [false; 3]);
+    one_row(50.0, -50.0).raise(&mut c, &request, &lexical, [false; 3], || false);
     assert_eq!(c.level, Level::Minimal);
     let mut c = set_aside(&format!(
         "anchor \"credit\" with act \"rank\", but no {NO_OBJECT} near it"
     ));
-    one_row(50.0, -50.0).raise(&mut c, &request, &lexical, [false; 3]);
+    one_row(50.0, -50.0).raise(&mut c, &request, &lexical, [false; 3], || false);
     assert_eq!(c.level, Level::High);
 }
 
@@ -342,14 +342,14 @@ fn a_framed_match_needs_the_framed_threshold_and_building_software_stops_it() {
     let aim = |p: f64| ((p / (1.0 - p)).ln() / v) as f32;
     // Sure enough for a request with nothing set aside, not for this one.
     let mut c = minimal();
-    framing(aim(0.95)).raise(&mut c, &request, &lexical, [false; 3]);
+    framing(aim(0.95)).raise(&mut c, &request, &lexical, [false; 3], || false);
     assert_eq!(c.level, Level::High);
     let mut c = set_aside(framed);
-    framing(aim(0.95)).raise(&mut c, &request, &lexical, [false; 3]);
+    framing(aim(0.95)).raise(&mut c, &request, &lexical, [false; 3], || false);
     assert_eq!((c.level, c.hits.len()), (Level::Minimal, 0));
     // Surer than the framed threshold: raised, saying from which.
     let mut c = set_aside(framed);
-    framing(aim(0.9995)).raise(&mut c, &request, &lexical, [false; 3]);
+    framing(aim(0.9995)).raise(&mut c, &request, &lexical, [false; 3], || false);
     assert_eq!(c.level, Level::High);
     assert!(
         c.hits[0]
@@ -362,7 +362,7 @@ fn a_framed_match_needs_the_framed_threshold_and_building_software_stops_it() {
     let mut c = set_aside(&format!(
         "anchor \"credit\" with act \"rank\", but the user has software built (\"unit tests\"): {BUILDING}"
     ));
-    framing(50.0).raise(&mut c, &request, &lexical, [false; 3]);
+    framing(50.0).raise(&mut c, &request, &lexical, [false; 3], || false);
     assert_eq!((c.level, c.hits.len()), (Level::Minimal, 0));
 }
 
@@ -387,7 +387,7 @@ fn a_high_result_goes_to_prohibited_only_when_the_model_is_sure() {
     let v = vector(&escalating(1.0, 1.0), &request, [false; 3])[0].1;
     let aim = |p: f64| ((p / (1.0 - p)).ln() / v) as f32;
     let mut c = high();
-    escalating(50.0, aim(0.995)).raise(&mut c, &request, &lexical, [false; 3]);
+    escalating(50.0, aim(0.995)).raise(&mut c, &request, &lexical, [false; 3], || false);
     assert_eq!(c.level, Level::Prohibited);
     assert!(c.hits[0].rule.starts_with("ngram:art5_"), "{:?}", c.hits[0]);
     assert!(
@@ -401,15 +401,15 @@ fn a_high_result_goes_to_prohibited_only_when_the_model_is_sure() {
     // Sure enough to raise a minimal result to prohibited (0.9), not to
     // move a high one.
     let mut c = high();
-    escalating(50.0, aim(0.95)).raise(&mut c, &request, &lexical, [false; 3]);
+    escalating(50.0, aim(0.95)).raise(&mut c, &request, &lexical, [false; 3], || false);
     assert_eq!((c.level, c.hits.len()), (Level::High, 0));
     // Sure of prohibited but not of risky.
     let mut c = high();
-    escalating(aim(0.5), aim(0.995)).raise(&mut c, &request, &lexical, [false; 3]);
+    escalating(aim(0.5), aim(0.995)).raise(&mut c, &request, &lexical, [false; 3], || false);
     assert_eq!((c.level, c.hits.len()), (Level::High, 0));
     // No line: a high result is the rules' (`one_row` has none).
     let mut c = high();
-    one_row(50.0, 50.0).raise(&mut c, &request, &lexical, [false; 3]);
+    one_row(50.0, 50.0).raise(&mut c, &request, &lexical, [false; 3], || false);
     assert_eq!((c.level, c.hits.len()), (Level::High, 0));
     // Building software: never.
     let mut c = Classification {
@@ -420,7 +420,7 @@ fn a_high_result_goes_to_prohibited_only_when_the_model_is_sure() {
         }],
         ..high()
     };
-    escalating(50.0, 50.0).raise(&mut c, &request, &lexical, [false; 3]);
+    escalating(50.0, 50.0).raise(&mut c, &request, &lexical, [false; 3], || false);
     assert_eq!((c.level, c.hits.len()), (Level::High, 0));
 }
 
